@@ -1,0 +1,52 @@
+// Rays and their per-query precomputation.
+#pragma once
+
+#include <glm/vec3.hpp>
+
+#include <cstdint>
+#include <limits>
+
+namespace raypick {
+
+inline constexpr float kInfinity = std::numeric_limits<float>::infinity();
+
+// The points org + t * dir for tmin <= t <= tmax. dir is never normalized:
+// every t is in units of the given dir, so a t found after carrying the ray
+// into an object's frame by an affine map is the same t in world space.
+// Valid rays have finite org, finite non-zero dir and 0 <= tmin <= tmax.
+struct Ray {
+  glm::vec3 org{0.0f};
+  glm::vec3 dir{0.0f, 0.0f, 1.0f};
+  float tmin = 0.0f;
+  float tmax = kInfinity;
+};
+
+// True when org and dir are finite, dir is non-zero and the t range is
+// ordered; the precondition of every query.
+bool is_valid(const Ray& ray);
+
+// What every ray/box test of one query needs, computed once per query (as
+// Embree's TravRay or Jolt's RayInvDirection).
+//
+// Zero direction components are handled here, in one way: inv_dir = 1/dir
+// gives +inf for +0.0 and -inf for -0.0, and the octant is taken from the
+// sign bit of dir, so -0.0 is treated as a negative direction. The slab test
+// then sees (bound - org) * inf, which is +-inf (the right answer) except
+// when org lies exactly on a slab plane, where it is 0 * inf = NaN; the slab
+// test orders its min/max so that such a NaN leaves the interval unchanged.
+struct RayInv {
+  glm::vec3 org;
+  glm::vec3 inv_dir;
+  // 1 where the direction's sign bit is set (dir < 0 or dir == -0.0): the
+  // near plane of that axis is the box's max.
+  std::uint8_t neg[3];
+  float tmin;
+  // The ray's tmax, with +inf lowered to the largest float so that a box
+  // entered "at infinity" (a zero direction component with the origin outside
+  // the slab) is a miss under the inclusive test tnear <= tfar.
+  float tmax;
+
+  explicit RayInv(const Ray& ray);
+};
+
+}  // namespace raypick

@@ -1,0 +1,48 @@
+// The scene description that loaders fill and the picking engine reads.
+#pragma once
+
+#include "raypick/core/aabb.h"
+
+#include <glm/mat4x4.hpp>
+#include <glm/vec3.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace raypick {
+
+// A triangle mesh in its own (mesh) space. Triangles index `positions`.
+// Several objects may instance one mesh.
+struct Mesh {
+  std::vector<glm::vec3> positions;
+  std::vector<glm::uvec3> triangles;
+
+  // The box of the vertices that triangles use (not of every position): the
+  // contract's OBB. Empty when there are no triangles. Cost: O(triangles).
+  Aabb triangle_bounds() const;
+};
+
+// One pickable object: a mesh placed in the world by a 4x4 affine matrix
+// (column-major, as glm and glTF store it).
+struct Object {
+  std::uint32_t mesh = 0;
+  glm::mat4 matrix{1.0f};
+  std::string name;
+};
+
+// Objects in id order: object id = index in `objects`.
+struct Scene {
+  std::vector<Mesh> meshes;
+  std::vector<Object> objects;
+
+  std::size_t triangle_count() const;  // over objects, instances counted
+};
+
+// Checks what the engine relies on: every object's mesh exists, every
+// triangle index is in range, every used position is finite. Returns an
+// empty string when the scene is sound, else a description of the first
+// problem ("object 3 ('wheel'): mesh 7 does not exist").
+std::string validate_scene(const Scene& scene);
+
+}  // namespace raypick
