@@ -1,0 +1,122 @@
+#include "embree_scene.h"
+
+#include <embree3/rtcore.h>
+
+#include <glm/ext/matrix_double4x4.hpp>
+#include <glm/matrix.hpp>
+
+#include <cmath>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace raypick::tools {
+
+struct EmbreeObbScene::Impl {
+  RTCDevice device = nullptr;
+  RTCScene top = nullptr;
+  std::vector<RTCScene> children;  // by mesh; nullptr for an empty mesh
+};
+
+namespace {
+
+void check(RTCDevice device, const char* what) {
+  const RTCError err = rtcGetDeviceError(device);
+  if (err != RTC_ERROR_NONE) {
+    throw std::runtime_error(std::string("Embree error ") +
+                             std::to_string(static_cast<int>(err)) + " in " +
+                             what);
+  }
+}
+
+RTCScene make_box_scene(RTCDevice device, const Aabb& box) {
+  RTCScene scene = rtcNewScene(device);
+  rtcSetSceneFlags(scene, RTC_SCENE_FLAG_ROBUST);
+  RTCGeometry geom = rtcNewGeometry(device, RTC_GEOMETRY_TYPE_TRIANGLE);
+  auto* v = static_cast<float*>(rtcSetNewGeometryBuffer(
+      geom, RTC_BUFFER_TYPE_VERTEX, 0, RTC_FORMAT_FLOAT3, 3 * sizeof(float),
+      8));
+  for (int i = 0; i < 8; ++i) {
+    v[3 * i + 0] = (i & 1) ? box.max.x : box.min.x;
+    v[3 * i + 1] = (i & 2) ? box.max.y : box.min.y;
+    v[3 * i + 2] = (i & 4) ? box.max.z : box.min.z;
+  }
+  static const unsigned kTris[36] = {0, 2, 1, 1, 2, 3, 4, 5, 6, 5, 7, 6,
+                                     0, 1, 4, 1, 5, 4, 2, 6, 3, 3, 6, 7,
+                                     0, 4, 2, 2, 4, 6, 1, 3, 5, 3, 7, 5};
+  auto* idx = static_cast<unsigned*>(rtcSetNewGeometryBuffer(
+      geom, RTC_BUFFER_TYPE_INDEX, 0, RTC_FORMAT_UINT3, 3 * sizeof(unsigned),
+      12));
+  for (int i = 0; i < 36; ++i) idx[i] = kTris[i];
+  rtcCommitGeometry(geom);
+  rtcAttachGeometry(scene, geom);
+  rtcReleaseGeometry(geom);
+  rtcCommitScene(scene);
+  return scene;
+}
+
+}  // namespace
+
+EmbreeObbScene::EmbreeObbScene(const Scene& scene)
+    : impl_(std::make_unique<Impl>()) {
+  Impl& im = *impl_;
+  im.device = rtcNewDevice(nullptr);
+  if (!im.device) throw std::runtime_error("Embree: rtcNewDevice failed");
+  im.top = rtcNewScene(im.device);
+  rtcSetSceneFlags(im.top, RTC_SCENE_FLAG_ROBUST);
+  im.children.resize(scene.meshes.size(), nullptr);
+  for (std::size_t m = 0; m < scene.meshes.size(); ++m) {
+    const Aabb box = scene.meshes[m].triangle_bounds();
+    if (!box.empty()) im.children[m] = make_box_scene(im.device, box);
+  }
+  for (std::size_t i = 0; i < scene.objects.size(); ++i) {
+    const Object& obj = scene.objects[i];
+    RTCScene child = im.children[obj.mesh];
+    const double det = glm::determinant(glm::dmat3{glm::dmat4{obj.matrix}});
+    if (!child || !std::isfinite(det) || det == 0.0) continue;
+    RTCGeometry inst = rtcNewGeometry(im.device, RTC_GEOMETRY_TYPE_INSTANCE);
+    rtcSetGeometryInstancedScene(inst, child);
+    rtcSetGeometryTransform(inst, 0, RTC_FORMAT_FLOAT4X4_COLUMN_MAJOR,
+                            &obj.matrix[0][0]);
+    rtcCommitGeometry(inst);
+    rtcAttachGeometryByID(im.top, inst, static_cast<unsigned>(i));
+    rtcReleaseGeometry(inst);
+  }
+  rtcCommitScene(im.top);
+  check(im.device, "building the reference scene");
+}
+
+EmbreeObbScene::~EmbreeObbScene() {
+  if (!impl_) return;
+  if (impl_->top) rtcReleaseScene(impl_->top);
+  for (RTCScene s : impl_->children) {
+    if (s) rtcReleaseScene(s);
+  }
+  if (impl_->device) rtcReleaseDevice(impl_->device);
+}
+
+Hit EmbreeObbScene::intersect(const Ray& ray) const {
+  RTCIntersectContext context;
+  rtcInitIntersectContext(&context);
+  RTCRayHit rh{};
+  rh.ray.org_x = ray.org.x;
+  rh.ray.org_y = ray.org.y;
+  rh.ray.org_z = ray.org.z;
+  rh.ray.dir_x = ray.dir.x;
+  rh.ray.dir_y = ray.dir.y;
+  rh.ray.dir_z = ray.dir.z;
+  rh.ray.tnear = ray.tmin;
+  rh.ray.tfar = ray.tmax;
+  rh.ray.mask = 0xFFFFFFFFu;
+  rh.hit.geomID = RTC_INVALID_GEOMETRY_ID;
+  rh.hit.instID[0] = RTC_INVALID_GEOMETRY_ID;
+  rtcIntersect1(impl_->top, &context, &rh);
+  Hit hit;
+  if (rh.hit.geomID != RTC_INVALID_GEOMETRY_ID) {
+    hit.object = rh.hit.instID[0];
+    hit.t = rh.ray.tfar;
+  }
+  return hit;
+}
+
+}  // namespace raypick::tools

@@ -1,0 +1,83 @@
+#include "scene_gen.h"
+
+#include <glm/ext/matrix_transform.hpp>
+#include <glm/gtc/quaternion.hpp>
+
+#include <cmath>
+#include <random>
+
+namespace raypick::tools {
+
+Mesh unit_cube_mesh() {
+  Mesh m;
+  for (int i = 0; i < 8; ++i) {
+    m.positions.push_back({(i & 1) ? 0.5f : -0.5f, (i & 2) ? 0.5f : -0.5f,
+                           (i & 4) ? 0.5f : -0.5f});
+  }
+  // Two triangles per face; vertex bit k is the coordinate on axis k.
+  m.triangles = {{0, 2, 1}, {1, 2, 3}, {4, 5, 6}, {5, 7, 6},
+                 {0, 1, 4}, {1, 5, 4}, {2, 6, 3}, {3, 6, 7},
+                 {0, 4, 2}, {2, 4, 6}, {1, 3, 5}, {3, 7, 5}};
+  return m;
+}
+
+namespace {
+
+Mesh unit_quad_mesh() {
+  Mesh m;
+  m.positions = {{-0.5f, -0.5f, 0.0f},
+                 {0.5f, -0.5f, 0.0f},
+                 {0.5f, 0.5f, 0.0f},
+                 {-0.5f, 0.5f, 0.0f}};
+  m.triangles = {{0, 1, 2}, {0, 2, 3}};
+  return m;
+}
+
+}  // namespace
+
+Scene make_boxes_scene(std::size_t n, std::uint64_t seed,
+                       const BoxesOptions& options) {
+  Scene scene;
+  scene.meshes.push_back(unit_cube_mesh());
+  scene.meshes.push_back(unit_quad_mesh());
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<float> unit(0.0f, 1.0f);
+  std::normal_distribution<float> gauss(0.0f, 1.0f);
+  const float extent = 4.0f * std::cbrt(static_cast<float>(std::max<std::size_t>(n, 1)));
+  scene.objects.reserve(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    Object obj;
+    obj.name = "box" + std::to_string(i);
+    if (i > 0 && unit(rng) < options.coincident_fraction) {
+      const Object& twin = scene.objects[static_cast<std::size_t>(
+          unit(rng) * static_cast<float>(i)) % i];
+      obj.mesh = twin.mesh;
+      obj.matrix = twin.matrix;
+      scene.objects.push_back(obj);
+      continue;
+    }
+    const glm::vec3 t{unit(rng) * extent, unit(rng) * extent,
+                      unit(rng) * extent};
+    glm::vec3 s{0.5f + 1.5f * unit(rng), 0.5f + 1.5f * unit(rng),
+                0.5f + 1.5f * unit(rng)};
+    // A normalized 4D Gaussian is a uniformly random rotation.
+    glm::quat q{gauss(rng), gauss(rng), gauss(rng), gauss(rng)};
+    if (unit(rng) < options.axis_aligned_fraction) q = glm::quat{1, 0, 0, 0};
+    q = glm::normalize(q);
+    if (unit(rng) < options.mirror_fraction) {
+      s[static_cast<int>(unit(rng) * 3.0f) % 3] *= -1.0f;
+    }
+    glm::mat4 shear{1.0f};
+    if (unit(rng) < options.shear_fraction) {
+      shear[1][0] = unit(rng) - 0.5f;  // x += k * y
+      shear[2][1] = unit(rng) - 0.5f;  // y += k * z
+    }
+    if (unit(rng) < options.flat_fraction) obj.mesh = 1;
+    obj.matrix = glm::translate(glm::mat4{1.0f}, t) * glm::mat4_cast(q) *
+                 shear * glm::scale(glm::mat4{1.0f}, s);
+    scene.objects.push_back(obj);
+  }
+  return scene;
+}
+
+}  // namespace raypick::tools

@@ -1,0 +1,36 @@
+// Generated scenes for validation, tests and benchmarks (fixed seeds).
+#pragma once
+
+#include "raypick/core/scene.h"
+
+#include <cstdint>
+
+namespace raypick::tools {
+
+// The unit cube [-0.5, 0.5]^3 as 8 vertices and 12 triangles.
+Mesh unit_cube_mesh();
+
+struct BoxesOptions {
+  // Fraction of objects whose matrix also shears (off-diagonal terms).
+  double shear_fraction = 0.0;
+  // Fraction of objects mirrored (one negative scale axis).
+  double mirror_fraction = 0.0;
+  // Fraction of objects squashed flat on one axis (zero scale there would be
+  // singular, so the mesh itself is flat: a unit quad in the z = 0 plane).
+  double flat_fraction = 0.0;
+  // Fraction of objects that copy the matrix of an earlier object exactly.
+  double coincident_fraction = 0.0;
+  // Fraction of objects left axis-aligned (no rotation), so that rays with
+  // zero direction components meet their faces head-on.
+  double axis_aligned_fraction = 0.0;
+};
+
+// boxes-N: N unit cubes, object i under T * R * S with S uniform in
+// [0.5, 2]^3, R a uniformly random rotation and T uniform in [0, L]^3,
+// L = 4 * N^(1/3); options add sheared, mirrored, flat, coincident and
+// axis-aligned objects. Meshes: 0 = unit cube, 1 = unit quad. Objects are
+// named "box<i>". Deterministic for a given (n, seed, options).
+Scene make_boxes_scene(std::size_t n, std::uint64_t seed,
+                       const BoxesOptions& options = {});
+
+}  // namespace raypick::tools

@@ -1,0 +1,84 @@
+// raypick validate: raypick's OBB picking against Embree, with every
+// disagreement re-decided by a double-precision brute force.
+#pragma once
+
+#include "embree_scene.h"
+#include "reference.h"
+
+#include "raypick/bvh/picker.h"
+#include "raypick/core/hit.h"
+#include "raypick/core/scene.h"
+
+#include <cstdint>
+#include <functional>
+#include <ostream>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace raypick::tools {
+
+// Random rays over the scene, deterministic for (picker, n, seed): 40% aimed
+// at a random point inside a random object's OBB, 40% with a direction
+// uniform on the sphere, 20% along a coordinate axis with the other two
+// components +-0.0 and, half the time, the origin put exactly on a plane of
+// some object's world box (the slab test's NaN case). Origins are uniform in
+// the scene's world box grown by 10% on each side.
+std::vector<Ray> make_validation_rays(const Picker& picker, std::size_t n,
+                                      std::uint64_t seed);
+
+// How one ray's answers relate, from best to worst.
+enum class Verdict {
+  kAgree,         // same object (or both miss), |dt| <= kAgreeTol * scale
+  kFloatNoise,    // same object, |dt| <= kTol * scale, reference agrees
+  kTie,           // different objects entered at the same t (within kTol)
+  kBoundary,      // the ray only grazes a box (edge, face plane, flat box):
+                  // the answers differ by rounding at the boundary
+  kOriginInside,  // origin inside or on a box: raypick says t = 0, Embree
+                  // (surfaces only) reports a face further on
+  kMismatch,      // an answer the double-precision reference refutes
+};
+const char* to_string(Verdict v);
+
+// Tolerances, relative to scale / max|d| where scale is the larger of the
+// scene's world-box magnitude and the ray origin's (max abs coordinate).
+inline constexpr double kAgreeTol = 2e-6;
+inline constexpr double kTol = 1e-4;
+
+struct Disagreement {
+  std::size_t ray_index;
+  Ray ray;
+  Verdict verdict;
+  Hit raypick;
+  Hit embree;
+  ObbReference::Nearest reference;
+  std::string detail;  // for a mismatch: whose answer is refuted and why
+};
+
+struct ValidateReport {
+  std::size_t rays = 0;
+  std::size_t raypick_hits = 0;
+  std::size_t embree_hits = 0;
+  std::size_t counts[6] = {};  // indexed by Verdict
+  double max_dt_agree = 0.0;   // max |t_raypick - t_embree| over kAgree rays
+  double max_dt = 0.0;         // the same over kAgree and kFloatNoise rays
+  std::vector<Disagreement> disagreements;  // every verdict but kAgree
+
+  std::size_t count(Verdict v) const {
+    return counts[static_cast<int>(v)];
+  }
+  std::size_t mismatches() const { return count(Verdict::kMismatch); }
+};
+
+// Runs raypick and Embree on every ray and classifies each. `progress` (may
+// be empty) is called now and then with the number of rays done.
+ValidateReport validate_obb(
+    const Scene& scene, const Picker& picker, const EmbreeObbScene& embree,
+    std::span<const Ray> rays,
+    const std::function<void(std::size_t)>& progress = {});
+
+// The disagreeing rays as a rays file (`raypick pick --rays` reads it back),
+// each preceded by a comment with its verdict and the three answers.
+void write_dump(std::ostream& out, const ValidateReport& report);
+
+}  // namespace raypick::tools

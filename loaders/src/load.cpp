@@ -1,0 +1,72 @@
+// load_scene(): the extension dispatch, and the error formatting shared by
+// every loader.
+#include "raypick/loaders/load.h"
+
+#include <exception>
+#include <filesystem>
+#include <new>
+#include <string>
+
+namespace raypick {
+
+std::string LoadError::to_string() const {
+  if (line == 0) return file + ": " + message;
+  return file + ":" + std::to_string(line) + ": " + message;
+}
+
+namespace {
+
+LoadResult fail(LoadError::Kind kind, const std::string& file,
+                std::string message) {
+  LoadResult result;
+  result.error = LoadError{kind, file, 0, std::move(message)};
+  return result;
+}
+
+// ASCII lower case only: extensions are ASCII, and std::tolower depends on
+// the C locale.
+std::string ascii_lower(std::string s) {
+  for (char& c : s) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  }
+  return s;
+}
+
+LoadResult dispatch(const std::string& path) {
+  const std::string ext =
+      ascii_lower(std::filesystem::path(path).extension().string());
+  if (ext == ".obj") return load_obj(path);
+  if (ext == ".gltf" || ext == ".glb" || ext == ".json") {
+    return fail(LoadError::Kind::kUnsupported, path,
+                "'" + ext +
+                    "' scenes are not supported yet by this build (only .obj "
+                    "loads today)");
+  }
+  if (ext.empty()) {
+    return fail(LoadError::Kind::kUnsupported, path,
+                "scene file has no extension (expected .obj, .gltf, .glb or "
+                ".json)");
+  }
+  return fail(LoadError::Kind::kUnsupported, path,
+              "unsupported scene extension '" + ext +
+                  "' (expected .obj, .gltf, .glb or .json)");
+}
+
+}  // namespace
+
+LoadResult load_scene(const std::string& path) {
+  // The loaders catch their own libraries' exceptions; this is the last
+  // boundary, for what escapes them (allocation failure while building the
+  // error itself, a path the filesystem library refuses).
+  try {
+    return dispatch(path);
+  } catch (const std::bad_alloc&) {
+    return fail(LoadError::Kind::kMalformed, path,
+                "out of memory while loading the scene");
+  } catch (const std::exception& e) {
+    return fail(LoadError::Kind::kMalformed, path,
+                std::string("cannot load scene: ") + e.what());
+  }
+}
+
+}  // namespace raypick

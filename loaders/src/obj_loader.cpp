@@ -1,0 +1,534 @@
+// The OBJ loader: tinyobjloader parses, raypick checks what it lets through.
+//
+// tinyobjloader is lenient where picking cannot be: it only warns about face
+// indices out of range and drops those faces, and it reads "nan", "1e999"
+// or "abc" as coordinates (NaN, inf, 0). So the file goes through a light
+// pre-scan of its `v` and `f` lines first, which refuses them with their
+// line, and the parsed positions are checked once more for finiteness.
+#include "raypick/loaders/load.h"
+
+#include <tiny_obj_loader.h>
+
+#include <charconv>
+#include <cerrno>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <new>
+#include <optional>
+#include <set>
+#include <streambuf>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <utility>
+#include <vector>
+
+namespace raypick {
+namespace {
+
+namespace fs = std::filesystem;
+
+LoadResult fail(const std::string& file, LoadError::Kind kind,
+                std::size_t line, std::string message) {
+  LoadResult result;
+  result.error = LoadError{kind, file, line, std::move(message)};
+  return result;
+}
+
+// ---------------------------------------------------------------------------
+// Reading the file
+
+// Reads the whole file, or says why it cannot (strerror's words). A
+// directory opens on POSIX and fails only on read, so it is refused first.
+std::optional<std::string> read_file(const std::string& path,
+                                     std::string& why) {
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) {
+    why = "cannot open file: " +
+          std::make_error_code(std::errc::is_a_directory).message();
+    return std::nullopt;
+  }
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (f == nullptr) {
+    why = "cannot open file: " +
+          std::generic_category().message(errno);
+    return std::nullopt;
+  }
+  std::string data;
+  char chunk[1 << 16];
+  std::size_t n = 0;
+  while ((n = std::fread(chunk, 1, sizeof chunk, f)) > 0) data.append(chunk, n);
+  const bool failed = std::ferror(f) != 0;
+  const int err = errno;
+  std::fclose(f);
+  if (failed) {
+    why = "cannot read file: " + std::generic_category().message(err);
+    return std::nullopt;
+  }
+  return data;
+}
+
+// Hands a buffer we own to tinyobjloader's istream overload without copying.
+class BufferStreambuf : public std::streambuf {
+ public:
+  BufferStreambuf(char* begin, char* end) { setg(begin, begin, end); }
+};
+
+// Loads material libraries from the OBJ's directory. Unlike
+// tinyobjloader::MaterialFileReader it does not split the directory at ':'
+// (a search-path separator there), and it opens regular files only, so a
+// scene cannot make us read /dev/zero. Picking never reads materials; they
+// are loaded so that `usemtl` of a defined material raises no warning.
+class MtlFileReader : public tinyobj::MaterialReader {
+ public:
+  explicit MtlFileReader(fs::path dir) : dir_(std::move(dir)) {}
+
+  bool operator()(const std::string& name,
+                  std::vector<tinyobj::material_t>* materials,
+                  std::map<std::string, int>* material_map, std::string* warn,
+                  std::string* err) override {
+    const fs::path path = dir_ / name;
+    std::error_code ec;
+    std::ifstream in;
+    if (fs::is_regular_file(path, ec)) in.open(path, std::ios::binary);
+    if (!in.is_open()) {
+      if (warn != nullptr) {
+        *warn += "material library '" + name +
+                 "' not found; materials are ignored\n";
+      }
+      return false;
+    }
+    tinyobj::LoadMtl(material_map, materials, &in, warn, err);
+    return true;
+  }
+
+ private:
+  fs::path dir_;
+};
+
+// ---------------------------------------------------------------------------
+// The pre-scan
+
+bool is_blank(char c) { return c == ' ' || c == '\t'; }
+
+std::string_view skip_blanks(std::string_view s) {
+  std::size_t i = 0;
+  while (i < s.size() && is_blank(s[i])) ++i;
+  return s.substr(i);
+}
+
+// Splits off the next blank-separated token; empty at the end of the line.
+std::string_view next_token(std::string_view& rest) {
+  rest = skip_blanks(rest);
+  std::size_t i = 0;
+  while (i < rest.size() && !is_blank(rest[i])) ++i;
+  const std::string_view token = rest.substr(0, i);
+  rest = rest.substr(i);
+  return token;
+}
+
+std::size_t count_digits(std::string_view s, std::size_t i) {
+  std::size_t n = 0;
+  while (i + n < s.size() && s[i + n] >= '0' && s[i + n] <= '9') ++n;
+  return n;
+}
+
+// True when the whole token is a decimal number of the form
+// [+-] (digits [. digits] | . digits) [(e|E) [+-] digits]: the numbers
+// tinyobjloader reads as written. It reads "3.1+e2" as 3.1, "abc" as 0 and
+// "0x10" as 0 without a word, so those are refused.
+bool is_decimal(std::string_view s) {
+  std::size_t i = 0;
+  if (i < s.size() && (s[i] == '+' || s[i] == '-')) ++i;
+  const std::size_t int_digits = count_digits(s, i);
+  i += int_digits;
+  std::size_t frac_digits = 0;
+  if (i < s.size() && s[i] == '.') {
+    ++i;
+    frac_digits = count_digits(s, i);
+    i += frac_digits;
+  }
+  if (int_digits + frac_digits == 0) return false;
+  if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
+    ++i;
+    if (i < s.size() && (s[i] == '+' || s[i] == '-')) ++i;
+    const std::size_t exp_digits = count_digits(s, i);
+    if (exp_digits == 0) return false;
+    i += exp_digits;
+  }
+  return i == s.size();
+}
+
+// True when a token that passed is_decimal() is finite once stored as a
+// float (tinyobjloader's real_t).
+bool fits_float(std::string_view s) {
+  if (s.front() == '+') s.remove_prefix(1);  // from_chars takes no '+'
+  constexpr float kMax = std::numeric_limits<float>::max();
+  double d = 0.0;
+  const std::errc ec = std::from_chars(s.data(), s.data() + s.size(), d).ec;
+  if (ec == std::errc::result_out_of_range) {
+    // Beyond double, one way or the other: long double, where it is wider,
+    // tells overflow (refused) from underflow (1e-400 is a fine 0).
+    long double ld = 0.0L;
+    return std::from_chars(s.data(), s.data() + s.size(), ld).ec == std::errc{} &&
+           std::fabs(ld) <= kMax;
+  }
+  return ec == std::errc{} && std::fabs(d) <= kMax;
+}
+
+// What the pre-scan learned: the line of each vertex (1-based), to name the
+// line of a position tinyobjloader parsed as non-finite, and how many
+// triangles the faces make (n - 2 for n corners), to notice the polygons
+// tinyobjloader's ear clipping gives up on.
+struct PreScan {
+  std::vector<std::size_t> vertex_lines;
+  std::size_t face_triangles = 0;
+  std::optional<LoadError> error;
+};
+
+// Checks one `v` line: x, y and z must be numbers that fit a float. What
+// follows (w, or a vertex colour) is never read by picking and is not
+// checked.
+std::optional<std::string> check_vertex(std::string_view rest) {
+  for (int k = 0; k < 3; ++k) {
+    const std::string_view token = next_token(rest);
+    if (token.empty() || token.front() == '#') {
+      return "vertex has " + std::to_string(k) +
+             " coordinates (expected x y z)";
+    }
+    if (!is_decimal(token)) {
+      return "vertex coordinate '" + std::string(token) + "' is not a number";
+    }
+    if (!fits_float(token)) {
+      return "vertex coordinate '" + std::string(token) +
+             "' is not a finite float";
+    }
+  }
+  return std::nullopt;
+}
+
+// Checks one `f` line against the `vertex_count` vertices defined so far: at
+// least 3 corners, each a 1-based index (negative counts back from the last
+// vertex so far, -1 being that vertex). Texture and normal indices after the
+// '/' are left to tinyobjloader, which refuses 0 there; picking reads neither.
+// Returns the number of corners, or what is wrong.
+struct FaceCheck {
+  std::size_t corners = 0;
+  std::optional<std::string> problem;
+};
+
+FaceCheck check_face(std::string_view rest, std::size_t vertex_count) {
+  std::size_t corners = 0;
+  for (std::string_view token = next_token(rest); !token.empty();
+       token = next_token(rest)) {
+    const std::string_view index = token.substr(0, token.find('/'));
+    std::string_view digits = index;
+    if (!digits.empty() && (digits.front() == '+' || digits.front() == '-')) {
+      digits.remove_prefix(1);
+    }
+    if (digits.empty() || count_digits(digits, 0) != digits.size()) {
+      return {corners,
+              "face corner '" + std::string(token) + "' is not a vertex index"};
+    }
+    std::uint64_t magnitude = 0;
+    if (std::from_chars(digits.data(), digits.data() + digits.size(), magnitude)
+            .ec != std::errc{}) {
+      magnitude = std::numeric_limits<std::uint64_t>::max();  // too long
+    }
+    if (magnitude == 0) {
+      return {corners, "face index " + std::string(index) +
+                           " is invalid (OBJ indices start at 1)"};
+    }
+    if (magnitude > vertex_count) {
+      return {corners, "face index " + std::string(index) + " out of range (" +
+                           std::to_string(vertex_count) + " vertices)"};
+    }
+    ++corners;
+  }
+  if (corners < 3) {
+    return {corners, "face has " + std::to_string(corners) +
+                         " corners (expected at least 3)"};
+  }
+  return {corners, std::nullopt};
+}
+
+// One pass over the lines of `data`, split as tinyobjloader splits them
+// ("\n", "\r\n" or a lone "\r") and cut at a NUL as it cuts them, so that
+// line numbers and vertex counts agree with its own. Also turns the
+// tinyobjloader extensions `t` and `vw` into comments, in place: a `t` line
+// makes it allocate up to 3 x 8192 values whatever the line holds (a small
+// file could ask for gigabytes), a negative `vw` joint fails the load, and
+// picking reads neither.
+PreScan prescan(std::string& data, const std::string& file) {
+  PreScan scan;
+  std::size_t line_no = 0;
+  std::size_t pos = 0;
+  while (pos < data.size()) {
+    std::size_t end = pos;
+    while (end < data.size() && data[end] != '\n' && data[end] != '\r') ++end;
+    std::size_t next = end + 1;
+    if (end < data.size() && data[end] == '\r' && next < data.size() &&
+        data[next] == '\n') {
+      ++next;
+    }
+    ++line_no;
+    std::string_view line(data.data() + pos, end - pos);
+    line = line.substr(0, line.find('\0'));
+    const std::string_view body = skip_blanks(line);
+    const std::size_t at = pos + static_cast<std::size_t>(body.data() - line.data());
+    pos = next;
+
+    if (body.size() < 2) continue;
+    std::optional<std::string> problem;
+    if (body[0] == 'v' && is_blank(body[1])) {
+      scan.vertex_lines.push_back(line_no);
+      problem = check_vertex(body.substr(2));
+    } else if (body[0] == 'f' && is_blank(body[1])) {
+      FaceCheck face = check_face(body.substr(2), scan.vertex_lines.size());
+      problem = std::move(face.problem);
+      if (!problem) scan.face_triangles += face.corners - 2;
+    } else if (body[0] == 't' && is_blank(body[1])) {
+      data[at] = '#';
+    } else if (body.size() >= 3 && body[0] == 'v' && body[1] == 'w' &&
+               is_blank(body[2])) {
+      data[at] = '#';
+    }
+    if (problem) {
+      scan.error =
+          LoadError{LoadError::Kind::kMalformed, file, line_no, std::move(*problem)};
+      return scan;
+    }
+  }
+  return scan;
+}
+
+// ---------------------------------------------------------------------------
+// tinyobjloader's messages
+
+// Splits tinyobjloader's message text into trimmed, non-empty lines (it ends
+// some with "\n." or blank lines).
+std::vector<std::string> message_lines(const std::string& text) {
+  std::vector<std::string> lines;
+  std::size_t pos = 0;
+  while (pos <= text.size()) {
+    std::size_t end = text.find('\n', pos);
+    if (end == std::string::npos) end = text.size();
+    std::string_view line(text.data() + pos, end - pos);
+    while (!line.empty() && (is_blank(line.front()) || line.front() == '\r' ||
+                             line.front() == '.')) {
+      line.remove_prefix(1);
+    }
+    while (!line.empty() && (is_blank(line.back()) || line.back() == '\r')) {
+      line.remove_suffix(1);
+    }
+    if (!line.empty()) lines.emplace_back(line);
+    pos = end + 1;
+  }
+  return lines;
+}
+
+// The number in the last "line N" of a tinyobjloader message, or 0.
+std::size_t line_in_message(const std::string& message) {
+  std::size_t line = 0;
+  for (std::size_t at = message.find("line "); at != std::string::npos;
+       at = message.find("line ", at + 1)) {
+    const char* first = message.data() + at + 5;
+    std::size_t n = 0;
+    auto [ptr, ec] = std::from_chars(first, message.data() + message.size(), n);
+    if (ec == std::errc{} && ptr != first) line = n;
+  }
+  return line;
+}
+
+// ---------------------------------------------------------------------------
+// Shapes to objects
+
+// One mesh per shape holding only the vertices its triangles use, in order
+// of first use. `owner`/`slot` are shared by all shapes, so compacting costs
+// O(indices) per shape rather than O(vertices).
+std::optional<std::string> build_scene(const tinyobj::attrib_t& attrib,
+                                       const std::vector<tinyobj::shape_t>& shapes,
+                                       Scene& scene) {
+  constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
+  const std::size_t vertex_count = attrib.vertices.size() / 3;
+  std::vector<std::uint32_t> owner(vertex_count, kNone);
+  std::vector<std::uint32_t> slot(vertex_count, 0);
+
+  scene.meshes.resize(shapes.size());
+  scene.objects.resize(shapes.size());
+  for (std::size_t s = 0; s < shapes.size(); ++s) {
+    const tinyobj::shape_t& shape = shapes[s];
+    const auto id = static_cast<std::uint32_t>(s);
+    Mesh& mesh = scene.meshes[s];
+    const auto remap = [&](const tinyobj::index_t& index) -> std::uint32_t {
+      const auto v = static_cast<std::size_t>(index.vertex_index);
+      if (owner[v] != id) {
+        owner[v] = id;
+        slot[v] = static_cast<std::uint32_t>(mesh.positions.size());
+        mesh.positions.emplace_back(attrib.vertices[3 * v + 0],
+                                    attrib.vertices[3 * v + 1],
+                                    attrib.vertices[3 * v + 2]);
+      }
+      return slot[v];
+    };
+
+    const std::vector<tinyobj::index_t>& indices = shape.mesh.indices;
+    for (const tinyobj::index_t& index : indices) {
+      // The pre-scan makes this unreachable; it guards the indexing above.
+      if (index.vertex_index < 0 ||
+          static_cast<std::size_t>(index.vertex_index) >= vertex_count) {
+        return "shape " + std::to_string(s) + " uses vertex " +
+               std::to_string(index.vertex_index) + " of " +
+               std::to_string(vertex_count);
+      }
+    }
+    std::size_t first = 0;
+    mesh.triangles.reserve(indices.size() / 3);
+    for (const unsigned int corners : shape.mesh.num_face_vertices) {
+      if (first + corners > indices.size()) {
+        return "shape " + std::to_string(s) + " has inconsistent face data";
+      }
+      // Triangulation is on, so `corners` is 3; a fan covers anything else.
+      for (std::size_t k = 1; k + 1 < corners; ++k) {
+        const std::uint32_t a = remap(indices[first]);
+        const std::uint32_t b = remap(indices[first + k]);
+        const std::uint32_t c = remap(indices[first + k + 1]);
+        mesh.triangles.emplace_back(a, b, c);
+      }
+      first += corners;
+    }
+
+    Object& object = scene.objects[s];
+    object.mesh = id;
+    object.name = shape.name.empty() ? "shape" + std::to_string(s) : shape.name;
+  }
+  return std::nullopt;
+}
+
+LoadResult load_obj_unguarded(const std::string& path) {
+  std::string why;
+  std::optional<std::string> data = read_file(path, why);
+  if (!data) return fail(path, LoadError::Kind::kIo, 0, why);
+
+  // tinyobjloader reads bytes: a UTF-16 file would come out as empty lines,
+  // and a UTF-8 byte order mark would hide the first statement.
+  if (data->size() >= 2 &&
+      (((*data)[0] == '\xFE' && (*data)[1] == '\xFF') ||
+       ((*data)[0] == '\xFF' && (*data)[1] == '\xFE'))) {
+    return fail(path, LoadError::Kind::kMalformed, 0,
+                "file is UTF-16 encoded (OBJ files must be ASCII or UTF-8)");
+  }
+  if (data->compare(0, 3, "\xEF\xBB\xBF") == 0) data->erase(0, 3);
+
+  PreScan scan = prescan(*data, path);
+  if (scan.error) {
+    LoadResult result;
+    result.error = std::move(scan.error);
+    return result;
+  }
+
+  tinyobj::attrib_t attrib;
+  std::vector<tinyobj::shape_t> shapes;
+  std::vector<tinyobj::material_t> materials;
+  std::string warn;
+  std::string err;
+  BufferStreambuf buffer(data->data(), data->data() + data->size());
+  std::istream stream(&buffer);
+  MtlFileReader material_reader(fs::path(path).parent_path());
+  const bool parsed =
+      tinyobj::LoadObj(&attrib, &shapes, &materials, &warn, &err, &stream,
+                       &material_reader, /*triangulate=*/true,
+                       /*default_vcols_fallback=*/false);
+
+  // Warnings, one per line and each once: tinyobjloader repeats "material
+  // not found" for every `usemtl`.
+  LoadResult result;
+  std::set<std::string> seen;
+  for (const std::string& line : message_lines(warn)) {
+    if (line.rfind("Failed to load material file(s)", 0) == 0) continue;
+    if (seen.insert(line).second) result.warnings += path + ": " + line + "\n";
+  }
+
+  if (!parsed) {
+    const std::vector<std::string> lines = message_lines(err);
+    const std::string message = lines.empty() ? "tinyobjloader failed" : lines[0];
+    result.error = LoadError{LoadError::Kind::kMalformed, path,
+                             line_in_message(message), message};
+    return result;
+  }
+  // tinyobjloader succeeded but had something to say: keep it as warnings.
+  for (const std::string& line : message_lines(err)) {
+    if (seen.insert(line).second) result.warnings += path + ": " + line + "\n";
+  }
+
+  // The pre-scan refused coordinates that do not fit a float; this catches
+  // what tinyobjloader's own arithmetic makes of the rest ("0e999" is NaN).
+  const std::size_t vertex_count = attrib.vertices.size() / 3;
+  for (std::size_t v = 0; v < vertex_count; ++v) {
+    const float* p = &attrib.vertices[3 * v];
+    if (!std::isfinite(p[0]) || !std::isfinite(p[1]) || !std::isfinite(p[2])) {
+      const std::size_t line =
+          v < scan.vertex_lines.size() ? scan.vertex_lines[v] : 0;
+      result.error = LoadError{LoadError::Kind::kMalformed, path, line,
+                               "vertex position is not finite"};
+      return result;
+    }
+  }
+
+  if (shapes.empty()) {
+    result.error = LoadError{LoadError::Kind::kMalformed, path, 0,
+                             "no objects in scene"};
+    return result;
+  }
+
+  Scene scene;
+  if (std::optional<std::string> problem = build_scene(attrib, shapes, scene)) {
+    result.error =
+        LoadError{LoadError::Kind::kMalformed, path, 0, std::move(*problem)};
+    return result;
+  }
+  // tinyobjloader's ear clipping stops, without a word, on a polygon it finds
+  // no ear in (one that touches itself, say), and the rest of it is lost. The
+  // contract keeps its triangles; the user is told what cannot be hit.
+  if (scene.triangle_count() < scan.face_triangles) {
+    result.warnings += path + ": polygon triangulation gave " +
+                       std::to_string(scene.triangle_count()) +
+                       " triangles where the faces need " +
+                       std::to_string(scan.face_triangles) +
+                       "; parts of some polygons are missing and cannot be "
+                       "hit\n";
+  }
+  // Last safety net: what the engine relies on, checked by core itself.
+  if (std::string problem = validate_scene(scene); !problem.empty()) {
+    result.error =
+        LoadError{LoadError::Kind::kMalformed, path, 0, std::move(problem)};
+    return result;
+  }
+  result.scene = std::move(scene);
+  return result;
+}
+
+}  // namespace
+
+LoadResult load_obj(const std::string& path) {
+  // tinyobjloader reports through strings but allocates freely: what it
+  // throws (bad_alloc on a huge file) stops here.
+  try {
+    return load_obj_unguarded(path);
+  } catch (const std::bad_alloc&) {
+    return fail(path, LoadError::Kind::kMalformed, 0,
+                "out of memory while loading the scene");
+  } catch (const std::exception& e) {
+    return fail(path, LoadError::Kind::kMalformed, 0,
+                std::string("cannot load scene: ") + e.what());
+  }
+}
+
+}  // namespace raypick

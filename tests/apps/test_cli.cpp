@@ -1,0 +1,206 @@
+// The raypick command line, run as a user runs it: output per the contract
+// and every error case's message and exit status.
+#include "test_util.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <sys/wait.h>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Run {
+  int status;
+  std::string out;
+  std::string err;
+};
+
+fs::path temp_dir() {
+  static const fs::path dir = [] {
+    fs::path d = fs::temp_directory_path() /
+                 ("raypick_cli_test_" + std::to_string(::getpid()));
+    fs::create_directories(d);
+    return d;
+  }();
+  return dir;
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Runs `raypick ARGS` through the shell (args are trusted test strings).
+Run run_raypick(const std::string& args, const std::string& stdin_text = "") {
+  const fs::path out = temp_dir() / "out.txt", err = temp_dir() / "err.txt",
+                 in = temp_dir() / "in.txt";
+  std::ofstream(in) << stdin_text;
+  const std::string cmd = std::string("'") + RAYPICK_EXE + "' " + args +
+                          " < '" + in.string() + "' > '" + out.string() +
+                          "' 2> '" + err.string() + "'";
+  const int raw = std::system(cmd.c_str());
+  return {WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, slurp(out), slurp(err)};
+}
+
+fs::path write(const std::string& name, const std::string& text) {
+  const fs::path p = temp_dir() / name;
+  std::ofstream(p, std::ios::binary) << text;
+  return p;
+}
+
+// Two unit cubes: "near" centred at z = 0, "far" at z = 10; and a quad.
+const char* kScene =
+    "o near\n"
+    "v -0.5 -0.5 -0.5\nv 0.5 -0.5 -0.5\nv 0.5 0.5 -0.5\nv -0.5 0.5 -0.5\n"
+    "v -0.5 -0.5 0.5\nv 0.5 -0.5 0.5\nv 0.5 0.5 0.5\nv -0.5 0.5 0.5\n"
+    "f 1 2 3 4\nf 5 6 7 8\nf 1 2 6 5\nf 4 3 7 8\nf 1 4 8 5\nf 2 3 7 6\n"
+    "o far\n"
+    "v -0.5 -0.5 9.5\nv 0.5 -0.5 9.5\nv 0.5 0.5 9.5\nv -0.5 0.5 9.5\n"
+    "v -0.5 -0.5 10.5\nv 0.5 -0.5 10.5\nv 0.5 0.5 10.5\nv -0.5 0.5 10.5\n"
+    "f 9 10 11 12\nf 13 14 15 16\nf 9 10 14 13\nf 12 11 15 16\nf 9 12 16 13\nf 10 11 15 14\n"
+    "o quad\n"
+    "v 5 -1 -1\nv 5 1 -1\nv 5 1 1\nv 5 -1 1\n"
+    "f 17 18 19 20\n";
+
+}  // namespace
+
+TEST_CASE("pick --ray prints the nearest object as text and as JSON") {
+  const fs::path scene = write("scene.obj", kScene);
+  Run r = run_raypick("pick '" + scene.string() + "' --ray 0,0,-5,0,0,1");
+  CHECK(r.status == 0);
+  CHECK(r.out == "ray 0: object 0 'near' at t = 4.5, point (0, 0, -0.5)\n");
+  CHECK(r.err.empty());
+  r = run_raypick("pick '" + scene.string() + "' --ray '0 0 20 0 0 -2' --format json");
+  CHECK(r.status == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["object"] == 1);
+  CHECK(j["name"] == "far");
+  CHECK(j["t"].get<double>() == 4.75);  // direction length 2: t in its units
+  // Flat quad at x = 5, hit head-on with -0.0 components.
+  r = run_raypick("pick '" + scene.string() + "' --ray 0,0.75,0.75,1,-0.0,-0.0 --format json");
+  CHECK(nlohmann::json::parse(r.out)["name"] == "quad");
+  CHECK(nlohmann::json::parse(r.out)["t"].get<double>() == 5.0);
+}
+
+TEST_CASE("pick --rays writes one JSON line per ray in input order") {
+  const fs::path scene = write("scene.obj", kScene);
+  const fs::path rays = write("rays.txt",
+                              "# comment\n"
+                              "0 0 -5 0 0 1\n"
+                              "\n"
+                              "0, 0, 20, 0, 0, -1\n"
+                              "0 5 0 0 1 0\n"
+                              "0 0 0 1 0 0\n");
+  const Run r = run_raypick("pick '" + scene.string() + "' --rays '" + rays.string() + "'");
+  CHECK(r.status == 0);
+  CHECK(r.out ==
+        "{\"ray\":0,\"hit\":true,\"object\":0,\"name\":\"near\",\"t\":4.5,\"point\":[0,0,-0.5]}\n"
+        "{\"ray\":1,\"hit\":true,\"object\":1,\"name\":\"far\",\"t\":9.5,\"point\":[0,0,10.5]}\n"
+        "{\"ray\":2,\"hit\":false}\n"
+        "{\"ray\":3,\"hit\":true,\"object\":0,\"name\":\"near\",\"t\":0,\"point\":[0,0,0]}\n");
+  // The same through standard input.
+  const Run s = run_raypick("pick '" + scene.string() + "' --rays - --format jsonl",
+                        slurp(rays));
+  CHECK(s.status == 0);
+  CHECK(s.out == r.out);
+}
+
+TEST_CASE("bad input: one message naming the file and line, exit 1, nothing on stdout") {
+  const fs::path scene = write("scene.obj", kScene);
+  SUBCASE("malformed ray in a rays file") {
+    const fs::path rays = write("bad_rays.txt", "0 0 -5 0 0 1\n\n0,,0,1,0,0\n");
+    const Run r = run_raypick("pick '" + scene.string() + "' --rays '" + rays.string() + "'");
+    CHECK(r.status == 1);
+    CHECK(r.out.empty());
+    CHECK(r.err.find(rays.string() + ":3: ") != std::string::npos);
+  }
+  SUBCASE("zero direction") {
+    const Run r = run_raypick("pick '" + scene.string() + "' --ray 0,0,0,0,0,0");
+    CHECK(r.status == 1);
+    CHECK(r.out.empty());
+    CHECK(r.err.find("direction is zero") != std::string::npos);
+  }
+  SUBCASE("non-finite direction on stdin, line 2") {
+    const Run r = run_raypick("pick '" + scene.string() + "' --rays -", "0 0 0 1 0 0\n0 0 0 nan 0 1\n");
+    CHECK(r.status == 1);
+    CHECK(r.out.empty());
+    CHECK(r.err.find("<stdin>:2: ") != std::string::npos);
+  }
+  SUBCASE("missing scene file") {
+    const Run r = run_raypick("pick '" + (temp_dir() / "nope.obj").string() + "' --ray 0,0,0,1,0,0");
+    CHECK(r.status == 1);
+    CHECK(r.out.empty());
+    CHECK(r.err.find("nope.obj") != std::string::npos);
+  }
+  SUBCASE("missing rays file") {
+    const Run r = run_raypick("pick '" + scene.string() + "' --rays '" + (temp_dir() / "none.txt").string() + "'");
+    CHECK(r.status == 1);
+    CHECK(r.err.find("none.txt") != std::string::npos);
+  }
+  SUBCASE("malformed OBJ: face index out of range, with its line") {
+    const fs::path bad = write("bad.obj", "o a\nv 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 9\n");
+    const Run r = run_raypick("pick '" + bad.string() + "' --ray 0,0,0,1,0,0");
+    CHECK(r.status == 1);
+    CHECK(r.out.empty());
+    CHECK(r.err.find(bad.string() + ":5:") != std::string::npos);
+  }
+  SUBCASE("scene with no objects") {
+    const fs::path empty = write("empty.obj", "# nothing\n");
+    const Run r = run_raypick("pick '" + empty.string() + "' --ray 0,0,0,1,0,0");
+    CHECK(r.status == 1);
+    CHECK(r.err.find("empty.obj") != std::string::npos);
+  }
+  SUBCASE("each error is one line") {
+    const Run r = run_raypick("pick '" + scene.string() + "' --ray 1,2,3");
+    CHECK(r.status == 1);
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+  }
+}
+
+TEST_CASE("wrong usage exits 2") {
+  const fs::path scene = write("scene.obj", kScene);
+  CHECK(run_raypick("pick '" + scene.string() + "' --ray 0,0,0,1,0,0 --bogus").status == 2);
+  CHECK(run_raypick("pick '" + scene.string() + "' --ray 0,0,0,1,0,0 --mode nope").status == 2);
+  CHECK(run_raypick("pick '" + scene.string() + "'").status == 2);  // no ray
+  CHECK(run_raypick("pick --ray 0,0,0,1,0,0").status == 2);         // no scene
+  CHECK(run_raypick("pick '" + scene.string() + "' --ray 0,0,0,1,0,0 --rays x").status == 2);
+  CHECK(run_raypick("").status == 2);
+  CHECK(run_raypick("frobnicate").status == 2);
+  const fs::path other = write("scene.xyz", kScene);
+  const Run r = run_raypick("pick '" + other.string() + "' --ray 0,0,0,1,0,0");
+  CHECK(r.status == 2);
+  CHECK(r.err.find("scene.xyz") != std::string::npos);
+  // Not yet implemented modes say so, as usage errors.
+  const Run m = run_raypick("pick '" + scene.string() + "' --ray 0,0,0,1,0,0 --mode mesh");
+  CHECK(m.status == 2);
+  CHECK(m.err.find("not supported yet") != std::string::npos);
+  CHECK(run_raypick("--help").status == 0);
+  CHECK(run_raypick("pick --help").out.find("--rays") != std::string::npos);
+}
+
+TEST_CASE("validate and info run on a scene file and on a generated scene") {
+  const fs::path scene = write("scene.obj", kScene);
+  const fs::path dump = temp_dir() / "dump.txt";
+  Run r = run_raypick("validate '" + scene.string() + "' --rays 3000 --seed 5 --dump '" +
+                  dump.string() + "'");
+  CHECK(r.status == 0);
+  CHECK(r.out.find("real mismatches: 0") != std::string::npos);
+  CHECK(r.out.find("rays:           3000 (seed 5)") != std::string::npos);
+  // The dump reads back as a rays file.
+  CHECK(run_raypick("pick '" + scene.string() + "' --rays '" + dump.string() + "'").status == 0);
+  r = run_raypick("validate --boxes 500 --rays 5000");
+  CHECK(r.status == 0);
+  CHECK(r.out.find("real mismatches: 0") != std::string::npos);
+  r = run_raypick("info '" + scene.string() + "'");
+  CHECK(r.status == 0);
+  CHECK(r.out.find("objects:    3 (3 can be hit)") != std::string::npos);
+  CHECK(r.out.find("triangles:  26") != std::string::npos);
+  CHECK(r.out.find("object 2 'quad': 2 triangles") != std::string::npos);
+}

@@ -1,0 +1,180 @@
+// The OBB picker against brute force over every object, on generated scenes
+// with rotated, mirrored, sheared, flat and coincident boxes.
+#include "test_util.h"
+
+#include "raypick/bvh/picker.h"
+#include "scene_gen.h"
+
+#include <algorithm>
+
+using namespace raypick;
+
+namespace {
+
+tools::BoxesOptions all_kinds() {
+  tools::BoxesOptions o;
+  o.shear_fraction = 0.2;
+  o.mirror_fraction = 0.2;
+  o.flat_fraction = 0.1;
+  o.coincident_fraction = 0.05;
+  o.axis_aligned_fraction = 0.2;
+  return o;
+}
+
+// Brute force over every object with the same leaf test: must match the
+// picker exactly, object and t.
+Hit brute_force(const Scene& scene, const Ray& ray) {
+  Hit best;
+  for (std::uint32_t i = 0; i < scene.objects.size(); ++i) {
+    const Object& obj = scene.objects[i];
+    const Obb obb = Obb::make(scene.meshes[obj.mesh].triangle_bounds(), obj.matrix);
+    const float t = obb_entry(ray, obb, ray.tmax);
+    if (t < best.t) {
+      best.object = i;
+      best.t = t;
+    }
+  }
+  return best;
+}
+
+std::vector<Ray> scene_rays(const Scene& scene, std::size_t n, std::uint64_t seed) {
+  Aabb bounds;
+  for (const Object& o : scene.objects) {
+    bounds.extend(glm::vec3(o.matrix[3]));
+  }
+  if (bounds.empty()) bounds = Aabb{glm::vec3{-1}, glm::vec3{1}};
+  bounds.min -= 3.0f;
+  bounds.max += 3.0f;
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<float> u(0.0f, 1.0f);
+  std::normal_distribution<float> g(0.0f, 1.0f);
+  std::vector<Ray> rays;
+  while (rays.size() < n) {
+    Ray r;
+    r.org = bounds.min + glm::vec3{u(rng), u(rng), u(rng)} * (bounds.max - bounds.min);
+    if (!scene.objects.empty() && u(rng) < 0.5f) {
+      const Object& o = scene.objects[rays.size() % scene.objects.size()];
+      r.dir = glm::vec3(o.matrix[3]) - r.org;
+    } else {
+      r.dir = {g(rng), g(rng), g(rng)};
+    }
+    if (u(rng) < 0.2f) {  // zero components of both signs
+      r.dir.x = u(rng) < 0.5f ? 0.0f : -0.0f;
+    }
+    if (is_valid(r)) rays.push_back(r);
+  }
+  return rays;
+}
+
+}  // namespace
+
+TEST_CASE("picker closest hit equals brute force on random scenes of many sizes") {
+  for (std::size_t n : {0, 1, 2, 3, 50, 1000, 4000}) {
+    CAPTURE(n);
+    const Scene scene = tools::make_boxes_scene(n, 1000 + n, all_kinds());
+    const Picker picker(scene);
+    std::size_t hits = 0;
+    for (const Ray& ray : scene_rays(scene, 3000, n)) {
+      const Hit expected = brute_force(scene, ray);
+      const Hit got = picker.intersect(ray);
+      REQUIRE(got.object == expected.object);
+      REQUIRE(got.t == expected.t);
+      hits += got.hit();
+    }
+    if (n > 0) CHECK(hits > 300);
+  }
+}
+
+TEST_CASE("equal t goes to the lower object id") {
+  // Three identical boxes, then one identical box again at the end.
+  Scene scene = tools::make_boxes_scene(1, 5);
+  scene.objects.push_back(scene.objects[0]);
+  scene.objects.push_back(scene.objects[0]);
+  scene.objects[0].matrix = glm::translate(glm::mat4{1.0f}, {50, 0, 0});
+  const Picker picker(scene);
+  const glm::vec3 c{scene.objects[1].matrix[3]};
+  Ray ray{c + glm::vec3{0, 0, -20}, {0, 0, 1}};
+  const Hit hit = picker.intersect(ray);
+  CHECK(hit.object == 1);
+  const auto all = picker.intersect_all(ray);
+  REQUIRE(all.size() == 2);
+  CHECK(all[0].object == 1);
+  CHECK(all[1].object == 2);
+  CHECK(all[0].t == all[1].t);
+}
+
+TEST_CASE("objects with an empty mesh or a singular matrix are never hit") {
+  Scene scene = tools::make_boxes_scene(3, 2);
+  scene.meshes.push_back(Mesh{});  // no triangles
+  for (Object& o : scene.objects) o.matrix = glm::mat4{1.0f};
+  scene.objects[0].mesh = 2;
+  scene.objects[1].matrix = glm::scale(glm::mat4{1.0f}, {1, 0, 1});
+  const Picker picker(scene);
+  const Hit hit = picker.intersect(Ray{{0, 0, -5}, {0, 0, 1}});
+  CHECK(hit.object == 2);
+  CHECK(hit.t == 4.5f);
+  CHECK(picker.world_box(0).empty());
+  CHECK(picker.world_box(1).empty());
+}
+
+TEST_CASE("occluded and all-hits agree with brute force") {
+  const Scene scene = tools::make_boxes_scene(600, 77, all_kinds());
+  const Picker picker(scene);
+  for (const Ray& ray : scene_rays(scene, 1500, 78)) {
+    std::vector<Hit> expected;
+    for (std::uint32_t i = 0; i < scene.objects.size(); ++i) {
+      const Object& obj = scene.objects[i];
+      const Obb obb = Obb::make(scene.meshes[obj.mesh].triangle_bounds(), obj.matrix);
+      const float t = obb_entry(ray, obb, ray.tmax);
+      if (t != kInfinity) {
+        Hit h;
+        h.object = i;
+        h.t = t;
+        expected.push_back(h);
+      }
+    }
+    std::sort(expected.begin(), expected.end(), closer);
+    CHECK(picker.occluded(ray) == !expected.empty());
+    const std::vector<Hit> all = picker.intersect_all(ray);
+    REQUIRE(all.size() == expected.size());
+    for (std::size_t k = 0; k < all.size(); ++k) {
+      CHECK(all[k].object == expected[k].object);
+      CHECK(all[k].t == expected[k].t);
+    }
+    const std::vector<Hit> two = picker.intersect_all(ray, 2);
+    CHECK(two.size() == std::min<std::size_t>(2, expected.size()));
+  }
+}
+
+TEST_CASE("segment rays: tmax cuts off farther objects") {
+  const Scene scene = tools::make_boxes_scene(300, 8, all_kinds());
+  const Picker picker(scene);
+  for (Ray ray : scene_rays(scene, 1000, 9)) {
+    const Hit full = picker.intersect(ray);
+    if (!full.hit() || full.t == 0.0f) continue;
+    ray.tmax = full.t * 0.999f;
+    CHECK_FALSE(picker.intersect(ray).hit());
+    ray.tmax = full.t;
+    CHECK(picker.intersect(ray).object == full.object);
+  }
+}
+
+TEST_CASE("after moving objects and refitting, picks equal brute force on the moved scene") {
+  Scene scene = tools::make_boxes_scene(1000, 21, all_kinds());
+  Picker picker(scene);
+  std::mt19937_64 rng(22);
+  std::uniform_real_distribution<float> u(-8.0f, 8.0f);
+  for (std::uint32_t i = 0; i < scene.objects.size(); i += 3) {
+    scene.objects[i].matrix =
+        glm::translate(glm::mat4{1.0f}, {u(rng), u(rng), u(rng)}) *
+        scene.objects[i].matrix;
+    picker.set_matrix(i, scene.objects[i].matrix);
+  }
+  picker.refit();
+  for (const Ray& ray : scene_rays(scene, 3000, 23)) {
+    const Hit expected = brute_force(scene, ray);
+    const Hit got = picker.intersect(ray);
+    REQUIRE(got.object == expected.object);
+    REQUIRE(got.t == expected.t);
+  }
+}

@@ -1,0 +1,139 @@
+// OBBs: the abs-matrix world box against the 8-corner method, and the
+// ray/OBB test (ray carried into local space) on hand-computed cases.
+#include "test_util.h"
+
+#include "raypick/core/obb.h"
+
+#include <algorithm>
+
+#include <glm/ext/matrix_transform.hpp>
+
+using namespace raypick;
+
+namespace {
+
+const Aabb kUnit{glm::vec3{-1.0f}, glm::vec3{1.0f}};
+
+float hit_t(const Obb& obb, const glm::vec3& o, const glm::vec3& d) {
+  Ray r;
+  r.org = o;
+  r.dir = d;
+  return obb_entry(r, obb, kInfinity);
+}
+
+}  // namespace
+
+TEST_CASE("abs-matrix world box equals the min/max of the 8 transformed corners for random matrices") {
+  std::mt19937_64 rng(42);
+  std::uniform_real_distribution<float> u(-3.0f, 3.0f);
+  for (int i = 0; i < 5000; ++i) {
+    const glm::mat4 m = test::random_affine(rng, /*shear=*/i % 2 == 0);
+    Aabb local;
+    local.extend(glm::vec3{u(rng), u(rng), u(rng)});
+    local.extend(glm::vec3{u(rng), u(rng), u(rng)});
+    if (i % 10 == 0) local.max.z = local.min.z;  // flat boxes too
+    const Aabb fast = transform_aabb(m, local);
+    const Aabb slow = transform_aabb_corners(m, local);
+    const float tol = 1e-4f * (1.0f + glm::length(slow.max - slow.min) +
+                               glm::length(slow.center()));
+    CHECK_VEC_NEAR(fast.min, slow.min, tol);
+    CHECK_VEC_NEAR(fast.max, slow.max, tol);
+  }
+}
+
+TEST_CASE("world box of an empty local box is empty") {
+  CHECK(transform_aabb(glm::mat4{2.0f}, Aabb{}).empty());
+}
+
+TEST_CASE("world box under a 90 degree rotation swaps extents exactly") {
+  const glm::mat4 m = glm::rotate(glm::mat4{1.0f}, glm::radians(90.0f),
+                                  glm::vec3{0, 0, 1});
+  const Aabb b = transform_aabb(m, Aabb{{-2, -1, -3}, {2, 1, 3}});
+  CHECK_VEC_NEAR(b.min, glm::vec3(-1, -2, -3), 1e-6f);
+  CHECK_VEC_NEAR(b.max, glm::vec3(1, 2, 3), 1e-6f);
+}
+
+TEST_CASE("ray/OBB: translated and non-uniformly scaled box") {
+  // Local unit box scaled by (2, 1, 0.5) and moved to x = 10: world box
+  // [8, 12] x [-1, 1] x [-0.5, 0.5].
+  const glm::mat4 m = glm::scale(glm::translate(glm::mat4{1.0f}, {10, 0, 0}),
+                                 {2, 1, 0.5f});
+  const Obb obb = Obb::make(kUnit, m);
+  CHECK(hit_t(obb, {0, 0, 0}, {1, 0, 0}) == doctest::Approx(8.0f));
+  CHECK(hit_t(obb, {0, 0, 0}, {2, 0, 0}) == doctest::Approx(4.0f));
+  CHECK(hit_t(obb, {10, 0, 5}, {0, 0, -1}) == doctest::Approx(4.5f));
+  CHECK(hit_t(obb, {10, 0, 0.6f}, {1, 0, 0}) == kInfinity);
+  CHECK(hit_t(obb, {10, 0.2f, 0.1f}, {1, 0, 0}) == 0.0f);  // inside
+}
+
+TEST_CASE("ray/OBB: rotated box is hit where the rotated faces are") {
+  // The unit box rotated 45 degrees about z: a diamond whose corner on the
+  // x axis is at x = sqrt(2).
+  const glm::mat4 m = glm::rotate(glm::mat4{1.0f}, glm::radians(45.0f),
+                                  glm::vec3{0, 0, 1});
+  const Obb obb = Obb::make(kUnit, m);
+  CHECK(hit_t(obb, {-5, 0, 0}, {1, 0, 0}) ==
+        doctest::Approx(5.0f - std::sqrt(2.0f)).epsilon(1e-5));
+  // Near the top corner the diamond is thin but still there...
+  CHECK(hit_t(obb, {-5, 1.3f, 0}, {1, 0, 0}) != kInfinity);
+  // ...and (1.2, 1.2) is inside its world AABB but outside the diamond.
+  CHECK(hit_t(obb, {1.2f, 1.2f, -5}, {0, 0, 1}) == kInfinity);
+  CHECK(transform_aabb(m, kUnit).contains({1.2f, 1.2f, 0}));
+}
+
+TEST_CASE("ray/OBB: mirrored box (negative determinant) is hit like its mirror image") {
+  const glm::mat4 m = glm::scale(glm::translate(glm::mat4{1.0f}, {0, 5, 0}),
+                                 {-1, 2, 1});  // det < 0
+  const Obb obb = Obb::make(Aabb{{0, 0, 0}, {1, 1, 1}}, m);
+  REQUIRE(obb.invertible);
+  // World box: x in [-1, 0], y in [5, 7], z in [0, 1].
+  CHECK(hit_t(obb, {-0.5f, 0, 0.5f}, {0, 1, 0}) == doctest::Approx(5.0f));
+  CHECK(hit_t(obb, {0.5f, 0, 0.5f}, {0, 1, 0}) == kInfinity);
+  CHECK(hit_t(obb, {-3, 6, 0.5f}, {1, 0, 0}) == doctest::Approx(2.0f));
+}
+
+TEST_CASE("ray/OBB: sheared box follows the shear") {
+  glm::mat4 m{1.0f};
+  m[1][0] = 1.0f;  // x += y
+  const Obb obb = Obb::make(Aabb{{0, 0, 0}, {1, 1, 1}}, m);
+  // At height y = 0.9 the sheared box spans x in [0.9, 1.9].
+  CHECK(hit_t(obb, {-5, 0.9f, 0.5f}, {1, 0, 0}) ==
+        doctest::Approx(5.9f).epsilon(1e-5));
+  CHECK(hit_t(obb, {0.5f, 0.9f, -5}, {0, 0, 1}) == kInfinity);
+  CHECK(hit_t(obb, {1.5f, 0.9f, -5}, {0, 0, 1}) == doctest::Approx(5.0f));
+}
+
+TEST_CASE("ray/OBB: a singular matrix can never be hit") {
+  const glm::mat4 hidden = glm::scale(glm::mat4{1.0f}, {0, 0, 0});
+  const Obb obb = Obb::make(kUnit, hidden);
+  CHECK_FALSE(obb.invertible);
+  CHECK(obb.world_bounds().empty());
+  CHECK(hit_t(obb, {-5, 0, 0}, {1, 0, 0}) == kInfinity);
+  CHECK(hit_t(obb, {0, 0, 0}, {1, 0, 0}) == kInfinity);
+  const Obb flat = Obb::make(kUnit, glm::scale(glm::mat4{1.0f}, {1, 0, 1}));
+  CHECK_FALSE(flat.invertible);
+}
+
+TEST_CASE("ray/OBB: t is the same whether computed in world or local space") {
+  // Random OBBs, rays aimed at a point inside: the hit point o + t d must be
+  // on the world box's surface (or t = 0 for an inside origin).
+  std::mt19937_64 rng(3);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  for (int i = 0; i < 2000; ++i) {
+    const glm::mat4 m = test::random_affine(rng);
+    const Obb obb = Obb::make(kUnit, m);
+    const glm::vec3 target{m * glm::vec4(u(rng), u(rng), u(rng), 1.0f)};
+    const glm::vec3 o{30.0f * u(rng), 30.0f * u(rng), 30.0f * u(rng)};
+    const glm::vec3 d = (target - o) * (0.1f + std::abs(u(rng)));
+    const float t = hit_t(obb, o, d);
+    REQUIRE(t != kInfinity);
+    const glm::vec3 p_local{obb.to_local * glm::vec4(o + t * d, 1.0f)};
+    const float m_abs = std::max({std::abs(p_local.x), std::abs(p_local.y),
+                                  std::abs(p_local.z)});
+    if (t > 0.0f) {
+      CHECK(m_abs == doctest::Approx(1.0f).epsilon(1e-3));  // on a face
+    } else {
+      CHECK(m_abs <= 1.0f + 1e-5f);  // origin inside
+    }
+  }
+}

@@ -1,0 +1,191 @@
+// The slab test on hand-computed cases, including every robustness case:
+// zero and negative-zero direction components, origin on a slab plane,
+// flat boxes, origin inside, grazing rays, t limits.
+#include "test_util.h"
+
+#include "raypick/core/ray_box.h"
+
+#include <limits>
+
+using namespace raypick;
+
+namespace {
+
+const Aabb kUnit{glm::vec3{-1.0f}, glm::vec3{1.0f}};
+
+float entry(const glm::vec3& o, const glm::vec3& d, const Aabb& box,
+            float tmax = kInfinity) {
+  Ray r;
+  r.org = o;
+  r.dir = d;
+  r.tmax = tmax;
+  return slab_entry(RayInv(r), box);
+}
+
+}  // namespace
+
+TEST_CASE("ray hitting a box head-on enters at the near face") {
+  for (int axis = 0; axis < 3; ++axis) {
+    for (float sign : {1.0f, -1.0f}) {
+      CAPTURE(axis);
+      CAPTURE(sign);
+      glm::vec3 o{0.0f}, d{0.0f};
+      o[axis] = -5.0f * sign;
+      d[axis] = sign;
+      CHECK(entry(o, d, kUnit) == 4.0f);
+    }
+  }
+}
+
+TEST_CASE("t is in units of the given direction, which is never normalized") {
+  CHECK(entry({-5, 0, 0}, {2, 0, 0}, kUnit) == 2.0f);
+  CHECK(entry({-5, 0, 0}, {0.5f, 0, 0}, kUnit) == 8.0f);
+  // Diagonal direction (1,1,0) from (-3,-2,0): x enters at 2, y at 1 -> 2.
+  CHECK(entry({-3, -2, 0}, {1, 1, 0}, kUnit) == 2.0f);
+}
+
+TEST_CASE("ray starting inside a box hits at t = 0") {
+  CHECK(entry({0, 0, 0}, {1, 0, 0}, kUnit) == 0.0f);
+  CHECK(entry({0.9f, -0.9f, 0.5f}, {-3, 7, 1}, kUnit) == 0.0f);
+  // On the surface counts as inside the closed box.
+  CHECK(entry({1, 0, 0}, {1, 0, 0}, kUnit) == 0.0f);
+  CHECK(entry({1, 1, 1}, {1, 1, 1}, kUnit) == 0.0f);
+}
+
+TEST_CASE("ray pointing away from a box misses it") {
+  CHECK(entry({2, 0, 0}, {1, 0, 0}, kUnit) == kInfinity);
+  CHECK(entry({-2, 0, 0}, {-1, 0, 0}, kUnit) == kInfinity);
+  CHECK(entry({0, 5, 0}, {1, 1, 0}, kUnit) == kInfinity);
+}
+
+TEST_CASE("zero direction components: parallel rays hit inside the slab and miss outside") {
+  for (float zero : {0.0f, -0.0f}) {
+    CAPTURE(zero);
+    SUBCASE("inside the slab") {
+      CHECK(entry({-5, 0.5f, -0.5f}, {1, zero, zero}, kUnit) == 4.0f);
+      CHECK(entry({5, 0.5f, -0.5f}, {-1, zero, zero}, kUnit) == 4.0f);
+    }
+    SUBCASE("outside the slab, either side") {
+      CHECK(entry({-5, 1.5f, 0}, {1, zero, zero}, kUnit) == kInfinity);
+      CHECK(entry({-5, -1.5f, 0}, {1, zero, zero}, kUnit) == kInfinity);
+      CHECK(entry({-5, 0, 1.5f}, {1, zero, zero}, kUnit) == kInfinity);
+      CHECK(entry({-5, 0, -1.5f}, {1, zero, zero}, kUnit) == kInfinity);
+    }
+  }
+}
+
+TEST_CASE("origin exactly on a slab plane with a zero direction component still hits (0 * inf = NaN case)") {
+  // The ray runs in the plane of a face: the box is closed, so it is hit.
+  for (float zero : {0.0f, -0.0f}) {
+    for (float plane : {-1.0f, 1.0f}) {
+      CAPTURE(zero);
+      CAPTURE(plane);
+      SUBCASE("y plane") {
+        CHECK(entry({-5, plane, 0}, {1, zero, 0}, kUnit) == 4.0f);
+        CHECK(entry({5, plane, 0}, {-1, zero, 0}, kUnit) == 4.0f);
+      }
+      SUBCASE("z plane, both other components zero") {
+        CHECK(entry({0, -5, plane}, {zero, 1, zero}, kUnit) == 4.0f);
+      }
+      SUBCASE("on two planes at once: along an edge") {
+        CHECK(entry({-5, plane, plane}, {1, zero, zero}, kUnit) == 4.0f);
+      }
+    }
+  }
+  // ... and on the plane but beyond the box along the ray: a miss, not a
+  // NaN-made hit.
+  CHECK(entry({5, 1, 0}, {1, 0.0f, 0}, kUnit) == kInfinity);
+  CHECK(entry({5, 1, 0}, {1, -0.0f, 0}, kUnit) == kInfinity);
+  CHECK(entry({0, 1, 5}, {-0.0f, 0.0f, 1}, kUnit) == kInfinity);
+}
+
+TEST_CASE("a flat box (zero extent on an axis) is hit when crossed") {
+  const Aabb quad{{-1, -1, 2}, {1, 1, 2}};
+  CHECK(entry({0, 0, 0}, {0, 0, 1}, quad) == 2.0f);
+  CHECK(entry({0, 0, 5}, {0, 0, -1}, quad) == 3.0f);
+  CHECK(entry({0.5f, 0.5f, 0}, {0.25f, 0.25f, 1}, quad) == 2.0f);
+  CHECK(entry({0, 0, 0}, {0, 0, -1}, quad) == kInfinity);
+  SUBCASE("a ray lying in the flat box's plane hits it") {
+    CHECK(entry({-5, 0, 2}, {1, 0, 0}, quad) == 4.0f);
+    CHECK(entry({-5, 0, 2}, {1, 0, -0.0f}, quad) == 4.0f);
+  }
+  SUBCASE("a box flat on all axes (a point) is hit by a ray through it") {
+    const Aabb point{{1, 2, 3}, {1, 2, 3}};
+    CHECK(entry({1, 2, 0}, {0, 0, 1}, point) == 3.0f);
+    CHECK(entry({1, 2, 0}, {-0.0f, 0, 1}, point) == 3.0f);
+    CHECK(entry({1, 2.5f, 0}, {0, 0, 1}, point) == kInfinity);
+  }
+}
+
+TEST_CASE("grazing rays touching an edge or a corner hit (closed box)") {
+  // Passes through the corner (1,1,0) exactly.
+  CHECK(entry({0, 2, 0}, {1, -1, 0}, kUnit) == 1.0f);
+  // Slides along the top face's edge line y = 1, z = 1.
+  CHECK(entry({-3, 1, 1}, {1, 0, 0}, kUnit) == 2.0f);
+}
+
+TEST_CASE("an empty box is never hit") {
+  const Aabb empty;
+  CHECK(entry({0, 0, 0}, {1, 0, 0}, empty) == kInfinity);
+  CHECK(entry({0, 0, 0}, {0, -0.0f, 1}, empty) == kInfinity);
+  CHECK(entry({0, 0, 0}, {-1, -1, -1}, empty) == kInfinity);
+}
+
+TEST_CASE("the t range limits hits: tmax, tmin and the traversal limit") {
+  CHECK(entry({-5, 0, 0}, {1, 0, 0}, kUnit, 3.9f) == kInfinity);
+  CHECK(entry({-5, 0, 0}, {1, 0, 0}, kUnit, 4.0f) == 4.0f);  // inclusive
+  Ray r;
+  r.org = {0, 0, 0};
+  r.dir = {1, 0, 0};
+  r.tmin = 0.5f;
+  CHECK(slab_entry(RayInv(r), kUnit) == 0.5f);  // inside: enters at tmin
+  r.tmin = 1.5f;
+  CHECK(slab_entry(RayInv(r), kUnit) == kInfinity);  // already left at t = 1
+  const SlabInterval s = slab_interval(RayInv(Ray{{-5, 0, 0}, {1, 0, 0}}), kUnit);
+  CHECK(s.hit());
+  CHECK(s.tnear == 4.0f);
+  CHECK(s.tfar == 6.0f);
+}
+
+TEST_CASE("a ray parallel to a slab and outside it misses: entry at t = +inf is no hit") {
+  // dir.x = +0: the origin is outside the x slab, so t would be "infinite".
+  CHECK(entry({5, 0, 0}, {0, 1, 0}, kUnit) == kInfinity);
+  CHECK(entry({-5, 0, 0}, {0, 1, 0}, kUnit) == kInfinity);
+}
+
+TEST_CASE("slab test agrees with a double-precision check on random axis-plane rays") {
+  // Origins snapped to the box planes, directions with zero components of
+  // both signs: every mix of the NaN and infinity cases.
+  std::mt19937_64 rng(7);
+  std::uniform_int_distribution<int> pick(0, 4);
+  const float coords[5] = {-2.0f, -1.0f, 0.0f, 1.0f, 2.0f};
+  const float dirs[5] = {-1.0f, -0.0f, 0.0f, 0.5f, 1.0f};
+  int hits = 0, cases = 0;
+  for (int i = 0; i < 20000; ++i) {
+    const glm::vec3 o{coords[pick(rng)], coords[pick(rng)], coords[pick(rng)]};
+    const glm::vec3 d{dirs[pick(rng)], dirs[pick(rng)], dirs[pick(rng)]};
+    if (d == glm::vec3{0.0f}) continue;
+    ++cases;
+    // Reference: inside-slab checks for zero components, exact division
+    // otherwise (all values here are small dyadic numbers: exact in float).
+    double t0 = 0.0, t1 = 1e300;
+    bool miss = false;
+    for (int a = 0; a < 3; ++a) {
+      if (d[a] == 0.0f) {
+        if (o[a] < -1.0f || o[a] > 1.0f) miss = true;
+        continue;
+      }
+      double ta = (-1.0 - o[a]) / d[a], tb = (1.0 - o[a]) / d[a];
+      if (ta > tb) std::swap(ta, tb);
+      t0 = std::max(t0, ta);
+      t1 = std::min(t1, tb);
+    }
+    const float expected =
+        (!miss && t0 <= t1) ? static_cast<float>(t0) : kInfinity;
+    hits += expected != kInfinity;
+    CAPTURE(o.x); CAPTURE(o.y); CAPTURE(o.z);
+    CAPTURE(d.x); CAPTURE(d.y); CAPTURE(d.z);
+    REQUIRE(entry(o, d, kUnit) == expected);
+  }
+  CHECK(hits > cases / 10);  // the sample really exercises hits
+}

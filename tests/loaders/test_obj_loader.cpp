@@ -1,0 +1,853 @@
+// The OBJ loader and load_scene()'s dispatch. Test files are written to a
+// fresh temporary directory at run time; the assimp test models are read
+// from Debian's assimp-testmodels package when it is installed.
+#include "raypick/loaders/load.h"
+
+#include <doctest/doctest.h>
+
+#include <glm/geometric.hpp>
+#include <glm/vec3.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace {
+
+namespace fs = std::filesystem;
+using raypick::LoadError;
+using raypick::LoadResult;
+using raypick::Scene;
+
+// A fresh directory under the system's temporary directory, removed with its
+// contents when the test ends.
+class TempDir {
+ public:
+  TempDir() {
+    std::random_device entropy;
+    const auto now = std::chrono::steady_clock::now().time_since_epoch().count();
+    path_ = fs::temp_directory_path() /
+            ("raypick_loaders_" + std::to_string(now) + "_" +
+             std::to_string(entropy()));
+    fs::create_directories(path_);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+
+  // Writes `bytes` exactly as given (binary mode: "\r\n" stays) and returns
+  // the file's path.
+  std::string write(const std::string& name, std::string_view bytes) const {
+    const fs::path file = path_ / name;
+    std::ofstream out(file, std::ios::binary | std::ios::trunc);
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    REQUIRE(out.good());
+    return file.string();
+  }
+
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+// Loads `path` and requires success.
+Scene load_ok(const std::string& path) {
+  LoadResult result = raypick::load_scene(path);
+  INFO("load error: ", (result.error ? result.error->to_string() : "none"));
+  REQUIRE(result.ok());
+  REQUIRE_FALSE(result.error.has_value());
+  CHECK(raypick::validate_scene(*result.scene).empty());
+  return *result.scene;
+}
+
+// Loads `path` and requires failure.
+LoadError load_error(const std::string& path) {
+  LoadResult result = raypick::load_scene(path);
+  REQUIRE_FALSE(result.ok());
+  REQUIRE(result.error.has_value());
+  CHECK(result.error->file == path);
+  CHECK_FALSE(result.error->message.empty());
+  return *result.error;
+}
+
+// The outcome every input must have, whatever it holds: a sound scene with
+// at least one object, or an error with a message; never both, never
+// neither.
+void check_loads_or_fails_cleanly(const std::string& path) {
+  const LoadResult result = raypick::load_scene(path);
+  REQUIRE(result.ok() != result.error.has_value());
+  if (result.ok()) {
+    CHECK_FALSE(result.scene->objects.empty());
+    CHECK(result.scene->meshes.size() == result.scene->objects.size());
+    CHECK(raypick::validate_scene(*result.scene).empty());
+  } else {
+    CHECK(result.error->file == path);
+    CHECK_FALSE(result.error->message.empty());
+  }
+}
+
+const raypick::Mesh& mesh_of(const Scene& scene, std::size_t object) {
+  REQUIRE(object < scene.objects.size());
+  REQUIRE(scene.objects[object].mesh < scene.meshes.size());
+  return scene.meshes[scene.objects[object].mesh];
+}
+
+// The corner positions of each triangle, in order.
+std::vector<glm::vec3> corners(const raypick::Mesh& mesh) {
+  std::vector<glm::vec3> out;
+  for (const glm::uvec3& tri : mesh.triangles) {
+    for (int k = 0; k < 3; ++k) out.push_back(mesh.positions[tri[k]]);
+  }
+  return out;
+}
+
+float area(const raypick::Mesh& mesh) {
+  float sum = 0.0f;
+  for (const glm::uvec3& tri : mesh.triangles) {
+    const glm::vec3 a = mesh.positions[tri[0]];
+    const glm::vec3 b = mesh.positions[tri[1]];
+    const glm::vec3 c = mesh.positions[tri[2]];
+    sum += 0.5f * glm::length(glm::cross(b - a, c - a));
+  }
+  return sum;
+}
+
+constexpr std::string_view kAssimpModels = "/usr/share/assimp/models";
+
+// A valid file using most of what the loader handles: comments, normals and
+// texture coordinates, `o` and `g` groups, an empty group, quads, negative
+// indices, a material reference.
+constexpr std::string_view kMultiGroup =
+    "# multi-group test scene\n"
+    "mtllib scene.mtl\n"
+    "v 0 0 0\n"
+    "v 1 0 0\n"
+    "v 1 1 0\n"
+    "v 0 1 0\n"
+    "vn 0 0 1\n"
+    "vt 0 0\n"
+    "o floor\n"
+    "usemtl grey\n"
+    "f 1/1/1 2/1/1 3/1/1 4/1/1\n"
+    "g nothing_here\n"
+    "v 0 0 2\n"
+    "v 2 0 2\n"
+    "v 0 2 2\n"
+    "g roof part\n"
+    "f -3 -2 -1\n"
+    "f 1//1 5//1 6//1\n"
+    "o last\n"
+    "f 2 3 7 6\n";
+
+}  // namespace
+
+TEST_CASE("o and g groups become objects in file order with compact meshes") {
+  TempDir dir;
+  const std::string path = dir.write("groups.obj",
+                                     "v 0 0 0\n"   // 1
+                                     "v 1 0 0\n"   // 2
+                                     "v 0 1 0\n"   // 3
+                                     "v 5 5 5\n"   // 4, never used
+                                     "o first\n"
+                                     "f 1 2 3\n"
+                                     "v 2 0 0\n"   // 5
+                                     "v 2 1 0\n"   // 6
+                                     "g second\n"
+                                     "f 2 5 6\n"
+                                     "f 2 6 3\n");
+  const Scene scene = load_ok(path);
+  REQUIRE(scene.objects.size() == 2);
+  REQUIRE(scene.meshes.size() == 2);
+  CHECK(scene.objects[0].name == "first");
+  CHECK(scene.objects[1].name == "second");
+  CHECK(scene.objects[0].mesh != scene.objects[1].mesh);
+  for (const raypick::Object& object : scene.objects) {
+    CHECK(object.matrix == glm::mat4(1.0f));
+  }
+
+  // Each mesh holds the vertices its faces use, in order of first use.
+  const raypick::Mesh& first = mesh_of(scene, 0);
+  CHECK(first.positions == std::vector<glm::vec3>{{0, 0, 0}, {1, 0, 0}, {0, 1, 0}});
+  CHECK(first.triangles == std::vector<glm::uvec3>{{0, 1, 2}});
+
+  const raypick::Mesh& second = mesh_of(scene, 1);
+  CHECK(second.positions ==
+        std::vector<glm::vec3>{{1, 0, 0}, {2, 0, 0}, {2, 1, 0}, {0, 1, 0}});
+  CHECK(second.triangles == std::vector<glm::uvec3>{{0, 1, 2}, {0, 2, 3}});
+  CHECK(scene.triangle_count() == 3);
+}
+
+TEST_CASE("a shape without a name is called shape<i> after its object id") {
+  TempDir dir;
+  const std::string path = dir.write("unnamed.obj",
+                                     "v 0 0 0\nv 1 0 0\nv 0 1 0\n"
+                                     "f 1 2 3\n"   // before any o/g: no name
+                                     "o named\n"
+                                     "f 1 2 3\n"
+                                     // "g" alone is no statement to
+                                     // tinyobjloader; "g " is a group
+                                     // without a name.
+                                     "g \n"
+                                     "f 1 2 3\n");
+  const Scene scene = load_ok(path);
+  REQUIRE(scene.objects.size() == 3);
+  CHECK(scene.objects[0].name == "shape0");
+  CHECK(scene.objects[1].name == "named");
+  CHECK(scene.objects[2].name == "shape2");
+}
+
+TEST_CASE("quads and polygons are triangulated by tinyobjloader") {
+  TempDir dir;
+  const std::string path = dir.write("polygons.obj",
+                                     "v 0 0 0\nv 2 0 0\nv 2 1 0\nv 0 1 0\n"
+                                     "o quad\n"
+                                     "f 1 2 3 4\n"
+                                     // A convex pentagon in the plane z = 1.
+                                     "v 0 0 1\nv 2 0 1\nv 3 1 1\nv 1 2 1\nv -1 1 1\n"
+                                     "o pentagon\n"
+                                     "f 5 6 7 8 9\n");
+  const Scene scene = load_ok(path);
+  REQUIRE(scene.objects.size() == 2);
+
+  const raypick::Mesh& quad = mesh_of(scene, 0);
+  CHECK(quad.triangles.size() == 2);
+  CHECK(quad.positions.size() == 4);
+  CHECK(area(quad) == doctest::Approx(2.0));
+
+  const raypick::Mesh& pentagon = mesh_of(scene, 1);
+  CHECK(pentagon.triangles.size() == 3);
+  CHECK(pentagon.positions.size() == 5);
+  // Shoelace formula over (0,0) (2,0) (3,1) (1,2) (-1,1): 10/2. Equal areas
+  // mean the triangles cover the pentagon without overlap.
+  CHECK(area(pentagon) == doctest::Approx(5.0));
+  for (const glm::vec3& p : corners(pentagon)) CHECK(p.z == 1.0f);
+}
+
+TEST_CASE("negative indices count back from the last vertex defined so far") {
+  TempDir dir;
+  const std::string path = dir.write("negative.obj",
+                                     "v 0 0 0\nv 1 0 0\nv 0 1 0\n"
+                                     "f -3 -2 -1\n"     // 1 2 3
+                                     "v 0 0 1\n"
+                                     "f -4 -2 -1\n"     // 1 3 4
+                                     "f +1 2 -1\n");    // 1 2 4
+  const Scene scene = load_ok(path);
+  REQUIRE(scene.objects.size() == 1);
+  CHECK(corners(mesh_of(scene, 0)) == std::vector<glm::vec3>{
+                                          {0, 0, 0}, {1, 0, 0}, {0, 1, 0},
+                                          {0, 0, 0}, {0, 1, 0}, {0, 0, 1},
+                                          {0, 0, 0}, {1, 0, 0}, {0, 0, 1}});
+}
+
+TEST_CASE("groups without faces are dropped") {
+  TempDir dir;
+  const std::string path = dir.write("empty_groups.obj",
+                                     "g empty_before\n"
+                                     "v 0 0 0\nv 1 0 0\nv 0 1 0\n"
+                                     "o empty_object\n"
+                                     "g real\n"
+                                     "f 1 2 3\n"
+                                     "g empty_between\n"
+                                     "g also_real\n"
+                                     "f 3 2 1\n"
+                                     "o empty_at_end\n");
+  const Scene scene = load_ok(path);
+  REQUIRE(scene.objects.size() == 2);
+  CHECK(scene.objects[0].name == "real");
+  CHECK(scene.objects[1].name == "also_real");
+}
+
+TEST_CASE("an object with only lines or points is kept with an empty mesh") {
+  TempDir dir;
+  const std::string path = dir.write("lines.obj",
+                                     "v 0 0 0\nv 1 0 0\nv 0 1 0\n"
+                                     "o wire\n"
+                                     "l 1 2 3\n"
+                                     "o dots\n"
+                                     "p 1 2\n"
+                                     "o solid\n"
+                                     "f 1 2 3\n"
+                                     "l 1 3\n");
+  const Scene scene = load_ok(path);
+  REQUIRE(scene.objects.size() == 3);
+  CHECK(scene.objects[0].name == "wire");
+  CHECK(mesh_of(scene, 0).triangles.empty());
+  CHECK(mesh_of(scene, 0).positions.empty());
+  CHECK(scene.objects[1].name == "dots");
+  CHECK(mesh_of(scene, 1).triangles.empty());
+  CHECK(scene.objects[2].name == "solid");
+  CHECK(mesh_of(scene, 2).triangles.size() == 1);
+}
+
+TEST_CASE("a missing material library is tolerated with a warning") {
+  TempDir dir;
+  const std::string path = dir.write("no_mtl.obj",
+                                     "mtllib not_there.mtl\n"
+                                     "v 0 0 0\nv 1 0 0\nv 0 1 0\n"
+                                     "usemtl red\n"
+                                     "f 1 2 3\n");
+  const LoadResult result = raypick::load_scene(path);
+  REQUIRE(result.ok());
+  CHECK(result.scene->triangle_count() == 1);
+  CHECK(result.warnings.find("not_there.mtl") != std::string::npos);
+  CHECK(result.warnings.find(path + ": ") == 0);
+  CHECK(result.warnings.back() == '\n');
+}
+
+TEST_CASE("a material library next to the file loads without warnings") {
+  // Found beside the OBJ file, not in the working directory.
+  TempDir dir;
+  dir.write("paint.mtl", "newmtl red\nKd 1 0 0\n");
+  const std::string path = dir.write("with_mtl.obj",
+                                     "mtllib paint.mtl\n"
+                                     "v 0 0 0\nv 1 0 0\nv 0 1 0\n"
+                                     "usemtl red\n"
+                                     "f 1 2 3\n");
+  const LoadResult result = raypick::load_scene(path);
+  REQUIRE(result.ok());
+  CHECK(result.warnings.empty());
+}
+
+TEST_CASE("a face index past the last vertex is refused with its line") {
+  TempDir dir;
+  const std::string cube_vertices =
+      "v 0 0 0\nv 1 0 0\nv 1 1 0\nv 0 1 0\n"
+      "v 0 0 1\nv 1 0 1\nv 1 1 1\nv 0 1 1\n";  // lines 1-8
+  SUBCASE("a positive index") {
+    const std::string path =
+        dir.write("bad.obj", cube_vertices + "o box\nf 1 2 3\nf 1 2 9\n");
+    const LoadError error = load_error(path);
+    CHECK(error.kind == LoadError::Kind::kMalformed);
+    CHECK(error.line == 11);
+    CHECK(error.message == "face index 9 out of range (8 vertices)");
+    CHECK(error.to_string() ==
+          path + ":11: face index 9 out of range (8 vertices)");
+  }
+  SUBCASE("a negative index") {
+    const std::string path =
+        dir.write("bad.obj", cube_vertices + "f 1 2 3\nf -9 1 2\n");
+    const LoadError error = load_error(path);
+    CHECK(error.line == 10);
+    CHECK(error.message == "face index -9 out of range (8 vertices)");
+  }
+  SUBCASE("an index of a vertex defined only further down") {
+    const std::string path =
+        dir.write("bad.obj", "v 0 0 0\nv 1 0 0\nf 1 2 3\nv 0 1 0\n");
+    const LoadError error = load_error(path);
+    CHECK(error.line == 3);
+    CHECK(error.message == "face index 3 out of range (2 vertices)");
+  }
+  SUBCASE("an index too large for any integer type") {
+    const std::string path = dir.write(
+        "bad.obj", cube_vertices + "f 1 2 123456789012345678901234567890\n");
+    const LoadError error = load_error(path);
+    CHECK(error.line == 9);
+    CHECK(error.message ==
+          "face index 123456789012345678901234567890 out of range (8 vertices)");
+  }
+}
+
+TEST_CASE("face index 0 is refused with its line") {
+  TempDir dir;
+  const std::string path =
+      dir.write("zero.obj", "v 0 0 0\nv 1 0 0\nv 0 1 0\n\nf 1 2 3\nf 0 1 2\n");
+  const LoadError error = load_error(path);
+  CHECK(error.kind == LoadError::Kind::kMalformed);
+  CHECK(error.line == 6);
+  CHECK(error.message == "face index 0 is invalid (OBJ indices start at 1)");
+}
+
+TEST_CASE("a face with fewer than three corners is refused with its line") {
+  TempDir dir;
+  const std::string path =
+      dir.write("short.obj", "v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\nf 1 2\n");
+  const LoadError error = load_error(path);
+  CHECK(error.line == 5);
+  CHECK(error.message == "face has 2 corners (expected at least 3)");
+}
+
+TEST_CASE("a face corner that is not an index is refused with its line") {
+  TempDir dir;
+  std::string corner;
+  SUBCASE("a word") { corner = "abc"; }
+  SUBCASE("a number with junk") { corner = "2x"; }
+  SUBCASE("a fraction") { corner = "2.5"; }
+  SUBCASE("slashes only") { corner = "//1"; }
+  CAPTURE(corner);
+  const std::string path =
+      dir.write("junk.obj", "v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 " + corner + " 3\n");
+  const LoadError error = load_error(path);
+  CHECK(error.kind == LoadError::Kind::kMalformed);
+  CHECK(error.line == 4);
+  CHECK(error.message.find("'" + corner + "'") != std::string::npos);
+}
+
+TEST_CASE("non-finite vertex coordinates are refused with their line") {
+  TempDir dir;
+  std::string coordinate;
+  SUBCASE("nan") { coordinate = "nan"; }
+  SUBCASE("inf") { coordinate = "-inf"; }
+  SUBCASE("overflowing double") { coordinate = "1e999"; }
+  SUBCASE("overflowing float") { coordinate = "1e39"; }
+  SUBCASE("overflowing float, negative") { coordinate = "-3.5e38"; }
+  CAPTURE(coordinate);
+  const std::string path = dir.write(
+      "inf.obj", "v 0 0 0\nv 1 0 0\nv 0 " + coordinate + " 0\nf 1 2 3\n");
+  const LoadError error = load_error(path);
+  CHECK(error.kind == LoadError::Kind::kMalformed);
+  CHECK(error.line == 3);
+  CHECK(error.message.find("'" + coordinate + "'") != std::string::npos);
+}
+
+TEST_CASE("malformed vertex coordinates are refused with their line") {
+  // tinyobjloader would read each of these as 0, or as the number its prefix
+  // spells, without a word.
+  TempDir dir;
+  std::string vertex;
+  std::string expected;
+  SUBCASE("a word") {
+    vertex = "v 1 abc 2";
+    expected = "vertex coordinate 'abc' is not a number";
+  }
+  SUBCASE("trailing junk") {
+    vertex = "v 1 2 3x";
+    expected = "vertex coordinate '3x' is not a number";
+  }
+  SUBCASE("a misplaced exponent sign") {
+    vertex = "v 1 2 3.1+e2";
+    expected = "vertex coordinate '3.1+e2' is not a number";
+  }
+  SUBCASE("hexadecimal") {
+    vertex = "v 0x10 0 0";
+    expected = "vertex coordinate '0x10' is not a number";
+  }
+  SUBCASE("an empty exponent") {
+    vertex = "v 1e 0 0";
+    expected = "vertex coordinate '1e' is not a number";
+  }
+  SUBCASE("two coordinates") {
+    vertex = "v 1 2";
+    expected = "vertex has 2 coordinates (expected x y z)";
+  }
+  SUBCASE("no coordinates") {
+    vertex = "v ";
+    expected = "vertex has 0 coordinates (expected x y z)";
+  }
+  CAPTURE(vertex);
+  const std::string path =
+      dir.write("junk.obj", "# junk\nv 0 0 0\nv 1 0 0\n" + vertex + "\nf 1 2 3\n");
+  const LoadError error = load_error(path);
+  CHECK(error.kind == LoadError::Kind::kMalformed);
+  CHECK(error.line == 4);
+  CHECK(error.message == expected);
+}
+
+TEST_CASE("number spellings, w and vertex colours are accepted") {
+  TempDir dir;
+  const std::string path = dir.write("numbers.obj",
+                                     "v +1 -.5 2.e1\n"
+                                     "v 1E2 .25e+1 -0\n"
+                                     "v 1e-400 3 4 1.0\n"         // w; 1e-400 is 0
+                                     "v 1 2 3 0.5 0.25 1\n"       // colour
+                                     "v 7 8 9 # comment\n"
+                                     "f 1 2 3\n"
+                                     "f 1 4 5\n");
+  const Scene scene = load_ok(path);
+  REQUIRE(scene.objects.size() == 1);
+  CHECK(corners(mesh_of(scene, 0)) == std::vector<glm::vec3>{
+                                          {1, -0.5f, 20},
+                                          {100, 2.5f, 0},
+                                          {0, 3, 4},
+                                          {1, -0.5f, 20},
+                                          {1, 2, 3},
+                                          {7, 8, 9}});
+}
+
+TEST_CASE("CRLF and lone CR line endings load and count lines like LF") {
+  TempDir dir;
+  std::string eol;
+  SUBCASE("CRLF") { eol = "\r\n"; }
+  SUBCASE("CR") { eol = "\r"; }
+  const std::string good = "o tri" + eol + "v 0 0 0" + eol + "v 1 0 0" + eol +
+                           "v 0 1 0" + eol + "f 1 2 3" + eol;
+  const Scene scene = load_ok(dir.write("good.obj", good));
+  REQUIRE(scene.objects.size() == 1);
+  CHECK(scene.objects[0].name == "tri");  // no '\r' left in the name
+  CHECK(mesh_of(scene, 0).triangles.size() == 1);
+
+  const LoadError error =
+      load_error(dir.write("bad.obj", good + eol + "f 1 2 4" + eol));
+  CHECK(error.line == 7);
+}
+
+TEST_CASE("a UTF-8 byte order mark is skipped and UTF-16 is refused") {
+  TempDir dir;
+  const Scene scene = load_ok(
+      dir.write("bom.obj", "\xEF\xBB\xBFv 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\n"));
+  CHECK(mesh_of(scene, 0).positions.size() == 3);
+
+  const std::string utf16("\xFE\xFF\0v\0 \0001", 8);
+  const LoadError error = load_error(dir.write("utf16.obj", utf16));
+  CHECK(error.kind == LoadError::Kind::kMalformed);
+  CHECK(error.message.find("UTF-16") != std::string::npos);
+}
+
+TEST_CASE("tinyobjloader's tag and skin weight extensions are ignored") {
+  // A `t` line makes tinyobjloader allocate 3 x 8192 values, and a negative
+  // joint in `vw` fails its load; picking reads neither.
+  TempDir dir;
+  std::string file = "v 0 0 0\nv 1 0 0\nv 0 1 0\nvw 1 -1 0.5\n";
+  for (int i = 0; i < 100; ++i) file += "t crease 8192/8192/8192\n";
+  file += "f 1 2 3\n";
+  const Scene scene = load_ok(dir.write("tags.obj", file));
+  CHECK(scene.triangle_count() == 1);
+}
+
+TEST_CASE("a polygon tinyobjloader cannot fully triangulate loads with a warning") {
+  // A square with a square hole, joined by a doubled bridge edge: 10 corners
+  // that need 8 triangles. tinyobjloader's ear clipping finds no ear once the
+  // bridge is reached.
+  TempDir dir;
+  const std::string path = dir.write("holed.obj",
+                                     "v 0 0 0\nv 4 0 0\nv 4 4 0\nv 0 4 0\n"
+                                     "v 1 1 0\nv 1 3 0\nv 3 3 0\nv 3 1 0\n"
+                                     "f 1 2 3 4 1 5 6 7 8 5\n");
+  const LoadResult result = raypick::load_scene(path);
+  REQUIRE(result.ok());
+  // The contract keeps tinyobjloader's triangles (5 with 2.0.0rc10); should
+  // a later version triangulate all of it, this test needs a new polygon.
+  const std::size_t triangles = result.scene->triangle_count();
+  REQUIRE(triangles < 8);
+  CHECK(result.warnings.find("polygon triangulation gave " +
+                             std::to_string(triangles) +
+                             " triangles where the faces need 8") !=
+        std::string::npos);
+}
+
+TEST_CASE("a missing file is an I/O error naming the file") {
+  TempDir dir;
+  const std::string path = (dir.path() / "absent.obj").string();
+  const LoadError error = load_error(path);
+  CHECK(error.kind == LoadError::Kind::kIo);
+  CHECK(error.line == 0);
+  CHECK(error.message == "cannot open file: No such file or directory");
+  CHECK(error.to_string() ==
+        path + ": cannot open file: No such file or directory");
+}
+
+TEST_CASE("a directory is an I/O error") {
+  TempDir dir;
+  const fs::path sub = dir.path() / "folder.obj";
+  fs::create_directory(sub);
+  const LoadError error = load_error(sub.string());
+  CHECK(error.kind == LoadError::Kind::kIo);
+  CHECK(error.message == "cannot open file: Is a directory");
+}
+
+TEST_CASE("a file with no objects is an error") {
+  TempDir dir;
+  std::string text;
+  SUBCASE("empty") { text = ""; }
+  SUBCASE("comments only") { text = "# nothing\n# at all\n"; }
+  SUBCASE("vertices only") { text = "v 0 0 0\nv 1 0 0\nvn 0 0 1\n"; }
+  SUBCASE("empty groups only") { text = "o a\ng b\nv 0 0 0\n"; }
+  const LoadError error = load_error(dir.write("nothing.obj", text));
+  CHECK(error.kind == LoadError::Kind::kMalformed);
+  CHECK(error.line == 0);
+  CHECK(error.message == "no objects in scene");
+}
+
+TEST_CASE("an unsupported extension is a usage error") {
+  TempDir dir;
+  // The extension decides before the file is looked at: it need not exist.
+  const std::string path = (dir.path() / "scene.xyz").string();
+  const LoadError error = load_error(path);
+  CHECK(error.kind == LoadError::Kind::kUnsupported);
+  CHECK(error.message ==
+        "unsupported scene extension '.xyz' (expected .obj, .gltf, .glb or .json)");
+
+  const LoadError none = load_error((dir.path() / "scene").string());
+  CHECK(none.kind == LoadError::Kind::kUnsupported);
+}
+
+TEST_CASE("glTF and JSON scenes are not supported yet by this build") {
+  TempDir dir;
+  for (const char* name : {"scene.gltf", "scene.GLB", "scene.json"}) {
+    CAPTURE(name);
+    const std::string path = dir.write(name, "{}");
+    const LoadError error = load_error(path);
+    CHECK(error.kind == LoadError::Kind::kUnsupported);
+    CHECK(error.message.find("not supported yet") != std::string::npos);
+  }
+}
+
+TEST_CASE("the extension check is case-insensitive") {
+  TempDir dir;
+  for (const char* name : {"upper.OBJ", "mixed.Obj"}) {
+    CAPTURE(name);
+    const Scene scene =
+        load_ok(dir.write(name, "v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\n"));
+    CHECK(scene.triangle_count() == 1);
+  }
+}
+
+TEST_CASE("LoadError prints file:line: message, or file: message without a line") {
+  LoadError error{LoadError::Kind::kMalformed, "a.obj", 12, "bad"};
+  CHECK(error.to_string() == "a.obj:12: bad");
+  error.line = 0;
+  CHECK(error.to_string() == "a.obj: bad");
+}
+
+TEST_CASE("every truncated prefix of a valid file loads or fails cleanly") {
+  TempDir dir;
+  dir.write("scene.mtl", "newmtl grey\nKd 0.5 0.5 0.5\n");
+  const Scene whole = load_ok(dir.write("whole.obj", kMultiGroup));
+  REQUIRE(whole.objects.size() == 3);
+  CHECK(whole.objects[0].name == "floor");
+  CHECK(whole.objects[1].name == "roof part");
+  CHECK(whole.objects[2].name == "last");
+  CHECK(mesh_of(whole, 0).triangles.size() == 2);
+  CHECK(mesh_of(whole, 1).triangles.size() == 2);
+  CHECK(mesh_of(whole, 2).triangles.size() == 2);
+
+  std::size_t loaded = 0;
+  for (std::size_t n = 0; n <= kMultiGroup.size(); ++n) {
+    CAPTURE(n);
+    const std::string path = dir.write("prefix.obj", kMultiGroup.substr(0, n));
+    check_loads_or_fails_cleanly(path);
+    loaded += raypick::load_scene(path).ok() ? 1 : 0;
+  }
+  CHECK(loaded > 0);
+}
+
+TEST_CASE("random bytes never crash the loader") {
+  TempDir dir;
+  std::mt19937 rng(20240611);
+  // Half the files draw from every byte, half from OBJ's own alphabet so
+  // that some get past the first line.
+  constexpr std::string_view kObjAlphabet = "vfogl p0123456789-+.e/ \t\n\r#";
+  for (int i = 0; i < 400; ++i) {
+    const std::size_t length = std::uniform_int_distribution<std::size_t>(0, 600)(rng);
+    const bool obj_like = i % 2 == 1;
+    std::string bytes(length, '\0');
+    for (char& c : bytes) {
+      c = obj_like ? kObjAlphabet[std::uniform_int_distribution<std::size_t>(
+                         0, kObjAlphabet.size() - 1)(rng)]
+                   : static_cast<char>(std::uniform_int_distribution<int>(0, 255)(rng));
+    }
+    CAPTURE(i);
+    check_loads_or_fails_cleanly(dir.write("random.obj", bytes));
+  }
+}
+
+TEST_CASE("random OBJ statements never crash the loader") {
+  // Statements of the right shape with random, often wrong, numbers: this
+  // gets past the pre-scan into tinyobjloader far more often than bytes do.
+  TempDir dir;
+  std::mt19937 rng(7);
+  const auto pick = [&](int lo, int hi) {
+    return std::uniform_int_distribution<int>(lo, hi)(rng);
+  };
+  std::size_t loaded = 0;
+  for (int file = 0; file < 300; ++file) {
+    std::string text;
+    const int statements = pick(1, 40);
+    for (int s = 0; s < statements; ++s) {
+      switch (pick(0, 7)) {
+        case 0:
+        case 1:
+        case 2:
+          text += "v " + std::to_string(pick(-3, 3)) + " " +
+                  std::to_string(pick(-3, 3)) + " " + std::to_string(pick(-3, 3)) +
+                  "\n";
+          break;
+        case 3:
+        case 4: {
+          text += "f";
+          const int n = pick(2, 7);
+          // Mostly indices that exist once a few vertices are in.
+          for (int k = 0; k < n; ++k) {
+            text += " " + std::to_string(pick(0, 3) ? pick(1, 4) : pick(-6, 9));
+          }
+          text += "\n";
+          break;
+        }
+        case 5:
+          text += (pick(0, 1) ? "o " : "g ") + std::string(pick(0, 1) ? "name" : "") + "\n";
+          break;
+        case 6:
+          text += "l " + std::to_string(pick(-3, 6)) + " " + std::to_string(pick(-3, 6)) + "\n";
+          break;
+        default:
+          text += pick(0, 1) ? "usemtl m\n" : "s 1\n";
+          break;
+      }
+    }
+    CAPTURE(text);
+    const std::string path = dir.write("statements.obj", text);
+    check_loads_or_fails_cleanly(path);
+    loaded += raypick::load_scene(path).ok() ? 1 : 0;
+  }
+  CHECK(loaded > 10);
+}
+
+TEST_CASE("assimp's OBJ test models load or fail with a clear message") {
+  const fs::path models = fs::path(kAssimpModels) / "OBJ";
+  if (!fs::is_directory(models)) {
+    MESSAGE("skipped: assimp-testmodels is not installed");
+    return;
+  }
+  std::size_t files = 0;
+  for (const fs::directory_entry& entry : fs::directory_iterator(models)) {
+    if (entry.path().extension() != ".obj") continue;
+    CAPTURE(entry.path().string());
+    check_loads_or_fails_cleanly(entry.path().string());
+    ++files;
+  }
+  CHECK(files >= 20);
+}
+
+TEST_CASE("assimp's box, spider and Wuson models load with their triangle counts") {
+  // Counts checked by hand: awk over the files' `f` lines (n - 2 triangles
+  // for n corners; every face is a triangle or a quad) and over the distinct
+  // vertex indices of each group.
+  const fs::path models = fs::path(kAssimpModels) / "OBJ";
+  if (!fs::is_directory(models)) {
+    MESSAGE("skipped: assimp-testmodels is not installed");
+    return;
+  }
+
+  SUBCASE("box.obj: one object of 6 quads") {
+    const Scene scene = load_ok((models / "box.obj").string());
+    REQUIRE(scene.objects.size() == 1);
+    CHECK(scene.objects[0].name == "1");
+    CHECK(mesh_of(scene, 0).triangles.size() == 12);
+    CHECK(mesh_of(scene, 0).positions.size() == 8);
+    const raypick::Aabb box = mesh_of(scene, 0).triangle_bounds();
+    CHECK(box.min == glm::vec3(-0.5f));
+    CHECK(box.max == glm::vec3(0.5f));
+  }
+
+  SUBCASE("spider.obj: 19 groups of triangles") {
+    struct Group {
+      const char* name;
+      std::size_t triangles;
+      std::size_t vertices;
+    };
+    const std::vector<Group> groups = {
+        {"HLeib01", 80, 42}, {"OK", 60, 37},      {"Bein1Li", 98, 51},
+        {"Bein1Re", 98, 51}, {"Bein2Li", 98, 51}, {"Bein2Re", 98, 51},
+        {"Bein3Re", 98, 51}, {"Bein3Li", 98, 51}, {"Bein4Re", 98, 51},
+        {"Bein4Li", 98, 51}, {"Zahn", 42, 23},    {"klZahn", 42, 23},
+        {"Kopf", 90, 57},    {"Brust", 20, 17},   {"Kopf2", 90, 57},
+        {"Zahn2", 42, 23},   {"klZahn2", 42, 23}, {"Auge", 38, 26},
+        {"Duplicate05", 38, 26}};
+    const Scene scene = load_ok((models / "spider.obj").string());
+    REQUIRE(scene.objects.size() == groups.size());
+    for (std::size_t i = 0; i < groups.size(); ++i) {
+      CAPTURE(i);
+      CHECK(scene.objects[i].name == groups[i].name);
+      CHECK(mesh_of(scene, i).triangles.size() == groups[i].triangles);
+      CHECK(mesh_of(scene, i).positions.size() == groups[i].vertices);
+    }
+    CHECK(scene.triangle_count() == 1368);
+  }
+
+  SUBCASE("WusonOBJ.obj: one group of triangles") {
+    const Scene scene = load_ok((models / "WusonOBJ.obj").string());
+    REQUIRE(scene.objects.size() == 1);
+    CHECK(scene.objects[0].name == "default");
+    CHECK(mesh_of(scene, 0).triangles.size() == 3732);
+    CHECK(mesh_of(scene, 0).positions.size() == 2117);
+  }
+
+  SUBCASE("regr_3429812.obj: three groups, the last line unterminated") {
+    const Scene scene = load_ok((models / "regr_3429812.obj").string());
+    REQUIRE(scene.objects.size() == 3);
+    CHECK(scene.objects[0].name == "rectangle");
+    CHECK(scene.objects[1].name == "triangle1");
+    CHECK(scene.objects[2].name == "triangle2");
+    CHECK(mesh_of(scene, 0).triangles.size() == 2);
+    CHECK(mesh_of(scene, 1).triangles.size() == 1);
+    CHECK(mesh_of(scene, 2).triangles.size() == 1);
+  }
+
+  SUBCASE("testline.obj: lines only, one object that cannot be hit") {
+    const Scene scene = load_ok((models / "testline.obj").string());
+    REQUIRE(scene.objects.size() == 1);
+    CHECK(scene.objects[0].name == "shape0");
+    CHECK(mesh_of(scene, 0).triangles.empty());
+  }
+
+  SUBCASE("concave_polygon.obj: a 66-corner polygon, partly triangulated") {
+    // Its one face repeats corners 31 and 32 (a hole joined by a bridge);
+    // tinyobjloader's ear clipping stops after 44 of the 64 triangles.
+    const LoadResult result =
+        raypick::load_scene((models / "concave_polygon.obj").string());
+    REQUIRE(result.ok());
+    REQUIRE(result.scene->objects.size() == 1);
+    CHECK(result.scene->objects[0].name == "default");
+    CHECK(result.scene->triangle_count() == 44);
+    CHECK(result.warnings.find("triangles where the faces need 64") !=
+          std::string::npos);
+  }
+
+  SUBCASE("number_formats.obj: '3.1+e2' is not a number") {
+    const LoadError error = load_error((models / "number_formats.obj").string());
+    CHECK(error.line == 11);
+    CHECK(error.message == "vertex coordinate '3.1+e2' is not a number");
+  }
+
+  SUBCASE("point_cloud.obj: vertices without faces") {
+    const LoadError error = load_error((models / "point_cloud.obj").string());
+    CHECK(error.message == "no objects in scene");
+  }
+
+  SUBCASE("box_UTF16BE.obj: UTF-16 is refused") {
+    const LoadError error = load_error((models / "box_UTF16BE.obj").string());
+    CHECK(error.message.find("UTF-16") != std::string::npos);
+  }
+}
+
+TEST_CASE("assimp's invalid OBJ models give the sensible outcome") {
+  const fs::path invalid = fs::path(kAssimpModels) / "invalid";
+  if (!fs::is_directory(invalid)) {
+    MESSAGE("skipped: assimp-testmodels is not installed");
+    return;
+  }
+
+  SUBCASE("empty.obj: no objects") {
+    const LoadError error = load_error((invalid / "empty.obj").string());
+    CHECK(error.kind == LoadError::Kind::kMalformed);
+    CHECK(error.message == "no objects in scene");
+  }
+
+  SUBCASE("malformed.obj: the first out-of-range index, with its line") {
+    // `grep -n` finds "f 4 12 2 1" on line 23; the file has 8 vertices.
+    const LoadError error = load_error((invalid / "malformed.obj").string());
+    CHECK(error.kind == LoadError::Kind::kMalformed);
+    CHECK(error.line == 23);
+    CHECK(error.message == "face index 12 out of range (8 vertices)");
+  }
+
+  SUBCASE("malformed2.obj: an unknown material and a bare 'f' still load") {
+    // "f" without a corner is not a face statement; the 5 quads are.
+    const LoadResult result = raypick::load_scene((invalid / "malformed2.obj").string());
+    REQUIRE(result.ok());
+    REQUIRE(result.scene->objects.size() == 1);
+    CHECK(result.scene->objects[0].name == "-1");
+    CHECK(result.scene->triangle_count() == 10);
+    CHECK(result.warnings.find("DefaultDoesNotExist") != std::string::npos);
+  }
+}
