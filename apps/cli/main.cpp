@@ -258,7 +258,10 @@ int run_info(const std::string& path) {
     hittable += !picker.world_box(i).empty();
   }
   const BvhStats s = picker.bvh_stats();
-  const Aabb b = picker.world_bounds();
+  Aabb b;  // the OBBs' world boxes, without the BVH's rounding margin
+  for (std::uint32_t i = 0; i < picker.object_count(); ++i) {
+    b.extend(picker.obb(i).world_bounds());
+  }
   std::printf("scene:      %s\n", path.c_str());
   std::printf("objects:    %zu (%zu can be hit)\n", scene.objects.size(),
               hittable);
@@ -345,9 +348,15 @@ int main(int argc, char** argv) {
 
   try {
     app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    const int code = app.exit(e);
-    return code == 0 ? 0 : kExitUsage;
+    // One line, like every other error (CLI11's own exit() adds a second).
+    return fail(kExitUsage, std::string(e.what()) + " (see raypick --help)");
   }
   try {
     if (*pick_cmd) return run_pick(pick);

@@ -91,6 +91,7 @@ std::vector<Ray> make_validation_rays(const Picker& picker, std::size_t n,
   if (bounds.empty()) bounds = Aabb{glm::vec3{-1.0f}, glm::vec3{1.0f}};
   const glm::vec3 grow = 0.1f * (bounds.max - bounds.min) + 1e-3f;
   bounds = Aabb{bounds.min - grow, bounds.max + grow};
+  const float outside_radius = 1.01f * glm::length(bounds.max - bounds.min) * 0.5f;
   std::vector<std::uint32_t> hittable;
   for (std::uint32_t i = 0; i < picker.object_count(); ++i) {
     if (!picker.world_box(i).empty()) hittable.push_back(i);
@@ -110,6 +111,11 @@ std::vector<Ray> make_validation_rays(const Picker& picker, std::size_t n,
     ray.org = uniform_in(bounds);
     const float kind = unit(rng);
     if (kind < 0.4f && !hittable.empty()) {
+      // From outside the whole scene, so that Embree (surfaces only) and
+      // raypick (solid boxes) answer the same question.
+      glm::vec3 away{gauss(rng), gauss(rng), gauss(rng)};
+      if (glm::length(away) == 0.0f) away = {1.0f, 0.0f, 0.0f};
+      ray.org = bounds.center() + glm::normalize(away) * outside_radius;
       const Obb& obb = picker.obb(pick_object());
       const glm::vec3 target{obb.to_world * glm::vec4(uniform_in(obb.local), 1.0f)};
       ray.dir = target - ray.org;

@@ -18,12 +18,14 @@
 
 namespace raypick::tools {
 
-// Random rays over the scene, deterministic for (picker, n, seed): 40% aimed
-// at a random point inside a random object's OBB, 40% with a direction
-// uniform on the sphere, 20% along a coordinate axis with the other two
-// components +-0.0 and, half the time, the origin put exactly on a plane of
-// some object's world box (the slab test's NaN case). Origins are uniform in
-// the scene's world box grown by 10% on each side.
+// Random rays over the scene, deterministic for (picker, n, seed):
+// - 40% from a random point on a sphere around the whole scene, aimed at a
+//   random point inside a random object's OBB;
+// - 40% from a point uniform in the scene's world box grown by 10% on each
+//   side (often inside a box), direction uniform on the sphere;
+// - 20% from such a point along a coordinate axis, the other two direction
+//   components +-0.0 and, half the time, the origin put exactly on a face
+//   plane of some object's world box (the slab test's NaN case).
 std::vector<Ray> make_validation_rays(const Picker& picker, std::size_t n,
                                       std::uint64_t seed);
 

@@ -5,16 +5,13 @@
 // or "abc" as coordinates (NaN, inf, 0). So the file goes through a light
 // pre-scan of its `v` and `f` lines first, which refuses them with their
 // line, and the parsed positions are checked once more for finiteness.
-#include "raypick/loaders/load.h"
-
 #include <tiny_obj_loader.h>
 
-#include <charconv>
 #include <cerrno>
+#include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
-#include <cstring>
 #include <exception>
 #include <filesystem>
 #include <fstream>
@@ -30,13 +27,15 @@
 #include <utility>
 #include <vector>
 
+#include "raypick/loaders/load.h"
+
 namespace raypick {
 namespace {
 
 namespace fs = std::filesystem;
 
-LoadResult fail(const std::string& file, LoadError::Kind kind,
-                std::size_t line, std::string message) {
+LoadResult fail(LoadError::Kind kind, const std::string& file, std::size_t line,
+                std::string message) {
   LoadResult result;
   result.error = LoadError{kind, file, line, std::move(message)};
   return result;
@@ -57,8 +56,7 @@ std::optional<std::string> read_file(const std::string& path,
   }
   std::FILE* f = std::fopen(path.c_str(), "rb");
   if (f == nullptr) {
-    why = "cannot open file: " +
-          std::generic_category().message(errno);
+    why = "cannot open file: " + std::generic_category().message(errno);
     return std::nullopt;
   }
   std::string data;
@@ -177,7 +175,8 @@ bool fits_float(std::string_view s) {
     // Beyond double, one way or the other: long double, where it is wider,
     // tells overflow (refused) from underflow (1e-400 is a fine 0).
     long double ld = 0.0L;
-    return std::from_chars(s.data(), s.data() + s.size(), ld).ec == std::errc{} &&
+    return std::from_chars(s.data(), s.data() + s.size(), ld).ec ==
+               std::errc{} &&
            std::fabs(ld) <= kMax;
   }
   return ec == std::errc{} && std::fabs(d) <= kMax;
@@ -282,7 +281,8 @@ PreScan prescan(std::string& data, const std::string& file) {
     std::string_view line(data.data() + pos, end - pos);
     line = line.substr(0, line.find('\0'));
     const std::string_view body = skip_blanks(line);
-    const std::size_t at = pos + static_cast<std::size_t>(body.data() - line.data());
+    const std::size_t at =
+        pos + static_cast<std::size_t>(body.data() - line.data());
     pos = next;
 
     if (body.size() < 2) continue;
@@ -301,8 +301,8 @@ PreScan prescan(std::string& data, const std::string& file) {
       data[at] = '#';
     }
     if (problem) {
-      scan.error =
-          LoadError{LoadError::Kind::kMalformed, file, line_no, std::move(*problem)};
+      scan.error = LoadError{LoadError::Kind::kMalformed, file, line_no,
+                             std::move(*problem)};
       return scan;
     }
   }
@@ -312,8 +312,8 @@ PreScan prescan(std::string& data, const std::string& file) {
 // ---------------------------------------------------------------------------
 // tinyobjloader's messages
 
-// Splits tinyobjloader's message text into trimmed, non-empty lines (it ends
-// some with "\n." or blank lines).
+// Splits tinyobjloader's message text into trimmed lines, dropping the empty
+// ones and the lone "." it leaves after "Degenerated face found\n.".
 std::vector<std::string> message_lines(const std::string& text) {
   std::vector<std::string> lines;
   std::size_t pos = 0;
@@ -321,14 +321,13 @@ std::vector<std::string> message_lines(const std::string& text) {
     std::size_t end = text.find('\n', pos);
     if (end == std::string::npos) end = text.size();
     std::string_view line(text.data() + pos, end - pos);
-    while (!line.empty() && (is_blank(line.front()) || line.front() == '\r' ||
-                             line.front() == '.')) {
+    while (!line.empty() && (is_blank(line.front()) || line.front() == '\r')) {
       line.remove_prefix(1);
     }
     while (!line.empty() && (is_blank(line.back()) || line.back() == '\r')) {
       line.remove_suffix(1);
     }
-    if (!line.empty()) lines.emplace_back(line);
+    if (!line.empty() && line != ".") lines.emplace_back(line);
     pos = end + 1;
   }
   return lines;
@@ -353,9 +352,9 @@ std::size_t line_in_message(const std::string& message) {
 // One mesh per shape holding only the vertices its triangles use, in order
 // of first use. `owner`/`slot` are shared by all shapes, so compacting costs
 // O(indices) per shape rather than O(vertices).
-std::optional<std::string> build_scene(const tinyobj::attrib_t& attrib,
-                                       const std::vector<tinyobj::shape_t>& shapes,
-                                       Scene& scene) {
+std::optional<std::string> build_scene(
+    const tinyobj::attrib_t& attrib,
+    const std::vector<tinyobj::shape_t>& shapes, Scene& scene) {
   constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
   const std::size_t vertex_count = attrib.vertices.size() / 3;
   std::vector<std::uint32_t> owner(vertex_count, kNone);
@@ -415,14 +414,13 @@ std::optional<std::string> build_scene(const tinyobj::attrib_t& attrib,
 LoadResult load_obj_unguarded(const std::string& path) {
   std::string why;
   std::optional<std::string> data = read_file(path, why);
-  if (!data) return fail(path, LoadError::Kind::kIo, 0, why);
+  if (!data) return fail(LoadError::Kind::kIo, path, 0, why);
 
   // tinyobjloader reads bytes: a UTF-16 file would come out as empty lines,
   // and a UTF-8 byte order mark would hide the first statement.
-  if (data->size() >= 2 &&
-      (((*data)[0] == '\xFE' && (*data)[1] == '\xFF') ||
-       ((*data)[0] == '\xFF' && (*data)[1] == '\xFE'))) {
-    return fail(path, LoadError::Kind::kMalformed, 0,
+  if (data->size() >= 2 && (((*data)[0] == '\xFE' && (*data)[1] == '\xFF') ||
+                            ((*data)[0] == '\xFF' && (*data)[1] == '\xFE'))) {
+    return fail(LoadError::Kind::kMalformed, path, 0,
                 "file is UTF-16 encoded (OBJ files must be ASCII or UTF-8)");
   }
   if (data->compare(0, 3, "\xEF\xBB\xBF") == 0) data->erase(0, 3);
@@ -458,7 +456,8 @@ LoadResult load_obj_unguarded(const std::string& path) {
 
   if (!parsed) {
     const std::vector<std::string> lines = message_lines(err);
-    const std::string message = lines.empty() ? "tinyobjloader failed" : lines[0];
+    const std::string message =
+        lines.empty() ? "tinyobjloader failed" : lines[0];
     result.error = LoadError{LoadError::Kind::kMalformed, path,
                              line_in_message(message), message};
     return result;
@@ -472,19 +471,20 @@ LoadResult load_obj_unguarded(const std::string& path) {
   // what tinyobjloader's own arithmetic makes of the rest ("0e999" is NaN).
   const std::size_t vertex_count = attrib.vertices.size() / 3;
   for (std::size_t v = 0; v < vertex_count; ++v) {
-    const float* p = &attrib.vertices[3 * v];
+    const tinyobj::real_t* p = &attrib.vertices[3 * v];
     if (!std::isfinite(p[0]) || !std::isfinite(p[1]) || !std::isfinite(p[2])) {
       const std::size_t line =
           v < scan.vertex_lines.size() ? scan.vertex_lines[v] : 0;
-      result.error = LoadError{LoadError::Kind::kMalformed, path, line,
-                               "vertex position is not finite"};
+      result.error =
+          LoadError{LoadError::Kind::kMalformed, path, line,
+                    "vertex position is not finite as tinyobjloader reads it"};
       return result;
     }
   }
 
   if (shapes.empty()) {
-    result.error = LoadError{LoadError::Kind::kMalformed, path, 0,
-                             "no objects in scene"};
+    result.error =
+        LoadError{LoadError::Kind::kMalformed, path, 0, "no objects in scene"};
     return result;
   }
 
@@ -523,10 +523,10 @@ LoadResult load_obj(const std::string& path) {
   try {
     return load_obj_unguarded(path);
   } catch (const std::bad_alloc&) {
-    return fail(path, LoadError::Kind::kMalformed, 0,
+    return fail(LoadError::Kind::kMalformed, path, 0,
                 "out of memory while loading the scene");
   } catch (const std::exception& e) {
-    return fail(path, LoadError::Kind::kMalformed, 0,
+    return fail(LoadError::Kind::kMalformed, path, 0,
                 std::string("cannot load scene: ") + e.what());
   }
 }

@@ -4,14 +4,12 @@
 #include "raypick/loaders/load.h"
 
 #include <doctest/doctest.h>
-
 #include <glm/geometric.hpp>
+#include <glm/mat4x4.hpp>
 #include <glm/vec3.hpp>
 
-#include <algorithm>
 #include <chrono>
 #include <cstddef>
-#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -32,10 +30,11 @@ class TempDir {
  public:
   TempDir() {
     std::random_device entropy;
-    const auto now = std::chrono::steady_clock::now().time_since_epoch().count();
-    path_ = fs::temp_directory_path() /
-            ("raypick_loaders_" + std::to_string(now) + "_" +
-             std::to_string(entropy()));
+    const auto now =
+        std::chrono::steady_clock::now().time_since_epoch().count();
+    path_ =
+        fs::temp_directory_path() / ("raypick_loaders_" + std::to_string(now) +
+                                     "_" + std::to_string(entropy()));
     fs::create_directories(path_);
   }
   ~TempDir() {
@@ -155,14 +154,14 @@ constexpr std::string_view kMultiGroup =
 TEST_CASE("o and g groups become objects in file order with compact meshes") {
   TempDir dir;
   const std::string path = dir.write("groups.obj",
-                                     "v 0 0 0\n"   // 1
-                                     "v 1 0 0\n"   // 2
-                                     "v 0 1 0\n"   // 3
-                                     "v 5 5 5\n"   // 4, never used
+                                     "v 0 0 0\n"  // 1
+                                     "v 1 0 0\n"  // 2
+                                     "v 0 1 0\n"  // 3
+                                     "v 5 5 5\n"  // 4, never used
                                      "o first\n"
                                      "f 1 2 3\n"
-                                     "v 2 0 0\n"   // 5
-                                     "v 2 1 0\n"   // 6
+                                     "v 2 0 0\n"  // 5
+                                     "v 2 1 0\n"  // 6
                                      "g second\n"
                                      "f 2 5 6\n"
                                      "f 2 6 3\n");
@@ -178,7 +177,8 @@ TEST_CASE("o and g groups become objects in file order with compact meshes") {
 
   // Each mesh holds the vertices its faces use, in order of first use.
   const raypick::Mesh& first = mesh_of(scene, 0);
-  CHECK(first.positions == std::vector<glm::vec3>{{0, 0, 0}, {1, 0, 0}, {0, 1, 0}});
+  CHECK(first.positions ==
+        std::vector<glm::vec3>{{0, 0, 0}, {1, 0, 0}, {0, 1, 0}});
   CHECK(first.triangles == std::vector<glm::uvec3>{{0, 1, 2}});
 
   const raypick::Mesh& second = mesh_of(scene, 1);
@@ -192,7 +192,7 @@ TEST_CASE("a shape without a name is called shape<i> after its object id") {
   TempDir dir;
   const std::string path = dir.write("unnamed.obj",
                                      "v 0 0 0\nv 1 0 0\nv 0 1 0\n"
-                                     "f 1 2 3\n"   // before any o/g: no name
+                                     "f 1 2 3\n"  // before any o/g: no name
                                      "o named\n"
                                      "f 1 2 3\n"
                                      // "g" alone is no statement to
@@ -209,14 +209,15 @@ TEST_CASE("a shape without a name is called shape<i> after its object id") {
 
 TEST_CASE("quads and polygons are triangulated by tinyobjloader") {
   TempDir dir;
-  const std::string path = dir.write("polygons.obj",
-                                     "v 0 0 0\nv 2 0 0\nv 2 1 0\nv 0 1 0\n"
-                                     "o quad\n"
-                                     "f 1 2 3 4\n"
-                                     // A convex pentagon in the plane z = 1.
-                                     "v 0 0 1\nv 2 0 1\nv 3 1 1\nv 1 2 1\nv -1 1 1\n"
-                                     "o pentagon\n"
-                                     "f 5 6 7 8 9\n");
+  const std::string path =
+      dir.write("polygons.obj",
+                "v 0 0 0\nv 2 0 0\nv 2 1 0\nv 0 1 0\n"
+                "o quad\n"
+                "f 1 2 3 4\n"
+                // A convex pentagon in the plane z = 1.
+                "v 0 0 1\nv 2 0 1\nv 3 1 1\nv 1 2 1\nv -1 1 1\n"
+                "o pentagon\n"
+                "f 5 6 7 8 9\n");
   const Scene scene = load_ok(path);
   REQUIRE(scene.objects.size() == 2);
 
@@ -238,16 +239,21 @@ TEST_CASE("negative indices count back from the last vertex defined so far") {
   TempDir dir;
   const std::string path = dir.write("negative.obj",
                                      "v 0 0 0\nv 1 0 0\nv 0 1 0\n"
-                                     "f -3 -2 -1\n"     // 1 2 3
+                                     "f -3 -2 -1\n"  // 1 2 3
                                      "v 0 0 1\n"
-                                     "f -4 -2 -1\n"     // 1 3 4
-                                     "f +1 2 -1\n");    // 1 2 4
+                                     "f -4 -2 -1\n"   // 1 3 4
+                                     "f +1 2 -1\n");  // 1 2 4
   const Scene scene = load_ok(path);
   REQUIRE(scene.objects.size() == 1);
-  CHECK(corners(mesh_of(scene, 0)) == std::vector<glm::vec3>{
-                                          {0, 0, 0}, {1, 0, 0}, {0, 1, 0},
-                                          {0, 0, 0}, {0, 1, 0}, {0, 0, 1},
-                                          {0, 0, 0}, {1, 0, 0}, {0, 0, 1}});
+  CHECK(corners(mesh_of(scene, 0)) == std::vector<glm::vec3>{{0, 0, 0},
+                                                             {1, 0, 0},
+                                                             {0, 1, 0},
+                                                             {0, 0, 0},
+                                                             {0, 1, 0},
+                                                             {0, 0, 1},
+                                                             {0, 0, 0},
+                                                             {1, 0, 0},
+                                                             {0, 0, 1}});
 }
 
 TEST_CASE("groups without faces are dropped") {
@@ -353,8 +359,9 @@ TEST_CASE("a face index past the last vertex is refused with its line") {
         "bad.obj", cube_vertices + "f 1 2 123456789012345678901234567890\n");
     const LoadError error = load_error(path);
     CHECK(error.line == 9);
-    CHECK(error.message ==
-          "face index 123456789012345678901234567890 out of range (8 vertices)");
+    CHECK(
+        error.message ==
+        "face index 123456789012345678901234567890 out of range (8 vertices)");
   }
 }
 
@@ -385,8 +392,8 @@ TEST_CASE("a face corner that is not an index is refused with its line") {
   SUBCASE("a fraction") { corner = "2.5"; }
   SUBCASE("slashes only") { corner = "//1"; }
   CAPTURE(corner);
-  const std::string path =
-      dir.write("junk.obj", "v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 " + corner + " 3\n");
+  const std::string path = dir.write(
+      "junk.obj", "v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 " + corner + " 3\n");
   const LoadError error = load_error(path);
   CHECK(error.kind == LoadError::Kind::kMalformed);
   CHECK(error.line == 4);
@@ -408,6 +415,34 @@ TEST_CASE("non-finite vertex coordinates are refused with their line") {
   CHECK(error.kind == LoadError::Kind::kMalformed);
   CHECK(error.line == 3);
   CHECK(error.message.find("'" + coordinate + "'") != std::string::npos);
+}
+
+TEST_CASE(
+    "a coordinate tinyobjloader's arithmetic makes NaN is refused with its "
+    "line") {
+  // "0e999" is 0, but tinyobjloader computes 0 * 5^999 = 0 * inf.
+  TempDir dir;
+  const std::string path =
+      dir.write("nan.obj", "v 0 0 0\nv 1 0 0\nv 0e999 1 0\nf 1 2 3\n");
+  const LoadError error = load_error(path);
+  CHECK(error.kind == LoadError::Kind::kMalformed);
+  CHECK(error.line == 3);
+  CHECK(error.message ==
+        "vertex position is not finite as tinyobjloader reads it");
+}
+
+TEST_CASE("tinyobjloader's own parse errors keep their line") {
+  // Index 0 where the pre-scan does not look: a texture coordinate, a line.
+  TempDir dir;
+  std::string statement;
+  SUBCASE("texture coordinate 0") { statement = "f 1/0 2/1 3/1"; }
+  SUBCASE("line vertex 0") { statement = "l 0 1"; }
+  CAPTURE(statement);
+  const std::string path = dir.write(
+      "tiny.obj", "v 0 0 0\nv 1 0 0\nv 0 1 0\nvt 0 0\n" + statement + "\n");
+  const LoadError error = load_error(path);
+  CHECK(error.kind == LoadError::Kind::kMalformed);
+  CHECK(error.line == 5);
 }
 
 TEST_CASE("malformed vertex coordinates are refused with their line") {
@@ -445,8 +480,8 @@ TEST_CASE("malformed vertex coordinates are refused with their line") {
     expected = "vertex has 0 coordinates (expected x y z)";
   }
   CAPTURE(vertex);
-  const std::string path =
-      dir.write("junk.obj", "# junk\nv 0 0 0\nv 1 0 0\n" + vertex + "\nf 1 2 3\n");
+  const std::string path = dir.write(
+      "junk.obj", "# junk\nv 0 0 0\nv 1 0 0\n" + vertex + "\nf 1 2 3\n");
   const LoadError error = load_error(path);
   CHECK(error.kind == LoadError::Kind::kMalformed);
   CHECK(error.line == 4);
@@ -458,20 +493,19 @@ TEST_CASE("number spellings, w and vertex colours are accepted") {
   const std::string path = dir.write("numbers.obj",
                                      "v +1 -.5 2.e1\n"
                                      "v 1E2 .25e+1 -0\n"
-                                     "v 1e-400 3 4 1.0\n"         // w; 1e-400 is 0
-                                     "v 1 2 3 0.5 0.25 1\n"       // colour
+                                     "v 1e-400 3 4 1.0\n"    // w; 1e-400 is 0
+                                     "v 1 2 3 0.5 0.25 1\n"  // colour
                                      "v 7 8 9 # comment\n"
                                      "f 1 2 3\n"
                                      "f 1 4 5\n");
   const Scene scene = load_ok(path);
   REQUIRE(scene.objects.size() == 1);
-  CHECK(corners(mesh_of(scene, 0)) == std::vector<glm::vec3>{
-                                          {1, -0.5f, 20},
-                                          {100, 2.5f, 0},
-                                          {0, 3, 4},
-                                          {1, -0.5f, 20},
-                                          {1, 2, 3},
-                                          {7, 8, 9}});
+  CHECK(corners(mesh_of(scene, 0)) == std::vector<glm::vec3>{{1, -0.5f, 20},
+                                                             {100, 2.5f, 0},
+                                                             {0, 3, 4},
+                                                             {1, -0.5f, 20},
+                                                             {1, 2, 3},
+                                                             {7, 8, 9}});
 }
 
 TEST_CASE("CRLF and lone CR line endings load and count lines like LF") {
@@ -514,7 +548,8 @@ TEST_CASE("tinyobjloader's tag and skin weight extensions are ignored") {
   CHECK(scene.triangle_count() == 1);
 }
 
-TEST_CASE("a polygon tinyobjloader cannot fully triangulate loads with a warning") {
+TEST_CASE(
+    "a polygon tinyobjloader cannot fully triangulate loads with a warning") {
   // A square with a square hole, joined by a doubled bridge edge: 10 corners
   // that need 8 triangles. tinyobjloader's ear clipping finds no ear once the
   // bridge is reached.
@@ -529,10 +564,9 @@ TEST_CASE("a polygon tinyobjloader cannot fully triangulate loads with a warning
   // a later version triangulate all of it, this test needs a new polygon.
   const std::size_t triangles = result.scene->triangle_count();
   REQUIRE(triangles < 8);
-  CHECK(result.warnings.find("polygon triangulation gave " +
-                             std::to_string(triangles) +
-                             " triangles where the faces need 8") !=
-        std::string::npos);
+  CHECK(result.warnings.find(
+            "polygon triangulation gave " + std::to_string(triangles) +
+            " triangles where the faces need 8") != std::string::npos);
 }
 
 TEST_CASE("a missing file is an I/O error naming the file") {
@@ -575,7 +609,8 @@ TEST_CASE("an unsupported extension is a usage error") {
   const LoadError error = load_error(path);
   CHECK(error.kind == LoadError::Kind::kUnsupported);
   CHECK(error.message ==
-        "unsupported scene extension '.xyz' (expected .obj, .gltf, .glb or .json)");
+        "unsupported scene extension '.xyz' (expected .obj, .gltf, .glb or "
+        ".json)");
 
   const LoadError none = load_error((dir.path() / "scene").string());
   CHECK(none.kind == LoadError::Kind::kUnsupported);
@@ -602,7 +637,8 @@ TEST_CASE("the extension check is case-insensitive") {
   }
 }
 
-TEST_CASE("LoadError prints file:line: message, or file: message without a line") {
+TEST_CASE(
+    "LoadError prints file:line: message, or file: message without a line") {
   LoadError error{LoadError::Kind::kMalformed, "a.obj", 12, "bad"};
   CHECK(error.to_string() == "a.obj:12: bad");
   error.line = 0;
@@ -638,13 +674,15 @@ TEST_CASE("random bytes never crash the loader") {
   // that some get past the first line.
   constexpr std::string_view kObjAlphabet = "vfogl p0123456789-+.e/ \t\n\r#";
   for (int i = 0; i < 400; ++i) {
-    const std::size_t length = std::uniform_int_distribution<std::size_t>(0, 600)(rng);
+    const std::size_t length =
+        std::uniform_int_distribution<std::size_t>(0, 600)(rng);
     const bool obj_like = i % 2 == 1;
     std::string bytes(length, '\0');
     for (char& c : bytes) {
       c = obj_like ? kObjAlphabet[std::uniform_int_distribution<std::size_t>(
                          0, kObjAlphabet.size() - 1)(rng)]
-                   : static_cast<char>(std::uniform_int_distribution<int>(0, 255)(rng));
+                   : static_cast<char>(
+                         std::uniform_int_distribution<int>(0, 255)(rng));
     }
     CAPTURE(i);
     check_loads_or_fails_cleanly(dir.write("random.obj", bytes));
@@ -669,8 +707,8 @@ TEST_CASE("random OBJ statements never crash the loader") {
         case 1:
         case 2:
           text += "v " + std::to_string(pick(-3, 3)) + " " +
-                  std::to_string(pick(-3, 3)) + " " + std::to_string(pick(-3, 3)) +
-                  "\n";
+                  std::to_string(pick(-3, 3)) + " " +
+                  std::to_string(pick(-3, 3)) + "\n";
           break;
         case 3:
         case 4: {
@@ -684,10 +722,12 @@ TEST_CASE("random OBJ statements never crash the loader") {
           break;
         }
         case 5:
-          text += (pick(0, 1) ? "o " : "g ") + std::string(pick(0, 1) ? "name" : "") + "\n";
+          text += (pick(0, 1) ? "o " : "g ") +
+                  std::string(pick(0, 1) ? "name" : "") + "\n";
           break;
         case 6:
-          text += "l " + std::to_string(pick(-3, 6)) + " " + std::to_string(pick(-3, 6)) + "\n";
+          text += "l " + std::to_string(pick(-3, 6)) + " " +
+                  std::to_string(pick(-3, 6)) + "\n";
           break;
         default:
           text += pick(0, 1) ? "usemtl m\n" : "s 1\n";
@@ -718,7 +758,8 @@ TEST_CASE("assimp's OBJ test models load or fail with a clear message") {
   CHECK(files >= 20);
 }
 
-TEST_CASE("assimp's box, spider and Wuson models load with their triangle counts") {
+TEST_CASE(
+    "assimp's box, spider and Wuson models load with their triangle counts") {
   // Counts checked by hand: awk over the files' `f` lines (n - 2 triangles
   // for n corners; every face is a triangle or a quad) and over the distinct
   // vertex indices of each group.
@@ -746,12 +787,12 @@ TEST_CASE("assimp's box, spider and Wuson models load with their triangle counts
       std::size_t vertices;
     };
     const std::vector<Group> groups = {
-        {"HLeib01", 80, 42}, {"OK", 60, 37},      {"Bein1Li", 98, 51},
-        {"Bein1Re", 98, 51}, {"Bein2Li", 98, 51}, {"Bein2Re", 98, 51},
-        {"Bein3Re", 98, 51}, {"Bein3Li", 98, 51}, {"Bein4Re", 98, 51},
-        {"Bein4Li", 98, 51}, {"Zahn", 42, 23},    {"klZahn", 42, 23},
-        {"Kopf", 90, 57},    {"Brust", 20, 17},   {"Kopf2", 90, 57},
-        {"Zahn2", 42, 23},   {"klZahn2", 42, 23}, {"Auge", 38, 26},
+        {"HLeib01", 80, 42},    {"OK", 60, 37},      {"Bein1Li", 98, 51},
+        {"Bein1Re", 98, 51},    {"Bein2Li", 98, 51}, {"Bein2Re", 98, 51},
+        {"Bein3Re", 98, 51},    {"Bein3Li", 98, 51}, {"Bein4Re", 98, 51},
+        {"Bein4Li", 98, 51},    {"Zahn", 42, 23},    {"klZahn", 42, 23},
+        {"Kopf", 90, 57},       {"Brust", 20, 17},   {"Kopf2", 90, 57},
+        {"Zahn2", 42, 23},      {"klZahn2", 42, 23}, {"Auge", 38, 26},
         {"Duplicate05", 38, 26}};
     const Scene scene = load_ok((models / "spider.obj").string());
     REQUIRE(scene.objects.size() == groups.size());
@@ -804,7 +845,8 @@ TEST_CASE("assimp's box, spider and Wuson models load with their triangle counts
   }
 
   SUBCASE("number_formats.obj: '3.1+e2' is not a number") {
-    const LoadError error = load_error((models / "number_formats.obj").string());
+    const LoadError error =
+        load_error((models / "number_formats.obj").string());
     CHECK(error.line == 11);
     CHECK(error.message == "vertex coordinate '3.1+e2' is not a number");
   }
@@ -843,7 +885,8 @@ TEST_CASE("assimp's invalid OBJ models give the sensible outcome") {
 
   SUBCASE("malformed2.obj: an unknown material and a bare 'f' still load") {
     // "f" without a corner is not a face statement; the 5 quads are.
-    const LoadResult result = raypick::load_scene((invalid / "malformed2.obj").string());
+    const LoadResult result =
+        raypick::load_scene((invalid / "malformed2.obj").string());
     REQUIRE(result.ok());
     REQUIRE(result.scene->objects.size() == 1);
     CHECK(result.scene->objects[0].name == "-1");
