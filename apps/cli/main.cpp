@@ -15,6 +15,7 @@
 #include <fstream>
 #include <iostream>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <unistd.h>
 
@@ -54,9 +55,12 @@ std::optional<Loaded> load_or_report(const std::string& path, int& status) {
                   err.to_string());
     return std::nullopt;
   }
-  if (!r.warnings.empty()) {
-    std::cerr << "raypick: warning: " << path << ": " << r.warnings;
-    if (r.warnings.back() != '\n') std::cerr << "\n";
+  // Warnings do not stop the job; each gets its own prefixed line.
+  std::istringstream warnings(r.warnings);
+  for (std::string line; std::getline(warnings, line);) {
+    if (!line.empty()) {
+      std::cerr << "raypick: warning: " << path << ": " << line << "\n";
+    }
   }
   return Loaded{std::move(*r.scene), ms_since(start)};
 }

@@ -445,13 +445,16 @@ LoadResult load_obj_unguarded(const std::string& path) {
                        &material_reader, /*triangulate=*/true,
                        /*default_vcols_fallback=*/false);
 
-  // Warnings, one per line and each once: tinyobjloader repeats "material
-  // not found" for every `usemtl`.
+  // Warnings, one per line and each once, without the file name (the caller
+  // has it). Dropped: tinyobjloader's "material [ 'x' ] not found", repeated
+  // for every `usemtl` (picking never reads materials; a missing library
+  // has its own warning) and its generic echo of that missing library.
   LoadResult result;
   std::set<std::string> seen;
   for (const std::string& line : message_lines(warn)) {
     if (line.rfind("Failed to load material file(s)", 0) == 0) continue;
-    if (seen.insert(line).second) result.warnings += path + ": " + line + "\n";
+    if (line.rfind("material [", 0) == 0) continue;
+    if (seen.insert(line).second) result.warnings += line + "\n";
   }
 
   if (!parsed) {
@@ -464,7 +467,7 @@ LoadResult load_obj_unguarded(const std::string& path) {
   }
   // tinyobjloader succeeded but had something to say: keep it as warnings.
   for (const std::string& line : message_lines(err)) {
-    if (seen.insert(line).second) result.warnings += path + ": " + line + "\n";
+    if (seen.insert(line).second) result.warnings += line + "\n";
   }
 
   // The pre-scan refused coordinates that do not fit a float; this catches
@@ -498,7 +501,7 @@ LoadResult load_obj_unguarded(const std::string& path) {
   // no ear in (one that touches itself, say), and the rest of it is lost. The
   // contract keeps its triangles; the user is told what cannot be hit.
   if (scene.triangle_count() < scan.face_triangles) {
-    result.warnings += path + ": polygon triangulation gave " +
+    result.warnings += "polygon triangulation gave " +
                        std::to_string(scene.triangle_count()) +
                        " triangles where the faces need " +
                        std::to_string(scan.face_triangles) +

@@ -15,6 +15,7 @@
 #include <random>
 #include <string>
 #include <string_view>
+#include <system_error>
 #include <vector>
 
 namespace {
@@ -306,9 +307,10 @@ TEST_CASE("a missing material library is tolerated with a warning") {
   const LoadResult result = raypick::load_scene(path);
   REQUIRE(result.ok());
   CHECK(result.scene->triangle_count() == 1);
-  CHECK(result.warnings.find("not_there.mtl") != std::string::npos);
-  CHECK(result.warnings.find(path + ": ") == 0);
-  CHECK(result.warnings.back() == '\n');
+  // One warning, ending in '\n', without the file name; the undefined
+  // material "red" that follows from it is not repeated.
+  CHECK(result.warnings ==
+        "material library 'not_there.mtl' not found; materials are ignored\n");
 }
 
 TEST_CASE("a material library next to the file loads without warnings") {
@@ -891,6 +893,7 @@ TEST_CASE("assimp's invalid OBJ models give the sensible outcome") {
     REQUIRE(result.scene->objects.size() == 1);
     CHECK(result.scene->objects[0].name == "-1");
     CHECK(result.scene->triangle_count() == 10);
-    CHECK(result.warnings.find("DefaultDoesNotExist") != std::string::npos);
+    // Picking never reads materials: an undefined one is not worth a word.
+    CHECK(result.warnings.empty());
   }
 }
