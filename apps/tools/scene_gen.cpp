@@ -1,9 +1,13 @@
 #include "scene_gen.h"
 
 #include <glm/ext/matrix_transform.hpp>
+#include <glm/geometric.hpp>
 #include <glm/gtc/quaternion.hpp>
 
 #include <cmath>
+#include <algorithm>
+#include <map>
+#include <utility>
 #include <random>
 
 namespace raypick::tools {
@@ -76,6 +80,53 @@ Scene make_boxes_scene(std::size_t n, std::uint64_t seed,
     obj.matrix = glm::translate(glm::mat4{1.0f}, t) * glm::mat4_cast(q) *
                  shear * glm::scale(glm::mat4{1.0f}, s);
     scene.objects.push_back(obj);
+  }
+  return scene;
+}
+
+Mesh sphere_mesh(int levels) {
+  Mesh m;
+  m.positions = {{1, 0, 0}, {-1, 0, 0}, {0, 1, 0}, {0, -1, 0}, {0, 0, 1}, {0, 0, -1}};
+  m.triangles = {{0, 2, 4}, {2, 1, 4}, {1, 3, 4}, {3, 0, 4},
+                 {2, 0, 5}, {1, 2, 5}, {3, 1, 5}, {0, 3, 5}};
+  for (int l = 0; l < levels; ++l) {
+    std::map<std::pair<unsigned, unsigned>, unsigned> mid;
+    auto midpoint = [&](unsigned a, unsigned b) {
+      const auto key = std::minmax(a, b);
+      const auto it = mid.find(key);
+      if (it != mid.end()) return it->second;
+      m.positions.push_back(glm::normalize(m.positions[a] + m.positions[b]));
+      return mid[key] = static_cast<unsigned>(m.positions.size() - 1);
+    };
+    std::vector<glm::uvec3> next;
+    for (const glm::uvec3& t : m.triangles) {
+      const unsigned ab = midpoint(t.x, t.y), bc = midpoint(t.y, t.z),
+                     ca = midpoint(t.z, t.x);
+      next.push_back({t.x, ab, ca});
+      next.push_back({ab, t.y, bc});
+      next.push_back({ca, bc, t.z});
+      next.push_back({ab, bc, ca});
+    }
+    m.triangles = std::move(next);
+  }
+  for (glm::vec3& p : m.positions) p *= 0.5f;
+  return m;
+}
+
+Scene make_mesh_scene(std::size_t n, std::uint64_t seed,
+                      const BoxesOptions& options) {
+  Scene scene = make_boxes_scene(n, seed, options);
+  scene.meshes.push_back(sphere_mesh(2));
+  Mesh soup;
+  std::mt19937_64 rng(seed ^ 0x5eedu);
+  std::uniform_real_distribution<float> u(-0.5f, 0.5f);
+  for (unsigned t = 0; t < 40; ++t) {
+    for (int k = 0; k < 3; ++k) soup.positions.push_back({u(rng), u(rng), u(rng)});
+    soup.triangles.push_back({3 * t, 3 * t + 1, 3 * t + 2});
+  }
+  scene.meshes.push_back(std::move(soup));
+  for (std::size_t i = 0; i < scene.objects.size(); ++i) {
+    if (scene.objects[i].mesh == 0) scene.objects[i].mesh = static_cast<std::uint32_t>(i % 3 == 0 ? 0 : i % 3 + 1);
   }
   return scene;
 }

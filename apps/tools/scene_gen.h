@@ -33,4 +33,16 @@ struct BoxesOptions {
 Scene make_boxes_scene(std::size_t n, std::uint64_t seed,
                        const BoxesOptions& options = {});
 
+// A sphere of radius 0.5 made by subdividing an octahedron `levels` times
+// (8 * 4^levels triangles, vertices shared, a closed mesh).
+Mesh sphere_mesh(int levels);
+
+// Like make_boxes_scene, but objects that would be cubes instance one of
+// several meshes: the cube (mesh 0), a sphere (mesh 2, 128 triangles) or a
+// soup of 40 random triangles in the unit cube (mesh 3). For mesh-mode
+// tests: rays pass between the soup's triangles and miss round spheres'
+// corners, where obb mode would hit.
+Scene make_mesh_scene(std::size_t n, std::uint64_t seed,
+                      const BoxesOptions& options = {});
+
 }  // namespace raypick::tools

@@ -141,7 +141,7 @@ TEST_CASE("occluded and all-hits agree with brute force") {
       CHECK(all[k].object == expected[k].object);
       CHECK(all[k].t == expected[k].t);
     }
-    const std::vector<Hit> two = picker.intersect_all(ray, 2);
+    const std::vector<Hit> two = picker.intersect_all(ray, PickMode::kObb, 2);
     CHECK(two.size() == std::min<std::size_t>(2, expected.size()));
   }
 }
