@@ -65,14 +65,8 @@ std::optional<Loaded> load_or_report(const std::string& path, int& status) {
   return Loaded{std::move(*r.scene), ms_since(start)};
 }
 
-bool check_mode(const std::string& mode, int& status) {
-  if (mode == "mesh") {
-    status = fail(kExitUsage,
-                  "--mode mesh is not supported yet by this build; use "
-                  "--mode obb");
-    return false;
-  }
-  return true;
+PickMode parse_mode(const std::string& mode) {
+  return mode == "mesh" ? PickMode::kMesh : PickMode::kObb;
 }
 
 // ---------------------------------------------------------------- pick ---
@@ -83,6 +77,9 @@ struct PickArgs {
   std::string rays;
   std::string mode = "obb";
   std::string format;
+  bool all = false;
+  std::size_t limit = 0;  // 0: no limit
+  float max_t = kInfinity;
 };
 
 int run_pick(const PickArgs& a) {
@@ -90,7 +87,10 @@ int run_pick(const PickArgs& a) {
   if (a.ray.empty() == a.rays.empty()) {
     return fail(kExitUsage, "pick: give exactly one of --ray and --rays");
   }
-  if (!check_mode(a.mode, status)) return status;
+  if (!(a.max_t >= 0.0f)) {
+    return fail(kExitUsage, "pick: --max-t must be a number >= 0");
+  }
+  const PickMode mode = parse_mode(a.mode);
   const std::string format =
       !a.format.empty() ? a.format : (a.ray.empty() ? "jsonl" : "text");
   if (format == "json" && a.ray.empty()) {
@@ -114,20 +114,38 @@ int run_pick(const PickArgs& a) {
     rays = tools::read_rays(in, a.rays);
   }
   if (!rays.ok()) return fail(kExitBadInput, rays.error);
+  for (Ray& ray : rays.rays) ray.tmax = a.max_t;
 
   std::optional<Loaded> loaded = load_or_report(a.scene, status);
   if (!loaded) return status;
-  const Picker picker(loaded->scene);
+  PickerConfig config;
+  config.mesh_mode = mode == PickMode::kMesh;
+  const Picker picker(loaded->scene, config);
+  std::vector<std::string> names;
+  names.reserve(loaded->scene.objects.size());
+  for (const Object& o : loaded->scene.objects) names.push_back(o.name);
 
   std::string out;
   for (std::size_t i = 0; i < rays.rays.size(); ++i) {
     const Ray& ray = rays.rays[i];
-    const Hit hit = picker.intersect(ray);
-    const std::string& name =
-        hit.hit() ? loaded->scene.objects[hit.object].name : std::string();
-    out += format == "text" ? tools::hit_to_text(i, ray, hit, name)
-                            : tools::hit_to_json(i, ray, hit, name);
-    out += '\n';
+    if (a.all) {
+      const std::vector<Hit> hits = picker.intersect_all(
+          ray, mode, a.limit == 0 ? SIZE_MAX : a.limit);
+      if (format == "text") {
+        if (hits.empty()) out += tools::hit_to_text(i, ray, Hit{}, "") + '\n';
+        for (const Hit& h : hits) {
+          out += tools::hit_to_text(i, ray, h, names[h.object]) + '\n';
+        }
+      } else {
+        out += tools::hits_to_json(i, ray, hits, names) + '\n';
+      }
+    } else {
+      const Hit hit = picker.intersect(ray, mode);
+      const std::string& name = hit.hit() ? names[hit.object] : std::string();
+      out += format == "text" ? tools::hit_to_text(i, ray, hit, name)
+                              : tools::hit_to_json(i, ray, hit, name);
+      out += '\n';
+    }
     if (out.size() > (1 << 16)) {
       std::fwrite(out.data(), 1, out.size(), stdout);
       out.clear();
@@ -157,7 +175,7 @@ int run_validate(const ValidateArgs& a) {
     return fail(kExitUsage,
                 "validate: give a SCENE file or --boxes N, not both");
   }
-  if (!check_mode(a.mode, status)) return status;
+  const PickMode mode = parse_mode(a.mode);
   Loaded loaded;
   std::string label;
   if (a.boxes > 0) {
@@ -168,7 +186,9 @@ int run_validate(const ValidateArgs& a) {
     opt.flat_fraction = 0.05;
     opt.coincident_fraction = 0.02;
     opt.axis_aligned_fraction = 0.1;
-    loaded.scene = tools::make_boxes_scene(a.boxes, a.seed, opt);
+    loaded.scene = mode == PickMode::kMesh
+                       ? tools::make_mesh_scene(a.boxes, a.seed, opt)
+                       : tools::make_boxes_scene(a.boxes, a.seed, opt);
     loaded.load_ms = ms_since(start);
     label = "generated boxes-" + std::to_string(a.boxes) + " (seed " +
             std::to_string(a.seed) + ")";
@@ -184,20 +204,20 @@ int run_validate(const ValidateArgs& a) {
   const Picker picker(scene);
   const double build_ms = ms_since(start);
   start = Clock::now();
-  std::optional<tools::EmbreeObbScene> embree;
+  std::optional<tools::EmbreeScene> embree;
   try {
-    embree.emplace(scene);
+    embree.emplace(scene, mode);
   } catch (const std::exception& e) {
     return fail(kExitBadInput, e.what());
   }
   const double embree_ms = ms_since(start);
 
   const std::vector<Ray> rays =
-      tools::make_validation_rays(picker, a.rays, a.seed);
+      tools::make_validation_rays(scene, picker, a.rays, a.seed, mode);
   const bool tty = isatty(fileno(stderr));
   start = Clock::now();
-  const tools::ValidateReport rep = tools::validate_obb(
-      scene, picker, *embree, rays, [&](std::size_t done) {
+  const tools::ValidateReport rep = tools::validate(
+      scene, picker, *embree, mode, rays, [&](std::size_t done) {
         if (tty) {
           std::fprintf(stderr, "\rvalidate: %zu / %zu rays", done,
                        rays.size());
@@ -210,7 +230,7 @@ int run_validate(const ValidateArgs& a) {
   std::printf("scene:          %s\n", label.c_str());
   std::printf("objects:        %zu (%zu triangles)\n", scene.objects.size(),
               scene.triangle_count());
-  std::printf("mode:           obb\n");
+  std::printf("mode:           %s\n", a.mode.c_str());
   std::printf("rays:           %zu (seed %llu)\n", rep.rays,
               static_cast<unsigned long long>(a.seed));
   std::printf("hits:           raypick %zu, embree %zu\n", rep.raypick_hits,
@@ -221,12 +241,19 @@ int run_validate(const ValidateArgs& a) {
               "|dt| %.3g)\n",
               rep.count(Verdict::kFloatNoise), tools::kTol, rep.max_dt);
   std::printf("tie:            %zu\n", rep.count(Verdict::kTie));
-  std::printf("boundary:       %zu (grazing rays Embree and raypick round "
+  std::printf("boundary:       %zu (rays grazing a box or an edge, rounded "
               "differently)\n",
               rep.count(Verdict::kBoundary));
-  std::printf("origin inside:  %zu (raypick t = 0; Embree sees only "
-              "surfaces)\n",
-              rep.count(Verdict::kOriginInside));
+  if (mode == PickMode::kObb) {
+    std::printf("origin inside:  %zu (raypick t = 0; Embree sees only "
+                "surfaces)\n",
+                rep.count(Verdict::kOriginInside));
+  } else {
+    std::printf("obb vs mesh:    %zu rays (%.1f%%) pick a different object "
+                "(or hit / miss) in obb mode\n",
+                rep.obb_mesh_differ,
+                100.0 * double(rep.obb_mesh_differ) / double(rep.rays));
+  }
   std::printf("real mismatches: %zu\n", rep.mismatches());
   std::printf("time:           load %.1f ms, raypick build %.1f ms, embree "
               "build %.1f ms, compare %.1f ms\n",
@@ -310,7 +337,7 @@ int main(int argc, char** argv) {
   PickArgs pick;
   CLI::App* pick_cmd = app.add_subcommand(
       "pick", "Cast rays into a scene and print the nearest object hit");
-  pick_cmd->add_option("SCENE", pick.scene, "Scene file (.obj)")
+  pick_cmd->add_option("SCENE", pick.scene, "Scene file (.obj, .gltf, .glb, .json)")
       ->required();
   CLI::Option* ray_opt = pick_cmd->add_option(
       "--ray", pick.ray, "One ray: ox,oy,oz,dx,dy,dz");
@@ -318,8 +345,20 @@ int main(int argc, char** argv) {
       "--rays", pick.rays,
       "Rays file, one 'ox oy oz dx dy dz' per line; '-' reads stdin");
   ray_opt->excludes(rays_opt);
-  pick_cmd->add_option("--mode", pick.mode, "Hit mode (mesh: not yet)")
+  pick_cmd->add_option("--mode", pick.mode,
+                       "obb: nearest oriented bounding box (default); mesh: "
+                       "nearest triangle, exact")
       ->check(CLI::IsMember({"obb", "mesh"}));
+  CLI::Option* all_opt = pick_cmd->add_flag(
+      "--all", pick.all,
+      "Every object along the ray, nearest first (one hit per object)");
+  pick_cmd->add_option("--limit", pick.limit,
+                       "With --all: at most K hits per ray")
+      ->needs(all_opt)
+      ->check(CLI::PositiveNumber);
+  pick_cmd->add_option("--max-t", pick.max_t,
+                       "Only hits with t <= T (in units of the direction)")
+      ->check(CLI::NonNegativeNumber);
   pick_cmd->add_option("--format", pick.format,
                        "Output: text (default for --ray), json (one ray), "
                        "jsonl (default for --rays)")
@@ -330,7 +369,7 @@ int main(int argc, char** argv) {
       "validate",
       "Compare raypick with Embree on random rays; exits 1 on any real "
       "mismatch");
-  val_cmd->add_option("SCENE", val.scene, "Scene file (.obj)");
+  val_cmd->add_option("SCENE", val.scene, "Scene file (.obj, .gltf, .glb, .json)");
   val_cmd->add_option("--boxes", val.boxes,
                       "Validate a generated scene of N boxes instead (with "
                       "mirrored, sheared, flat and coincident ones)")
@@ -340,7 +379,9 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(std::size_t{1}, std::size_t{100000000}));
   val_cmd->add_option("--seed", val.seed, "Seed of the random rays")
       ->capture_default_str();
-  val_cmd->add_option("--mode", val.mode, "Hit mode (mesh: not yet)")
+  val_cmd->add_option("--mode", val.mode,
+                      "obb (default) or mesh: Embree instances the meshes' "
+                      "triangles")
       ->check(CLI::IsMember({"obb", "mesh"}));
   val_cmd->add_option("--dump", val.dump,
                       "Write the disagreeing rays to FILE (a rays file)");
@@ -348,7 +389,7 @@ int main(int argc, char** argv) {
   std::string info_scene;
   CLI::App* info_cmd = app.add_subcommand(
       "info", "Print a scene's objects, bounds, BVH statistics and timings");
-  info_cmd->add_option("SCENE", info_scene, "Scene file (.obj)")->required();
+  info_cmd->add_option("SCENE", info_scene, "Scene file (.obj, .gltf, .glb, .json)")->required();
 
   try {
     app.parse(argc, argv);

@@ -4,6 +4,7 @@
 
 #include <glm/ext/matrix_double4x4.hpp>
 #include <glm/matrix.hpp>
+#include <glm/vec3.hpp>
 
 #include <cmath>
 #include <stdexcept>
@@ -12,7 +13,8 @@
 
 namespace raypick::tools {
 
-struct EmbreeObbScene::Impl {
+struct EmbreeScene::Impl {
+  PickMode mode;
   RTCDevice device = nullptr;
   RTCScene top = nullptr;
   std::vector<RTCScene> children;  // by mesh; nullptr for an empty mesh
@@ -29,25 +31,28 @@ void check(RTCDevice device, const char* what) {
   }
 }
 
-RTCScene make_box_scene(RTCDevice device, const Aabb& box) {
+// A child scene of one triangle geometry.
+RTCScene make_child(RTCDevice device, const std::vector<glm::vec3>& positions,
+                    const std::vector<glm::uvec3>& triangles) {
   RTCScene scene = rtcNewScene(device);
   rtcSetSceneFlags(scene, RTC_SCENE_FLAG_ROBUST);
   RTCGeometry geom = rtcNewGeometry(device, RTC_GEOMETRY_TYPE_TRIANGLE);
   auto* v = static_cast<float*>(rtcSetNewGeometryBuffer(
       geom, RTC_BUFFER_TYPE_VERTEX, 0, RTC_FORMAT_FLOAT3, 3 * sizeof(float),
-      8));
-  for (int i = 0; i < 8; ++i) {
-    v[3 * i + 0] = (i & 1) ? box.max.x : box.min.x;
-    v[3 * i + 1] = (i & 2) ? box.max.y : box.min.y;
-    v[3 * i + 2] = (i & 4) ? box.max.z : box.min.z;
+      positions.size()));
+  for (std::size_t i = 0; i < positions.size(); ++i) {
+    v[3 * i + 0] = positions[i].x;
+    v[3 * i + 1] = positions[i].y;
+    v[3 * i + 2] = positions[i].z;
   }
-  static const unsigned kTris[36] = {0, 2, 1, 1, 2, 3, 4, 5, 6, 5, 7, 6,
-                                     0, 1, 4, 1, 5, 4, 2, 6, 3, 3, 6, 7,
-                                     0, 4, 2, 2, 4, 6, 1, 3, 5, 3, 7, 5};
   auto* idx = static_cast<unsigned*>(rtcSetNewGeometryBuffer(
       geom, RTC_BUFFER_TYPE_INDEX, 0, RTC_FORMAT_UINT3, 3 * sizeof(unsigned),
-      12));
-  for (int i = 0; i < 36; ++i) idx[i] = kTris[i];
+      triangles.size()));
+  for (std::size_t i = 0; i < triangles.size(); ++i) {
+    idx[3 * i + 0] = triangles[i].x;
+    idx[3 * i + 1] = triangles[i].y;
+    idx[3 * i + 2] = triangles[i].z;
+  }
   rtcCommitGeometry(geom);
   rtcAttachGeometry(scene, geom);
   rtcReleaseGeometry(geom);
@@ -55,19 +60,36 @@ RTCScene make_box_scene(RTCDevice device, const Aabb& box) {
   return scene;
 }
 
+// The 12 triangles of a box, vertex bit k = coordinate on axis k.
+RTCScene make_box_child(RTCDevice device, const Aabb& box) {
+  std::vector<glm::vec3> p(8);
+  for (int i = 0; i < 8; ++i) {
+    p[i] = {(i & 1) ? box.max.x : box.min.x, (i & 2) ? box.max.y : box.min.y,
+            (i & 4) ? box.max.z : box.min.z};
+  }
+  const std::vector<glm::uvec3> tris = {
+      {0, 2, 1}, {1, 2, 3}, {4, 5, 6}, {5, 7, 6}, {0, 1, 4}, {1, 5, 4},
+      {2, 6, 3}, {3, 6, 7}, {0, 4, 2}, {2, 4, 6}, {1, 3, 5}, {3, 7, 5}};
+  return make_child(device, p, tris);
+}
+
 }  // namespace
 
-EmbreeObbScene::EmbreeObbScene(const Scene& scene)
+EmbreeScene::EmbreeScene(const Scene& scene, PickMode mode)
     : impl_(std::make_unique<Impl>()) {
   Impl& im = *impl_;
+  im.mode = mode;
   im.device = rtcNewDevice(nullptr);
   if (!im.device) throw std::runtime_error("Embree: rtcNewDevice failed");
   im.top = rtcNewScene(im.device);
   rtcSetSceneFlags(im.top, RTC_SCENE_FLAG_ROBUST);
   im.children.resize(scene.meshes.size(), nullptr);
   for (std::size_t m = 0; m < scene.meshes.size(); ++m) {
-    const Aabb box = scene.meshes[m].triangle_bounds();
-    if (!box.empty()) im.children[m] = make_box_scene(im.device, box);
+    const Mesh& mesh = scene.meshes[m];
+    if (mesh.triangles.empty()) continue;
+    im.children[m] = mode == PickMode::kObb
+                         ? make_box_child(im.device, mesh.triangle_bounds())
+                         : make_child(im.device, mesh.positions, mesh.triangles);
   }
   for (std::size_t i = 0; i < scene.objects.size(); ++i) {
     const Object& obj = scene.objects[i];
@@ -86,7 +108,7 @@ EmbreeObbScene::EmbreeObbScene(const Scene& scene)
   check(im.device, "building the reference scene");
 }
 
-EmbreeObbScene::~EmbreeObbScene() {
+EmbreeScene::~EmbreeScene() {
   if (!impl_) return;
   if (impl_->top) rtcReleaseScene(impl_->top);
   for (RTCScene s : impl_->children) {
@@ -95,7 +117,7 @@ EmbreeObbScene::~EmbreeObbScene() {
   if (impl_->device) rtcReleaseDevice(impl_->device);
 }
 
-Hit EmbreeObbScene::intersect(const Ray& ray) const {
+Hit EmbreeScene::intersect(const Ray& ray) const {
   RTCIntersectContext context;
   rtcInitIntersectContext(&context);
   RTCRayHit rh{};
@@ -115,6 +137,11 @@ Hit EmbreeObbScene::intersect(const Ray& ray) const {
   if (rh.hit.geomID != RTC_INVALID_GEOMETRY_ID) {
     hit.object = rh.hit.instID[0];
     hit.t = rh.ray.tfar;
+    if (impl_->mode == PickMode::kMesh) {
+      hit.triangle = rh.hit.primID;
+      hit.u = rh.hit.u;
+      hit.v = rh.hit.v;
+    }
   }
   return hit;
 }

@@ -2,6 +2,7 @@
 // and tests. Lives in apps/, never in core, bvh or loaders.
 #pragma once
 
+#include "raypick/bvh/picker.h"
 #include "raypick/core/hit.h"
 #include "raypick/core/ray.h"
 #include "raypick/core/scene.h"
@@ -10,23 +11,26 @@
 
 namespace raypick::tools {
 
-// Each mesh's OBB (the box of the vertices its triangles use) becomes a box
-// of 12 triangles in a child scene; each object instances its mesh's box
-// with the object's matrix, attached under its object id, so Embree's
-// instID is raypick's object id. Objects that can never be hit (empty mesh,
-// singular matrix) are left out. Scenes use RTC_SCENE_FLAG_ROBUST.
+// Each mesh becomes a child scene: in obb mode its OBB (the box of the
+// vertices its triangles use) as a box of 12 triangles, in mesh mode its
+// own triangles. Each object instances its mesh's child scene with the
+// object's matrix, attached under its object id, so Embree's instID is
+// raypick's object id and primID the triangle id. Objects that can never be
+// hit (empty mesh, singular matrix) are left out. Scenes use
+// RTC_SCENE_FLAG_ROBUST.
 //
-// Embree sees surfaces, not solids: a ray starting inside a box reports the
-// face where it leaves (t > 0), where raypick's contract says t = 0.
-// validate accounts for that.
-class EmbreeObbScene {
+// In obb mode Embree sees surfaces, not solids: a ray starting inside a box
+// reports the face where it leaves (t > 0), where raypick's contract says
+// t = 0. validate accounts for that.
+class EmbreeScene {
  public:
-  explicit EmbreeObbScene(const Scene& scene);
-  ~EmbreeObbScene();
-  EmbreeObbScene(const EmbreeObbScene&) = delete;
-  EmbreeObbScene& operator=(const EmbreeObbScene&) = delete;
+  EmbreeScene(const Scene& scene, PickMode mode);
+  ~EmbreeScene();
+  EmbreeScene(const EmbreeScene&) = delete;
+  EmbreeScene& operator=(const EmbreeScene&) = delete;
 
-  // rtcIntersect1 over [ray.tmin, ray.tmax]: object = instance id, t = tfar.
+  // rtcIntersect1 over [ray.tmin, ray.tmax]: object = instance id,
+  // t = tfar; in mesh mode also triangle = primID and u, v.
   // Thread-safe after construction.
   Hit intersect(const Ray& ray) const;
 

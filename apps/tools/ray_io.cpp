@@ -129,14 +129,14 @@ std::string format_float(float v) {
   return buf;
 }
 
-std::string hit_to_json(std::size_t ray_index, const Ray& ray, const Hit& hit,
-                        const std::string& name) {
-  std::string s = "{\"ray\":" + std::to_string(ray_index);
-  if (!hit.hit()) return s + ",\"hit\":false}";
+namespace {
+
+// "object":o,"name":"...","t":t[,"triangle":k],"point":[x,y,z]
+std::string hit_fields(const Ray& ray, const Hit& hit, const std::string& name) {
   const glm::vec3 p = ray.org + hit.t * ray.dir;
-  s += ",\"hit\":true,\"object\":" + std::to_string(hit.object);
-  // nlohmann's dump escapes quotes, control characters and invalid UTF-8
-  // handling is set to replace, so any object name gives valid JSON.
+  std::string s = "\"object\":" + std::to_string(hit.object);
+  // nlohmann's dump escapes quotes and control characters and replaces
+  // invalid UTF-8, so any object name gives valid JSON.
   s += ",\"name\":" +
        nlohmann::json(name).dump(-1, ' ', false,
                                  nlohmann::json::error_handler_t::replace);
@@ -145,8 +145,31 @@ std::string hit_to_json(std::size_t ray_index, const Ray& ray, const Hit& hit,
     s += ",\"triangle\":" + std::to_string(hit.triangle);
   }
   s += ",\"point\":[" + format_float(p.x) + "," + format_float(p.y) + "," +
-       format_float(p.z) + "]}";
+       format_float(p.z) + "]";
   return s;
+}
+
+}  // namespace
+
+std::string hit_to_json(std::size_t ray_index, const Ray& ray, const Hit& hit,
+                        const std::string& name) {
+  std::string s = "{\"ray\":" + std::to_string(ray_index);
+  if (!hit.hit()) return s + ",\"hit\":false}";
+  return s + ",\"hit\":true," + hit_fields(ray, hit, name) + "}";
+}
+
+std::string hits_to_json(std::size_t ray_index, const Ray& ray,
+                         const std::vector<Hit>& hits,
+                         const std::vector<std::string>& names) {
+  std::string s = "{\"ray\":" + std::to_string(ray_index);
+  if (hits.empty()) return s + ",\"hit\":false,\"hits\":[]}";
+  s += ",\"hit\":true," + hit_fields(ray, hits[0], names[hits[0].object]) +
+       ",\"hits\":[";
+  for (std::size_t k = 0; k < hits.size(); ++k) {
+    if (k) s += ',';
+    s += '{' + hit_fields(ray, hits[k], names[hits[k].object]) + '}';
+  }
+  return s + "]}";
 }
 
 std::string hit_to_text(std::size_t ray_index, const Ray& ray, const Hit& hit,

@@ -40,6 +40,14 @@ std::string format_float(float v);
 std::string hit_to_json(std::size_t ray_index, const Ray& ray, const Hit& hit,
                         const std::string& name);
 
+// The same for --all: the nearest hit's fields as above, plus
+// "hits":[{"object":o,"name":"...","t":t,"point":[x,y,z]}, ...] listing
+// every hit in order ("triangle" in each where the hits carry one).
+// `names` is indexed by object id.
+std::string hits_to_json(std::size_t ray_index, const Ray& ray,
+                         const std::vector<Hit>& hits,
+                         const std::vector<std::string>& names);
+
 // A line for people: "ray 0: object 3 'box' at t = 2.5, point (1, 2, 3)".
 std::string hit_to_text(std::size_t ray_index, const Ray& ray, const Hit& hit,
                         const std::string& name);

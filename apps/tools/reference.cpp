@@ -1,5 +1,6 @@
 #include "reference.h"
 
+#include <glm/geometric.hpp>
 #include <glm/gtc/matrix_inverse.hpp>
 #include <glm/matrix.hpp>
 
@@ -8,10 +9,18 @@
 #include <limits>
 
 namespace raypick::tools {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+double max_abs(const glm::dvec3& v) {
+  return std::max({std::abs(v.x), std::abs(v.y), std::abs(v.z)});
+}
+
+}  // namespace
 
 double box_entry(const glm::dvec3& o, const glm::dvec3& d, const glm::dvec3& lo,
                  const glm::dvec3& hi) {
-  constexpr double kInf = std::numeric_limits<double>::infinity();
   double t0 = 0.0;
   double t1 = kInf;
   for (int a = 0; a < 3; ++a) {
@@ -29,33 +38,35 @@ double box_entry(const glm::dvec3& o, const glm::dvec3& d, const glm::dvec3& lo,
   return t0 <= t1 ? t0 : kInf;
 }
 
-ObbReference::ObbReference(const Scene& scene) {
+SceneReference::SceneReference(const Scene& scene) : scene_(&scene) {
   objects_.reserve(scene.objects.size());
   for (const Object& obj : scene.objects) {
-    Box box{};
+    Obj o{};
+    o.mesh = obj.mesh;
     const Aabb local = scene.meshes[obj.mesh].triangle_bounds();
     const glm::dmat4 m{obj.matrix};
     const double det = glm::determinant(glm::dmat3{m});
-    box.hittable = !local.empty() && std::isfinite(det) && det != 0.0;
-    if (box.hittable) {
-      box.to_local = glm::affineInverse(m);
-      box.min = glm::dvec3{local.min};
-      box.max = glm::dvec3{local.max};
+    o.hittable = !local.empty() && std::isfinite(det) && det != 0.0;
+    if (o.hittable) {
+      o.to_local = glm::affineInverse(m);
+      o.min = glm::dvec3{local.min};
+      o.max = glm::dvec3{local.max};
     }
-    objects_.push_back(box);
+    objects_.push_back(o);
   }
 }
 
-BoxEntries ObbReference::entries(std::uint32_t object, const Ray& ray) const {
-  constexpr double kInf = std::numeric_limits<double>::infinity();
-  const Box& b = objects_[object];
+std::size_t SceneReference::triangle_count(std::uint32_t object) const {
+  return scene_->meshes[objects_[object].mesh].triangles.size();
+}
+
+BoxEntries SceneReference::box_entries(std::uint32_t object,
+                                       const Ray& ray) const {
+  const Obj& b = objects_[object];
   if (!b.hittable) return {kInf, kInf, kInf};
   const glm::dvec3 o{b.to_local * glm::dvec4(glm::dvec3{ray.org}, 1.0)};
   const glm::dvec3 d{b.to_local * glm::dvec4(glm::dvec3{ray.dir}, 0.0)};
-  const double mag =
-      std::max({std::abs(b.min.x), std::abs(b.min.y), std::abs(b.min.z),
-                std::abs(b.max.x), std::abs(b.max.y), std::abs(b.max.z),
-                std::abs(o.x), std::abs(o.y), std::abs(o.z)});
+  const double mag = std::max({max_abs(b.min), max_abs(b.max), max_abs(o)});
   const glm::dvec3 margin{kMargin * mag};
   BoxEntries e;
   e.exact = box_entry(o, d, b.min, b.max);
@@ -64,13 +75,42 @@ BoxEntries ObbReference::entries(std::uint32_t object, const Ray& ray) const {
   return e;
 }
 
-ObbReference::Nearest ObbReference::nearest(const Ray& ray) const {
-  Nearest best{UINT32_MAX, std::numeric_limits<double>::infinity()};
-  for (std::uint32_t i = 0; i < objects_.size(); ++i) {
-    const double t = entries(i, ray).exact;
-    if (t < best.t) best = {i, t};
-  }
-  return best;
+TriangleEntry SceneReference::triangle_entry(std::uint32_t object,
+                                             std::uint32_t triangle,
+                                             const Ray& ray) const {
+  const Obj& b = objects_[object];
+  const Mesh& mesh = scene_->meshes[b.mesh];
+  const glm::uvec3 idx = mesh.triangles[triangle];
+  const glm::dvec3 o{b.to_local * glm::dvec4(glm::dvec3{ray.org}, 1.0)};
+  const glm::dvec3 d{b.to_local * glm::dvec4(glm::dvec3{ray.dir}, 0.0)};
+  const glm::dvec3 p0{mesh.positions[idx.x]}, p1{mesh.positions[idx.y]},
+      p2{mesh.positions[idx.z]};
+  const glm::dvec3 e1 = p1 - p0, e2 = p2 - p0;
+  const glm::dvec3 pvec = glm::cross(d, e2);
+  const double det = glm::dot(e1, pvec);
+  const double edge = std::max({glm::length(e1), glm::length(e2),
+                                glm::length(p2 - p1)});
+  const double scale = glm::length(e1) * glm::length(e2) * glm::length(d);
+  // A barycentric coordinate is a distance to an edge over the altitude
+  // onto it: rounding of size kMargin * mag in the positions moves it by
+  // that over the smallest altitude (large for slivers).
+  const double mag = std::max({max_abs(p0), max_abs(p1), max_abs(p2), max_abs(o)});
+  const double min_altitude = glm::length(glm::cross(e1, e2)) / std::max(edge, 1e-300);
+  if (!(std::abs(det) > 1e-9 * scale)) return {kInf, 0.0, true, kInf};
+  // A grazing ray moves its hit point on the plane by 1 / cos of the angle
+  // to the normal for the same rounding.
+  const double cos_normal =
+      std::abs(det) / (glm::length(d) * glm::length(glm::cross(e1, e2)));
+  const double margin = kMargin * std::max(mag, edge) /
+                        (std::max(min_altitude, 1e-300) * cos_normal);
+  const glm::dvec3 tvec = o - p0;
+  const double b1 = glm::dot(tvec, pvec) / det;
+  const glm::dvec3 qvec = glm::cross(tvec, e1);
+  const double b2 = glm::dot(d, qvec) / det;
+  const double t = glm::dot(e2, qvec) / det;
+  const double b0 = 1.0 - b1 - b2;
+  const double t_err = kMargin * mag / (glm::length(d) * cos_normal);
+  return {t, std::min({b0, b1, b2}) / margin, false, t_err};
 }
 
 }  // namespace raypick::tools

@@ -1,5 +1,5 @@
-// A double-precision brute-force reference for OBB picking. Slow (every
-// object for every ray) and simple on purpose: validate uses it to decide
+// Double-precision brute-force references for both hit modes. Slow (every
+// object, every triangle) and simple on purpose: validate uses them to decide
 // who is right when raypick and Embree disagree.
 #pragma once
 
@@ -27,30 +27,45 @@ struct BoxEntries {
   double shrunk;
 };
 
-class ObbReference {
+// One triangle against one ray, in double precision (Moller-Trumbore on the
+// ray carried into the object's frame in double). `inside` is the smallest
+// barycentric coordinate divided by the margin of rounding: >= 1 means
+// surely inside, <= -1 surely outside, in between the ray passes within
+// rounding of an edge or vertex. `coplanar` marks a ray (nearly) in the
+// triangle's plane or a (nearly) degenerate triangle: no sure answer.
+// `t_err` bounds how far a float t may stray from `t` for this ray: the
+// rounding of the plane's position grows as the ray nears the plane, by
+// 1 / cos of the angle between the ray and the triangle's normal.
+struct TriangleEntry {
+  double t;
+  double inside;
+  bool coplanar;
+  double t_err;
+};
+
+class SceneReference {
  public:
   static constexpr double kMargin = 1e-5;
 
-  explicit ObbReference(const Scene& scene);
+  explicit SceneReference(const Scene& scene);
 
   std::size_t object_count() const { return objects_.size(); }
-  BoxEntries entries(std::uint32_t object, const Ray& ray) const;
+  std::size_t triangle_count(std::uint32_t object) const;
+  bool hittable(std::uint32_t object) const { return objects_[object].hittable; }
 
-  // The smallest exact entry over all objects (ties to the lower id);
-  // object == UINT32_MAX when nothing is hit.
-  struct Nearest {
-    std::uint32_t object;
-    double t;
-  };
-  Nearest nearest(const Ray& ray) const;
+  BoxEntries box_entries(std::uint32_t object, const Ray& ray) const;
+  TriangleEntry triangle_entry(std::uint32_t object, std::uint32_t triangle,
+                               const Ray& ray) const;
 
  private:
-  struct Box {
+  struct Obj {
     glm::dmat4 to_local;
     glm::dvec3 min, max;
+    std::uint32_t mesh;
     bool hittable;
   };
-  std::vector<Box> objects_;
+  const Scene* scene_;
+  std::vector<Obj> objects_;
 };
 
 // The entry t of the ray o + t d (t >= 0) into the closed box [lo, hi] in

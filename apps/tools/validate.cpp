@@ -2,13 +2,10 @@
 
 #include "ray_io.h"
 
-#include <glm/ext/matrix_transform.hpp>
-
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <random>
-#include <sstream>
 
 namespace raypick::tools {
 namespace {
@@ -20,52 +17,123 @@ double max_abs(const glm::vec3& v) {
                    std::abs(double(v.z))});
 }
 
+std::string where(const Hit& h) {
+  std::string s = "object " + std::to_string(h.object);
+  if (h.triangle != kInvalidId) s += " triangle " + std::to_string(h.triangle);
+  return s + " at t = " + format_float(h.t);
+}
+
 enum class Judgement { kExact, kTie, kBoundary, kWrong };
 
-// Decides whether `ans` is a correct nearest hit for `ray`, given every
-// object's entries from the double reference and the reference's nearest.
-Judgement judge(const Hit& ans, const std::vector<BoxEntries>& e,
-                const ObbReference::Nearest& ref, double tol,
+// What the double reference says about one ray, in either mode: for every
+// candidate (an object, or an object's triangle) its exact t, its t when the
+// hit is sure (well inside, not within rounding of the boundary), and the
+// range [lo, hi] of t that a float answer hitting it may report.
+struct Candidate {
+  Hit hit;        // object and triangle
+  double t;       // exact t; +inf when not hit exactly
+  double t_sure;  // t when the hit is sure, else +inf
+  double lo, hi;  // acceptable answers; lo = +inf when none is
+};
+
+struct Reference {
+  std::vector<Candidate> candidates;
+  Hit nearest;  // the smallest exact t, ties to the lower ids
+
+  const Candidate* find(const Hit& h) const {
+    for (const Candidate& c : candidates) {
+      if (c.hit.object == h.object && c.hit.triangle == h.triangle) return &c;
+    }
+    return nullptr;
+  }
+};
+
+Reference make_reference(const SceneReference& ref, const Ray& ray,
+                         PickMode mode, double tol) {
+  Reference r;
+  double best = kInf;
+  for (std::uint32_t o = 0; o < ref.object_count(); ++o) {
+    const BoxEntries box = ref.box_entries(o, ray);
+    if (box.grown == kInf) continue;  // no hit possible on this object
+    auto add = [&](Candidate c) {
+      const bool lower_ids =
+          c.hit.object < r.nearest.object ||
+          (c.hit.object == r.nearest.object && c.hit.triangle < r.nearest.triangle);
+      if (c.t != kInf && (c.t < best || (c.t == best && lower_ids))) {
+        best = c.t;
+        r.nearest = c.hit;
+        r.nearest.t = static_cast<float>(c.t);
+      }
+      r.candidates.push_back(c);
+    };
+    if (mode == PickMode::kObb) {
+      // Under rounding the entry lies between the grown box's entry and
+      // the shrunk box's (unbounded above when only grazed).
+      Hit h;
+      h.object = o;
+      add({h, box.exact, box.shrunk, box.grown - tol,
+           box.shrunk == kInf ? kInf : box.shrunk + tol});
+      continue;
+    }
+    for (std::uint32_t tri = 0; tri < ref.triangle_count(o); ++tri) {
+      const TriangleEntry e = ref.triangle_entry(o, tri, ray);
+      Hit h;
+      h.object = o;
+      h.triangle = tri;
+      if (e.coplanar) {
+        // A ray in the triangle's plane has no sure answer: neither
+        // hitting nor missing it is refuted.
+        add({h, kInf, kInf, -kInf, kInf});
+        continue;
+      }
+      if (e.inside <= -1.0 || e.t < -tol - e.t_err) continue;  // surely missed
+      // A triangle's t is well defined even at its edges.
+      const double slack = tol + e.t_err;
+      add({h, e.inside >= 0.0 && e.t >= 0.0 ? e.t : kInf,
+           e.inside >= 1.0 && e.t >= slack ? e.t : kInf, e.t - slack,
+           e.t + slack});
+    }
+  }
+  return r;
+}
+
+// Is `ans` a correct nearest hit for `ray`, per the reference?
+Judgement judge(const Hit& ans, const Reference& ref, double tol,
                 std::string& why) {
   if (!ans.hit()) {
-    if (ref.object == UINT32_MAX) return Judgement::kExact;
-    for (const BoxEntries& b : e) {
-      if (b.shrunk != kInf) {
-        why = "misses, but the reference hits object " +
-              std::to_string(ref.object) + " at t = " + std::to_string(ref.t);
+    for (const Candidate& c : ref.candidates) {
+      if (c.t_sure != kInf) {
+        why = "misses, but the reference hits " + where(c.hit) +
+              " (t = " + std::to_string(c.t_sure) + ")";
         return Judgement::kWrong;
       }
     }
-    return Judgement::kBoundary;
+    return ref.nearest.hit() ? Judgement::kBoundary : Judgement::kExact;
   }
   const double t = ans.t;
-  const BoxEntries& mine = e[ans.object];
-  if (mine.grown == kInf) {
-    why = "hits object " + std::to_string(ans.object) +
-          ", which the reference misses";
+  const Candidate* mine = ref.find(ans);
+  if (!mine || !(mine->lo <= t && t <= mine->hi)) {
+    why = where(ans) + ", which the reference " +
+          (mine && mine->t != kInf ? "hits at t = " + std::to_string(mine->t)
+                                   : std::string("does not hit"));
     return Judgement::kWrong;
   }
-  for (std::size_t o = 0; o < e.size(); ++o) {
-    if (e[o].shrunk < t - tol) {
-      why = "hits object " + std::to_string(ans.object) + " at t = " +
-            std::to_string(t) + ", but object " + std::to_string(o) +
-            " is entered before, at t = " + std::to_string(e[o].exact);
+  for (const Candidate& c : ref.candidates) {
+    // Surely hit, and surely before t even allowing for its rounding.
+    if (c.t_sure != kInf && c.hi < t) {
+      why = where(ans) + ", but the reference hits " + where(c.hit) +
+            " first, at t = " + std::to_string(c.t_sure);
       return Judgement::kWrong;
     }
   }
-  if (ans.object == ref.object && std::abs(t - ref.t) <= tol) {
-    return Judgement::kExact;
+  if (ref.nearest.hit() && std::abs(t - double(ref.nearest.t)) <= tol) {
+    return ans.object == ref.nearest.object &&
+                   ans.triangle == ref.nearest.triangle
+               ? Judgement::kExact
+               : Judgement::kTie;
   }
-  if (std::abs(t - ref.t) <= tol && std::abs(mine.exact - t) <= tol) {
-    return Judgement::kTie;
-  }
-  if (t >= mine.grown - tol && (mine.shrunk == kInf || t <= mine.shrunk + tol)) {
-    return Judgement::kBoundary;
-  }
-  why = "hits object " + std::to_string(ans.object) + " at t = " +
-        std::to_string(t) + ", the reference enters it at t = " +
-        std::to_string(mine.exact);
-  return Judgement::kWrong;
+  // Everything the reference meets before t is met only within rounding.
+  return Judgement::kBoundary;
 }
 
 }  // namespace
@@ -82,8 +150,9 @@ const char* to_string(Verdict v) {
   return "?";
 }
 
-std::vector<Ray> make_validation_rays(const Picker& picker, std::size_t n,
-                                      std::uint64_t seed) {
+std::vector<Ray> make_validation_rays(const Scene& scene, const Picker& picker,
+                                      std::size_t n, std::uint64_t seed,
+                                      PickMode mode) {
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<float> unit(0.0f, 1.0f);
   std::normal_distribution<float> gauss(0.0f, 1.0f);
@@ -99,10 +168,26 @@ std::vector<Ray> make_validation_rays(const Picker& picker, std::size_t n,
   auto uniform_in = [&](const Aabb& b) {
     return b.min + glm::vec3{unit(rng), unit(rng), unit(rng)} * (b.max - b.min);
   };
-  auto pick_object = [&] {
-    return hittable[std::min<std::size_t>(
-        hittable.size() - 1,
-        static_cast<std::size_t>(unit(rng) * float(hittable.size())))];
+  auto pick_index = [&](std::size_t count) {
+    return std::min<std::size_t>(
+        count - 1, static_cast<std::size_t>(unit(rng) * float(count)));
+  };
+  // A point of object `id`: inside its OBB, or on one of its triangles.
+  auto target_on = [&](std::uint32_t id) {
+    const Obb& obb = picker.obb(id);
+    glm::vec3 local = uniform_in(obb.local);
+    if (mode == PickMode::kMesh) {
+      const Mesh& mesh = scene.meshes[scene.objects[id].mesh];
+      const glm::uvec3 t = mesh.triangles[pick_index(mesh.triangles.size())];
+      float a = unit(rng), b = unit(rng);
+      if (a + b > 1.0f) {
+        a = 1.0f - a;
+        b = 1.0f - b;
+      }
+      local = mesh.positions[t.x] + a * (mesh.positions[t.y] - mesh.positions[t.x]) +
+              b * (mesh.positions[t.z] - mesh.positions[t.x]);
+    }
+    return glm::vec3{obb.to_world * glm::vec4(local, 1.0f)};
   };
   std::vector<Ray> rays;
   rays.reserve(n);
@@ -116,9 +201,7 @@ std::vector<Ray> make_validation_rays(const Picker& picker, std::size_t n,
       glm::vec3 away{gauss(rng), gauss(rng), gauss(rng)};
       if (glm::length(away) == 0.0f) away = {1.0f, 0.0f, 0.0f};
       ray.org = bounds.center() + glm::normalize(away) * outside_radius;
-      const Obb& obb = picker.obb(pick_object());
-      const glm::vec3 target{obb.to_world * glm::vec4(uniform_in(obb.local), 1.0f)};
-      ray.dir = target - ray.org;
+      ray.dir = target_on(hittable[pick_index(hittable.size())]) - ray.org;
     } else if (kind < 0.8f) {
       ray.dir = {gauss(rng), gauss(rng), gauss(rng)};
     } else {
@@ -128,7 +211,7 @@ std::vector<Ray> make_validation_rays(const Picker& picker, std::size_t n,
       if (unit(rng) < 0.5f && !hittable.empty()) {
         // Put the origin on a face plane of some object's world box, on one
         // of the axes the ray does not move along.
-        const Aabb box = picker.world_box(pick_object());
+        const Aabb box = picker.world_box(hittable[pick_index(hittable.size())]);
         const int other = (axis + 1 + (unit(rng) < 0.5f ? 0 : 1)) % 3;
         ray.org[other] = unit(rng) < 0.5f ? box.min[other] : box.max[other];
       }
@@ -139,91 +222,87 @@ std::vector<Ray> make_validation_rays(const Picker& picker, std::size_t n,
   return rays;
 }
 
-ValidateReport validate_obb(const Scene& scene, const Picker& picker,
-                            const EmbreeObbScene& embree,
-                            std::span<const Ray> rays,
-                            const std::function<void(std::size_t)>& progress) {
+ValidateReport validate(const Scene& scene, const Picker& picker,
+                        const EmbreeScene& embree, PickMode mode,
+                        std::span<const Ray> rays,
+                        const std::function<void(std::size_t)>& progress) {
   ValidateReport report;
+  report.mode = mode;
   report.rays = rays.size();
-  const ObbReference reference(scene);
+  const SceneReference reference(scene);
   const Aabb bounds = picker.world_bounds();
   const double scene_scale =
       bounds.empty() ? 1.0 : std::max(max_abs(bounds.min), max_abs(bounds.max));
-  std::vector<BoxEntries> entries(scene.objects.size());
   for (std::size_t i = 0; i < rays.size(); ++i) {
     if (progress && i % 4096 == 0) progress(i);
     const Ray& ray = rays[i];
-    const Hit r = picker.intersect(ray);
+    const Hit r = picker.intersect(ray, mode);
     const Hit e = embree.intersect(ray);
     report.raypick_hits += r.hit();
     report.embree_hits += e.hit();
-    const double scale = std::max(scene_scale, max_abs(ray.org)) / max_abs(ray.dir);
-    const double dt = r.hit() && e.hit() ? std::abs(double(r.t) - double(e.t)) : 0.0;
-    if (r.object == e.object && dt <= kAgreeTol * scale) {
+    if (mode == PickMode::kMesh) {
+      const Hit o = picker.intersect(ray, PickMode::kObb);
+      report.obb_mesh_differ += o.object != r.object;
+    }
+    const double scale =
+        std::max(scene_scale, max_abs(ray.org)) / max_abs(ray.dir);
+    const double dt =
+        r.hit() && e.hit() ? std::abs(double(r.t) - double(e.t)) : 0.0;
+    const bool same = r.object == e.object && r.triangle == e.triangle;
+    if (same && dt <= kAgreeTol * scale) {
       ++report.counts[static_cast<int>(Verdict::kAgree)];
       report.max_dt_agree = std::max(report.max_dt_agree, dt);
       report.max_dt = std::max(report.max_dt, dt);
       continue;
     }
     // Disagreement: ask the double-precision reference who is right.
-    ObbReference::Nearest ref{UINT32_MAX, kInf};
-    for (std::uint32_t o = 0; o < entries.size(); ++o) {
-      entries[o] = reference.entries(o, ray);
-      if (entries[o].exact < ref.t) ref = {o, entries[o].exact};
-    }
     const double tol = kTol * scale;
+    const Reference ref = make_reference(reference, ray, mode, tol);
     std::string why_r, why_e;
-    const Judgement jr = judge(r, entries, ref, tol, why_r);
-    const Judgement je = judge(e, entries, ref, tol, why_e);
+    const Judgement jr = judge(r, ref, tol, why_r);
+    const Judgement je = judge(e, ref, tol, why_e);
+    const bool inside = mode == PickMode::kObb && ref.nearest.hit() &&
+                        ref.nearest.t == 0.0f;
     Verdict v;
     std::string detail;
     if (jr == Judgement::kWrong) {
       v = Verdict::kMismatch;
-      detail = "raypick " + why_r;
-    } else if (je == Judgement::kWrong) {
-      if (ref.t == 0.0) {
-        v = Verdict::kOriginInside;
-      } else {
-        v = Verdict::kMismatch;
-        detail = "Embree " + why_e + " (raypick agrees with the reference)";
-      }
-    } else if (ref.t == 0.0 && r.t == 0.0f && e.t > 0.0f) {
-      // Embree's exit face happened to be within the noise tolerance.
+      detail = "raypick hits " + why_r;
+      if (!r.hit()) detail = "raypick " + why_r;
+    } else if (inside && (je == Judgement::kWrong || (r.t == 0.0f && e.t > 0.0f))) {
+      // Embree's surface model cannot say t = 0 for an origin in a box.
       v = Verdict::kOriginInside;
+    } else if (je == Judgement::kWrong) {
+      v = Verdict::kMismatch;
+      detail = (e.hit() ? "Embree hits " : "Embree ") + why_e +
+               " (raypick agrees with the reference)";
     } else if (jr == Judgement::kBoundary || je == Judgement::kBoundary) {
       v = Verdict::kBoundary;
-    } else if (jr == Judgement::kTie || je == Judgement::kTie) {
+    } else if (jr == Judgement::kTie || je == Judgement::kTie || !same) {
       v = Verdict::kTie;
     } else {
       v = Verdict::kFloatNoise;
       report.max_dt = std::max(report.max_dt, dt);
     }
     ++report.counts[static_cast<int>(v)];
-    report.disagreements.push_back({i, ray, v, r, e, ref, detail});
+    report.disagreements.push_back({i, ray, v, r, e, ref.nearest, detail});
   }
   if (progress) progress(rays.size());
   return report;
 }
 
 void write_dump(std::ostream& out, const ValidateReport& report) {
-  out << "# raypick validate: " << report.disagreements.size()
+  out << "# raypick validate (" << (report.mode == PickMode::kObb ? "obb" : "mesh")
+      << " mode): " << report.disagreements.size()
       << " disagreeing rays; read back with: raypick pick SCENE --rays FILE\n";
-  auto hit_str = [](const Hit& h) {
-    return h.hit() ? "object " + std::to_string(h.object) + " t=" +
-                         format_float(h.t)
-                   : std::string("miss");
-  };
+  auto str = [](const Hit& h) { return h.hit() ? where(h) : std::string("miss"); };
   for (const Disagreement& d : report.disagreements) {
     out << "# ray " << d.ray_index << ": " << to_string(d.verdict)
-        << "; raypick " << hit_str(d.raypick) << "; embree "
-        << hit_str(d.embree) << "; reference "
-        << (d.reference.object == UINT32_MAX
-                ? std::string("miss")
-                : "object " + std::to_string(d.reference.object) + " t=" +
-                      std::to_string(d.reference.t));
+        << "; raypick " << str(d.raypick) << "; embree " << str(d.embree)
+        << "; reference " << str(d.reference);
     if (!d.detail.empty()) out << "; " << d.detail;
-    out << "\n";
-    out << format_float(d.ray.org.x) << ' ' << format_float(d.ray.org.y) << ' '
+    out << "\n"
+        << format_float(d.ray.org.x) << ' ' << format_float(d.ray.org.y) << ' '
         << format_float(d.ray.org.z) << ' ' << format_float(d.ray.dir.x) << ' '
         << format_float(d.ray.dir.y) << ' ' << format_float(d.ray.dir.z)
         << "\n";

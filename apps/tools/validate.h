@@ -1,5 +1,5 @@
-// raypick validate: raypick's OBB picking against Embree, with every
-// disagreement re-decided by a double-precision brute force.
+// raypick validate: raypick's picking against Embree in either hit mode,
+// with every disagreement re-decided by a double-precision brute force.
 #pragma once
 
 #include "embree_scene.h"
@@ -18,26 +18,31 @@
 
 namespace raypick::tools {
 
-// Random rays over the scene, deterministic for (picker, n, seed):
+// Random rays over the scene, deterministic for (scene, n, seed, mode):
 // - 40% from a random point on a sphere around the whole scene, aimed at a
-//   random point inside a random object's OBB;
+//   random point of a random object: inside its OBB in obb mode, on one of
+//   its triangles in mesh mode;
 // - 40% from a point uniform in the scene's world box grown by 10% on each
 //   side (often inside a box), direction uniform on the sphere;
 // - 20% from such a point along a coordinate axis, the other two direction
 //   components +-0.0 and, half the time, the origin put exactly on a face
 //   plane of some object's world box (the slab test's NaN case).
-std::vector<Ray> make_validation_rays(const Picker& picker, std::size_t n,
-                                      std::uint64_t seed);
+std::vector<Ray> make_validation_rays(const Scene& scene, const Picker& picker,
+                                      std::size_t n, std::uint64_t seed,
+                                      PickMode mode = PickMode::kObb);
 
 // How one ray's answers relate, from best to worst.
 enum class Verdict {
-  kAgree,         // same object (or both miss), |dt| <= kAgreeTol * scale
-  kFloatNoise,    // same object, |dt| <= kTol * scale, reference agrees
-  kTie,           // different objects entered at the same t (within kTol)
-  kBoundary,      // the ray only grazes a box (edge, face plane, flat box):
-                  // the answers differ by rounding at the boundary
-  kOriginInside,  // origin inside or on a box: raypick says t = 0, Embree
-                  // (surfaces only) reports a face further on
+  kAgree,         // same object and triangle (or both miss),
+                  // |dt| <= kAgreeTol * scale
+  kFloatNoise,    // same object and triangle, |dt| <= kTol * scale, and the
+                  // reference agrees
+  kTie,           // different objects or triangles hit at the same t (within
+                  // kTol): coincident objects, shared edges
+  kBoundary,      // the ray only grazes a box or a triangle's edge within
+                  // rounding: the answers differ by rounding there
+  kOriginInside,  // obb mode: origin inside or on a box; raypick says t = 0,
+                  // Embree (surfaces only) reports a face further on
   kMismatch,      // an answer the double-precision reference refutes
 };
 const char* to_string(Verdict v);
@@ -53,17 +58,21 @@ struct Disagreement {
   Verdict verdict;
   Hit raypick;
   Hit embree;
-  ObbReference::Nearest reference;
+  Hit reference;       // the double-precision nearest (exact test)
   std::string detail;  // for a mismatch: whose answer is refuted and why
 };
 
 struct ValidateReport {
+  PickMode mode = PickMode::kObb;
   std::size_t rays = 0;
   std::size_t raypick_hits = 0;
   std::size_t embree_hits = 0;
   std::size_t counts[6] = {};  // indexed by Verdict
   double max_dt_agree = 0.0;   // max |t_raypick - t_embree| over kAgree rays
   double max_dt = 0.0;         // the same over kAgree and kFloatNoise rays
+  // Mesh mode only: rays whose obb-mode answer (object, or hit / miss)
+  // differs from raypick's mesh-mode answer.
+  std::size_t obb_mesh_differ = 0;
   std::vector<Disagreement> disagreements;  // every verdict but kAgree
 
   std::size_t count(Verdict v) const {
@@ -72,12 +81,13 @@ struct ValidateReport {
   std::size_t mismatches() const { return count(Verdict::kMismatch); }
 };
 
-// Runs raypick and Embree on every ray and classifies each. `progress` (may
-// be empty) is called now and then with the number of rays done.
-ValidateReport validate_obb(
-    const Scene& scene, const Picker& picker, const EmbreeObbScene& embree,
-    std::span<const Ray> rays,
-    const std::function<void(std::size_t)>& progress = {});
+// Runs raypick and Embree (built in the same mode) on every ray and
+// classifies each. `progress` (may be empty) is called now and then with
+// the number of rays done.
+ValidateReport validate(const Scene& scene, const Picker& picker,
+                        const EmbreeScene& embree, PickMode mode,
+                        std::span<const Ray> rays,
+                        const std::function<void(std::size_t)>& progress = {});
 
 // The disagreeing rays as a rays file (`raypick pick --rays` reads it back),
 // each preceded by a comment with its verdict and the three answers.

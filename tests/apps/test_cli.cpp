@@ -177,10 +177,9 @@ TEST_CASE("wrong usage exits 2") {
   const Run r = run_raypick("pick '" + other.string() + "' --ray 0,0,0,1,0,0");
   CHECK(r.status == 2);
   CHECK(r.err.find("scene.xyz") != std::string::npos);
-  // Not yet implemented modes say so, as usage errors.
-  const Run m = run_raypick("pick '" + scene.string() + "' --ray 0,0,0,1,0,0 --mode mesh");
-  CHECK(m.status == 2);
-  CHECK(m.err.find("not supported yet") != std::string::npos);
+  CHECK(run_raypick("pick '" + scene.string() + "' --ray 0,0,0,1,0,0 --limit 2").status == 2);  // needs --all
+  CHECK(run_raypick("pick '" + scene.string() + "' --ray 0,0,0,1,0,0 --max-t -1").status == 2);
+  CHECK(run_raypick("pick '" + scene.string() + "' --ray 0,0,0,1,0,0 --max-t nan").status == 2);
   CHECK(run_raypick("--help").status == 0);
   CHECK(run_raypick("pick --help").out.find("--rays") != std::string::npos);
 }

@@ -17,11 +17,11 @@ using tools::Verdict;
 namespace {
 
 tools::ValidateReport run(const Scene& scene, std::size_t rays,
-                          std::uint64_t seed) {
+                          std::uint64_t seed, PickMode mode = PickMode::kObb) {
   const Picker picker(scene);
-  const tools::EmbreeObbScene embree(scene);
-  const auto r = tools::make_validation_rays(picker, rays, seed);
-  return tools::validate_obb(scene, picker, embree, r);
+  const tools::EmbreeScene embree(scene, mode);
+  const auto r = tools::make_validation_rays(scene, picker, rays, seed, mode);
+  return tools::validate(scene, picker, embree, mode, r);
 }
 
 void report_mismatches(const tools::ValidateReport& rep) {
@@ -53,6 +53,25 @@ TEST_CASE("validate finds 0 mismatches on random scenes of thousands of objects"
   }
 }
 
+TEST_CASE("validate --mode mesh finds 0 mismatches on random instanced scenes") {
+  tools::BoxesOptions opt;
+  opt.shear_fraction = 0.2;
+  opt.mirror_fraction = 0.2;
+  opt.flat_fraction = 0.05;
+  opt.coincident_fraction = 0.02;
+  opt.axis_aligned_fraction = 0.1;
+  for (std::size_t n : {1, 50, 2000}) {
+    CAPTURE(n);
+    const Scene scene = tools::make_mesh_scene(n, 900 + n, opt);
+    const auto rep = run(scene, 20000, n, PickMode::kMesh);
+    report_mismatches(rep);
+    CHECK(rep.mismatches() == 0);
+    CHECK(rep.raypick_hits > rep.rays / 5);
+    CHECK(rep.count(Verdict::kAgree) > rep.rays * 9 / 10);
+    if (n > 1) CHECK(rep.obb_mesh_differ > 0);
+  }
+}
+
 TEST_CASE("validate finds 0 mismatches on the OBJ models of assimp-testmodels") {
   const std::filesystem::path dir = "/usr/share/assimp/models/OBJ";
   REQUIRE_MESSAGE(std::filesystem::exists(dir),
@@ -63,12 +82,25 @@ TEST_CASE("validate finds 0 mismatches on the OBJ models of assimp-testmodels") 
     const LoadResult loaded = load_scene(entry.path().string());
     if (!loaded.ok()) continue;  // the loader tests judge the refusals
     CAPTURE(entry.path().string());
-    const auto rep = run(*loaded.scene, 4000, 3);
-    report_mismatches(rep);
-    CHECK(rep.mismatches() == 0);
+    for (PickMode mode : {PickMode::kObb, PickMode::kMesh}) {
+      const auto rep = run(*loaded.scene, 4000, 3, mode);
+      report_mismatches(rep);
+      CHECK(rep.mismatches() == 0);
+    }
     ++validated;
   }
   CHECK(validated >= 10);
+}
+
+TEST_CASE("validate --mode mesh reports a real mismatch when a triangle is wrong") {
+  const Scene truth = tools::make_mesh_scene(30, 6);
+  Scene broken = truth;
+  broken.meshes[2].positions[0] *= 0.5f;  // dent the sphere
+  const Picker picker(broken);
+  const tools::EmbreeScene embree(truth, PickMode::kMesh);
+  const auto rays = tools::make_validation_rays(truth, picker, 20000, 7, PickMode::kMesh);
+  const auto rep = tools::validate(truth, picker, embree, PickMode::kMesh, rays);
+  CHECK(rep.mismatches() > 0);
 }
 
 TEST_CASE("validate reports a real mismatch when the picker's scene is wrong") {
@@ -77,13 +109,13 @@ TEST_CASE("validate reports a real mismatch when the picker's scene is wrong") {
   Scene broken = truth;
   broken.objects[7].matrix[3] += glm::vec4(0.5f, 0, 0, 0);
   const Picker picker(broken);
-  const tools::EmbreeObbScene embree(truth);
+  const tools::EmbreeScene embree(truth, PickMode::kObb);
   std::vector<Ray> rays;
   const glm::vec3 c{truth.objects[7].matrix[3]};
   for (int i = 0; i < 50; ++i) {
     rays.push_back(Ray{c + glm::vec3{0, -30, 0.01f * i}, {0, 1, 0}});
   }
-  const auto rep = tools::validate_obb(truth, picker, embree, rays);
+  const auto rep = tools::validate(truth, picker, embree, PickMode::kObb, rays);
   CHECK(rep.mismatches() > 0);
   std::ostringstream dump;
   tools::write_dump(dump, rep);
@@ -93,10 +125,10 @@ TEST_CASE("validate reports a real mismatch when the picker's scene is wrong") {
 TEST_CASE("a ray starting inside a box is classified, not counted as a mismatch") {
   const Scene scene = tools::make_boxes_scene(1, 1);
   const Picker picker(scene);
-  const tools::EmbreeObbScene embree(scene);
+  const tools::EmbreeScene embree(scene, PickMode::kObb);
   const glm::vec3 c{scene.objects[0].matrix[3]};
   const std::vector<Ray> rays{Ray{c, {1, 0.3f, 0.2f}}};
-  const auto rep = tools::validate_obb(scene, picker, embree, rays);
+  const auto rep = tools::validate(scene, picker, embree, PickMode::kObb, rays);
   CHECK(rep.count(Verdict::kOriginInside) == 1);
   CHECK(rep.mismatches() == 0);
   CHECK(picker.intersect(rays[0]).t == 0.0f);
