@@ -112,6 +112,47 @@ TEST_CASE("pick --rays writes one JSON line per ray in input order") {
   CHECK(s.out == r.out);
 }
 
+TEST_CASE("pick --mode mesh reports the triangle, and sees through gaps an OBB covers") {
+  // A single slanted triangle: its OBB is the box [0,2] x [0,2] x [0,0].
+  const fs::path tri = write("tri.obj", "o tri\nv 0 0 0\nv 2 0 0\nv 0 2 0\nf 1 2 3\n");
+  Run r = run_raypick("pick '" + tri.string() + "' --ray 0.5,0.5,5,0,0,-1 --mode mesh --format json");
+  CHECK(r.status == 0);
+  auto j = nlohmann::json::parse(r.out);
+  CHECK(j["triangle"] == 0);
+  CHECK(j["t"].get<double>() == 5.0);
+  // (1.5, 1.5) is inside the OBB but beyond the hypotenuse.
+  r = run_raypick("pick '" + tri.string() + "' --ray 1.5,1.5,5,0,0,-1 --mode mesh --format json");
+  CHECK(nlohmann::json::parse(r.out)["hit"] == false);
+  r = run_raypick("pick '" + tri.string() + "' --ray 1.5,1.5,5,0,0,-1 --format json");
+  CHECK(nlohmann::json::parse(r.out)["hit"] == true);
+  CHECK_FALSE(nlohmann::json::parse(r.out).contains("triangle"));
+  // Text output names the triangle.
+  r = run_raypick("pick '" + tri.string() + "' --ray 0.5,0.5,5,0,0,-1 --mode mesh");
+  CHECK(r.out == "ray 0: object 0 'tri' triangle 0 at t = 5, point (0.5, 0.5, 0)\n");
+}
+
+TEST_CASE("pick --all lists every object along the ray, nearest first; --limit and --max-t cut it") {
+  const fs::path scene = write("scene.obj", kScene);
+  Run r = run_raypick("pick '" + scene.string() + "' --ray 0,0,-5,0,0,1 --all --format json");
+  CHECK(r.status == 0);
+  auto j = nlohmann::json::parse(r.out);
+  CHECK(j["object"] == 0);
+  REQUIRE(j["hits"].size() == 2);
+  CHECK(j["hits"][0]["name"] == "near");
+  CHECK(j["hits"][1]["name"] == "far");
+  CHECK(j["hits"][1]["t"].get<double>() == 14.5);
+  r = run_raypick("pick '" + scene.string() + "' --ray 0,0,-5,0,0,1 --all --limit 1 --mode mesh --format json");
+  j = nlohmann::json::parse(r.out);
+  REQUIRE(j["hits"].size() == 1);
+  CHECK(j["hits"][0].contains("triangle"));
+  r = run_raypick("pick '" + scene.string() + "' --ray 0,0,-5,0,0,1 --max-t 10 --all --format json");
+  CHECK(nlohmann::json::parse(r.out)["hits"].size() == 1);
+  r = run_raypick("pick '" + scene.string() + "' --ray 0,0,-5,0,0,1 --max-t 4 --format json");
+  CHECK(nlohmann::json::parse(r.out)["hit"] == false);
+  r = run_raypick("pick '" + scene.string() + "' --ray 0,5,0,0,1,0 --all --format json");
+  CHECK(r.out == "{\"ray\":0,\"hit\":false,\"hits\":[]}\n");
+}
+
 TEST_CASE("bad input: one message naming the file and line, exit 1, nothing on stdout") {
   const fs::path scene = write("scene.obj", kScene);
   SUBCASE("malformed ray in a rays file") {
@@ -197,6 +238,11 @@ TEST_CASE("validate and info run on a scene file and on a generated scene") {
   r = run_raypick("validate --boxes 500 --rays 5000");
   CHECK(r.status == 0);
   CHECK(r.out.find("real mismatches: 0") != std::string::npos);
+  r = run_raypick("validate --boxes 300 --rays 5000 --mode mesh");
+  CHECK(r.status == 0);
+  CHECK(r.out.find("mode:           mesh") != std::string::npos);
+  CHECK(r.out.find("real mismatches: 0") != std::string::npos);
+  CHECK(r.out.find("obb vs mesh:") != std::string::npos);
   r = run_raypick("info '" + scene.string() + "'");
   CHECK(r.status == 0);
   CHECK(r.out.find("objects:    3 (3 can be hit)") != std::string::npos);
