@@ -3,9 +3,14 @@
 #include "raypick/core/assert.h"
 #include "raypick/core/ray_triangle.h"
 
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+
 #include <glm/matrix.hpp>
 
 #include <algorithm>
+#include <bit>
+#include <cmath>
 
 namespace raypick {
 namespace {
@@ -33,42 +38,225 @@ bool better_in_object(float t, std::uint32_t tri, const Hit& best) {
 Picker::Picker(const Scene& scene, const PickerConfig& config)
     : config_(config) {
   RAYPICK_ASSERT(validate_scene(scene).empty(), "scene is not valid");
-  std::vector<bool> used(scene.meshes.size(), false);
-  for (const Object& obj : scene.objects) used[obj.mesh] = true;
-  meshes_.resize(scene.meshes.size());
-  std::vector<Aabb> mesh_bounds(scene.meshes.size());
-  for (std::size_t m = 0; m < scene.meshes.size(); ++m) {
-    if (!used[m]) continue;
-    const Mesh& src = scene.meshes[m];
-    mesh_bounds[m] = src.triangle_bounds();
-    MeshAccel& acc = meshes_[m];
-    acc.positions = src.positions;
-    acc.triangles = src.triangles;
-    if (!config_.mesh_mode || src.triangles.empty()) continue;
-    std::vector<Aabb> boxes(src.triangles.size());
-    std::vector<glm::vec3> centers(src.triangles.size());
-    for (std::size_t t = 0; t < src.triangles.size(); ++t) {
+  meshes_.reserve(scene.meshes.size());
+  for (const Mesh& m : scene.meshes) add_mesh(m.positions, m.triangles);
+  objects_.reserve(scene.objects.size());
+  for (const Object& o : scene.objects) add_object(o.mesh, o.matrix);
+  commit(CommitMode::kRebuild);
+}
+
+std::uint32_t Picker::add_mesh(std::span<const glm::vec3> positions,
+                               std::span<const glm::uvec3> triangles,
+                               Storage storage) {
+  MeshAccel& m = meshes_.emplace_back();
+  if (storage == Storage::kCopy) {
+    m.owned_positions.assign(positions.begin(), positions.end());
+    m.owned_triangles.assign(triangles.begin(), triangles.end());
+    m.positions = m.owned_positions;
+    m.triangles = m.owned_triangles;
+  } else {
+    m.positions = positions;
+    m.triangles = triangles;
+  }
+  for (const glm::uvec3& t : m.triangles) {
+    for (int k = 0; k < 3; ++k) {
+      RAYPICK_ASSERT(t[k] < m.positions.size(), "triangle index out of range");
+      m.bounds.extend(m.positions[t[k]]);
+    }
+  }
+  return static_cast<std::uint32_t>(meshes_.size() - 1);
+}
+
+std::uint32_t Picker::add_object(std::uint32_t mesh, const glm::mat4& matrix,
+                                 std::uint32_t mask, void* user_data) {
+  RAYPICK_ASSERT(mesh < meshes_.size(), "mesh id out of range");
+  ObjectRec& o = objects_.emplace_back();
+  o.obb = Obb::make(meshes_[mesh].bounds, matrix);
+  o.mesh = mesh;
+  o.mask = mask;
+  o.user_data = user_data;
+  structure_dirty_ = true;
+  return static_cast<std::uint32_t>(objects_.size() - 1);
+}
+
+void Picker::remove_object(std::uint32_t id) {
+  RAYPICK_ASSERT(id < objects_.size() && objects_[id].alive,
+                 "object id out of range or already removed");
+  objects_[id].alive = false;
+  structure_dirty_ = true;
+}
+
+void Picker::set_matrix(std::uint32_t id, const glm::mat4& matrix) {
+  RAYPICK_ASSERT(id < objects_.size() && objects_[id].alive,
+                 "object id out of range or removed");
+  ObjectRec& o = objects_[id];
+  o.obb = Obb::make(o.obb.local, matrix);
+  if (o.prim == kInvalidId) {
+    // Not in the tree (it could not be hit at the last build): only a
+    // rebuild can add it.
+    if (!o.obb.world_bounds().empty()) structure_dirty_ = true;
+    return;
+  }
+  if (!o.dirty) {
+    o.dirty = true;
+    dirty_.push_back(id);
+  }
+}
+
+void Picker::set_mask(std::uint32_t id, std::uint32_t mask) {
+  RAYPICK_ASSERT(id < objects_.size(), "object id out of range");
+  objects_[id].mask = mask;
+}
+
+void Picker::build_mesh_bvhs() {
+  if (!config_.mesh_mode) return;
+  std::vector<bool> used(meshes_.size(), false);
+  for (const ObjectRec& o : objects_) used[o.mesh] = used[o.mesh] || o.alive;
+  for (std::size_t id = 0; id < meshes_.size(); ++id) {
+    MeshAccel& m = meshes_[id];
+    if (!used[id] || m.bvh_built) continue;
+    std::vector<Aabb> boxes(m.triangles.size());
+    std::vector<glm::vec3> centers(m.triangles.size());
+    for (std::size_t t = 0; t < m.triangles.size(); ++t) {
       Aabb b;
-      for (int k = 0; k < 3; ++k) b.extend(src.positions[src.triangles[t][k]]);
+      for (int k = 0; k < 3; ++k) b.extend(m.positions[m.triangles[t][k]]);
       boxes[t] = pad(b);
       centers[t] = b.center();
     }
-    acc.bvh = build_bvh(boxes, centers, config_.mesh);
+    m.bvh = build_bvh(boxes, centers, config_.mesh);
+    m.bvh_built = true;
   }
+}
 
-  objects_.reserve(scene.objects.size());
-  std::vector<Aabb> boxes;
+double Picker::node_cost(const BvhNode& n) const {
+  return n.is_leaf() ? double(config_.top.intersection_cost) * n.count
+                     : double(config_.top.traversal_cost);
+}
+
+void Picker::recompute_sah_sum() {
+  sah_sum_ = 0.0;
+  for (const BvhNode& n : top_.nodes) sah_sum_ += node_cost(n) * n.bounds.half_area();
+}
+
+double Picker::sah_cost() const {
+  if (top_.empty()) return 0.0;
+  return sah_sum_ / std::max(double(top_.nodes[0].bounds.half_area()), 1e-30);
+}
+
+void Picker::rebuild() {
+  prim_objects_.clear();
+  prim_boxes_.clear();
   std::vector<glm::vec3> centers;
-  for (std::size_t i = 0; i < scene.objects.size(); ++i) {
-    const Object& obj = scene.objects[i];
-    objects_.push_back({Obb::make(mesh_bounds[obj.mesh], obj.matrix), obj.mesh});
-    const Aabb box = pad(objects_.back().obb.world_bounds());
+  for (std::uint32_t id = 0; id < objects_.size(); ++id) {
+    ObjectRec& o = objects_[id];
+    o.prim = kInvalidId;
+    if (!o.alive) continue;
+    const Aabb box = pad(o.obb.world_bounds());
     if (box.empty()) continue;
-    prim_objects_.push_back(static_cast<std::uint32_t>(i));
-    boxes.push_back(box);
+    o.prim = static_cast<std::uint32_t>(prim_objects_.size());
+    prim_objects_.push_back(id);
+    prim_boxes_.push_back(box);
     centers.push_back(box.center());
   }
-  top_ = build_bvh(boxes, centers, config_.top);
+  top_ = build_bvh(prim_boxes_, centers, config_.top);
+  // Parent links and each primitive's leaf, for refits that walk up from
+  // the moved objects only.
+  parent_.assign(top_.nodes.size(), 0);
+  leaf_of_prim_.assign(prim_objects_.size(), 0);
+  for (std::uint32_t n = 0; n < top_.nodes.size(); ++n) {
+    const BvhNode& node = top_.nodes[n];
+    if (node.is_leaf()) {
+      for (std::uint32_t k = 0; k < node.count; ++k) {
+        leaf_of_prim_[top_.prim_ids[node.index + k]] = n;
+      }
+    } else {
+      parent_[node.index] = n;
+      parent_[node.index + 1] = n;
+    }
+  }
+  recompute_sah_sum();
+  sah_built_ = sah_cost();
+  ++rebuilds_;
+}
+
+std::size_t Picker::refit_moved(std::span<const std::uint32_t> moved) {
+  for (std::uint32_t id : moved) {
+    const ObjectRec& o = objects_[id];
+    if (o.prim != kInvalidId) prim_boxes_[o.prim] = pad(o.obb.world_bounds());
+  }
+  const std::size_t n = top_.nodes.size();
+  if (n == 0) return 0;
+  // Walking up costs about depth nodes per moved object; past half the
+  // tree, one bottom-up sweep is cheaper and touches each node once.
+  const std::size_t depth = static_cast<std::size_t>(std::bit_width(n));
+  if (moved.size() * depth >= n / 2) {
+    top_.refit(prim_boxes_);
+    recompute_sah_sum();
+    return n;
+  }
+  std::size_t updated = 0;
+  for (std::uint32_t id : moved) {
+    const std::uint32_t prim = objects_[id].prim;
+    if (prim == kInvalidId) continue;
+    std::uint32_t node = leaf_of_prim_[prim];
+    for (;;) {
+      BvhNode& nd = top_.nodes[node];
+      Aabb b;
+      if (nd.is_leaf()) {
+        for (std::uint32_t k = 0; k < nd.count; ++k) {
+          b.extend(prim_boxes_[top_.prim_ids[nd.index + k]]);
+        }
+      } else {
+        b = top_.nodes[nd.index].bounds;
+        b.extend(top_.nodes[nd.index + 1].bounds);
+      }
+      ++updated;
+      // Ancestors depend only on this box: unchanged, they are up to date.
+      if (b == nd.bounds) break;
+      // The SAH sum follows each box change, so commit() can compare the
+      // tree's cost with the built one without an O(n) pass.
+      sah_sum_ += node_cost(nd) * (double(b.half_area()) - nd.bounds.half_area());
+      nd.bounds = b;
+      if (node == 0) break;
+      node = parent_[node];
+    }
+  }
+  return updated;
+}
+
+CommitStats Picker::commit(CommitMode mode) {
+  CommitStats s;
+  build_mesh_bvhs();
+  if (mode == CommitMode::kRebuild || structure_dirty_ || !committed_) {
+    rebuild();
+    s.rebuilt = true;
+  } else if (!dirty_.empty()) {
+    s.moved = dirty_.size();
+    s.nodes_updated = refit_moved(dirty_);
+    s.refitted = true;
+    ++refits_;
+    if (mode == CommitMode::kAuto &&
+        sah_cost() > config_.rebuild_factor * sah_built_) {
+      rebuild();
+      s.rebuilt = true;
+    }
+  }
+  for (std::uint32_t id : dirty_) objects_[id].dirty = false;
+  dirty_.clear();
+  structure_dirty_ = false;
+  committed_ = true;
+  s.sah_cost = sah_cost();
+  s.sah_cost_built = sah_built_;
+  s.rebuilds = rebuilds_;
+  s.refits = refits_;
+  last_commit_ = s;
+  return s;
+}
+
+bool Picker::accepts(std::uint32_t id, const QueryOptions& options) const {
+  const ObjectRec& o = objects_[id];
+  return o.alive && (o.mask & options.mask) != 0 &&
+         (!options.filter || options.filter(id));
 }
 
 // The nearest hit on one object with t <= tmax (any hit when kAny).
@@ -87,7 +275,7 @@ Hit Picker::object_hit(std::uint32_t id, const Ray& ray, float tmax,
   }
   if (!obj.obb.invertible) return best;
   const MeshAccel& mesh = meshes_[obj.mesh];
-  RAYPICK_ASSERT(config_.mesh_mode, "mesh mode needs PickerConfig::mesh_mode");
+  RAYPICK_ASSERT(mesh.bvh_built, "mesh mode needs PickerConfig::mesh_mode");
   Ray local = transform_ray(obj.obb.to_local, ray);
   local.tmax = tmax;
   const TriangleRay tri_ray(local.org, local.dir);
@@ -109,12 +297,17 @@ Hit Picker::object_hit(std::uint32_t id, const Ray& ray, float tmax,
   return best;
 }
 
-PickResult Picker::intersect_stats(const Ray& ray, PickMode mode) const {
+PickResult Picker::intersect_stats(const Ray& ray,
+                                   const QueryOptions& options) const {
   RAYPICK_ASSERT(is_valid(ray), "ray must be finite with non-zero direction");
+  RAYPICK_ASSERT(!structure_dirty_ && dirty_.empty(),
+                 "commit() the picker before querying it");
   PickResult r;
   Hit& best = r.hit;
   r.stats = top_.traverse(ray, [&](std::uint32_t prim, float& tmax) {
-    const Hit h = object_hit<false>(prim_objects_[prim], ray, tmax, mode);
+    const std::uint32_t id = prim_objects_[prim];
+    if (!accepts(id, options)) return false;
+    const Hit h = object_hit<false>(id, ray, tmax, options.mode);
     // Leaf tests are inclusive of tmax, so an equal t reaches here and the
     // contract's order (t, object, triangle) decides.
     if (h.hit() && closer(h, best)) {
@@ -126,28 +319,49 @@ PickResult Picker::intersect_stats(const Ray& ray, PickMode mode) const {
   return r;
 }
 
-bool Picker::occluded(const Ray& ray, PickMode mode) const {
+bool Picker::occluded(const Ray& ray, const QueryOptions& options) const {
   RAYPICK_ASSERT(is_valid(ray), "ray must be finite with non-zero direction");
+  RAYPICK_ASSERT(!structure_dirty_ && dirty_.empty(),
+                 "commit() the picker before querying it");
   bool found = false;
   top_.traverse(ray, [&](std::uint32_t prim, float& tmax) {
-    found = object_hit<true>(prim_objects_[prim], ray, tmax, mode).hit();
+    const std::uint32_t id = prim_objects_[prim];
+    if (!accepts(id, options)) return false;
+    found = object_hit<true>(id, ray, tmax, options.mode).hit();
     return found;
   });
   return found;
 }
 
-std::vector<Hit> Picker::intersect_all(const Ray& ray, PickMode mode,
+std::vector<Hit> Picker::intersect_all(const Ray& ray,
+                                       const QueryOptions& options,
                                        std::size_t limit) const {
   RAYPICK_ASSERT(is_valid(ray), "ray must be finite with non-zero direction");
+  RAYPICK_ASSERT(!structure_dirty_ && dirty_.empty(),
+                 "commit() the picker before querying it");
   std::vector<Hit> hits;
   top_.traverse(ray, [&](std::uint32_t prim, float& tmax) {
-    const Hit h = object_hit<false>(prim_objects_[prim], ray, tmax, mode);
+    const std::uint32_t id = prim_objects_[prim];
+    if (!accepts(id, options)) return false;
+    const Hit h = object_hit<false>(id, ray, tmax, options.mode);
     if (h.hit()) hits.push_back(h);
     return false;
   });
   std::sort(hits.begin(), hits.end(), closer);
   if (hits.size() > limit) hits.resize(limit);
   return hits;
+}
+
+std::vector<Hit> Picker::intersect_batch(std::span<const Ray> rays,
+                                         const QueryOptions& options) const {
+  std::vector<Hit> out(rays.size());
+  tbb::parallel_for(tbb::blocked_range<std::size_t>(0, rays.size(), 256),
+                    [&](const tbb::blocked_range<std::size_t>& range) {
+                      for (std::size_t i = range.begin(); i != range.end(); ++i) {
+                        out[i] = intersect(rays[i], options);
+                      }
+                    });
+  return out;
 }
 
 glm::vec3 Picker::world_normal(const Hit& hit) const {
@@ -168,21 +382,9 @@ glm::vec3 Picker::world_normal(const Hit& hit) const {
   return len > 0.0f ? n / len : glm::vec3{0.0f};
 }
 
-void Picker::set_matrix(std::uint32_t id, const glm::mat4& matrix) {
-  RAYPICK_ASSERT(id < objects_.size(), "object id out of range");
-  objects_[id].obb = Obb::make(objects_[id].obb.local, matrix);
-}
-
-void Picker::refit() {
-  std::vector<Aabb> boxes(prim_objects_.size());
-  for (std::size_t p = 0; p < prim_objects_.size(); ++p) {
-    boxes[p] = pad(objects_[prim_objects_[p]].obb.world_bounds());
-  }
-  top_.refit(boxes);
-}
-
 Aabb Picker::world_box(std::uint32_t id) const {
   RAYPICK_ASSERT(id < objects_.size(), "object id out of range");
+  if (!objects_[id].alive) return Aabb{};
   return pad(objects_[id].obb.world_bounds());
 }
 

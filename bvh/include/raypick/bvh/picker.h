@@ -1,7 +1,24 @@
-// The picking engine: a two-level BVH. The top level is a BVH over the
-// objects' OBB world boxes; in mesh mode each object's mesh has its own
-// triangle BVH, built once per mesh and shared by every object that
-// instances it.
+// raypick's picking engine and its embedding API.
+//
+// A Picker is a scene you add meshes and objects to, move objects in, and
+// pick from. Internally it is a two-level BVH: the top level is a BVH over
+// the objects' OBB world boxes; in mesh mode each mesh has its own triangle
+// BVH, built once and shared by every object that instances it.
+//
+//   raypick::Picker picker;
+//   auto cube = picker.add_mesh(positions, triangles);
+//   auto id = picker.add_object(cube, matrix);
+//   picker.commit();                        // build
+//   raypick::Hit hit = picker.intersect(ray);
+//   picker.set_matrix(id, moved);           // every frame...
+//   picker.commit();                        // ...a refit, not a rebuild
+//
+// Thread-safety: the const query functions (intersect, occluded,
+// intersect_all, intersect_batch, world_normal and the accessors) may run
+// concurrently with each other on a committed picker. Every non-const
+// function (add, remove, set, commit, refit) must not run concurrently with
+// anything. Queries see the picker as of the last commit(); queries after
+// an add/remove/set without a commit() are a precondition violation.
 #pragma once
 
 #include "raypick/bvh/bvh.h"
@@ -10,6 +27,8 @@
 #include "raypick/core/scene.h"
 
 #include <cstdint>
+#include <functional>
+#include <span>
 #include <vector>
 
 namespace raypick {
@@ -29,9 +48,24 @@ struct PickerConfig {
   BvhConfig top;  // over objects
   BvhConfig mesh{/*max_leaf_size=*/4, /*bins=*/16, /*traversal_cost=*/1.0f,
                  /*intersection_cost=*/1.0f};  // over each mesh's triangles
-  // Build the per-mesh triangle BVHs (needed by PickMode::kMesh). Without
-  // them mesh-mode queries are a precondition violation.
+  // Build the per-mesh triangle BVHs at commit (needed by PickMode::kMesh).
   bool mesh_mode = true;
+  // commit() rebuilds instead of refitting once refits have made the top
+  // level's SAH cost this many times the cost right after the last build.
+  // Query time follows the SAH cost, so this bounds how much slower than a
+  // fresh build queries may get.
+  float rebuild_factor = 1.5f;
+};
+
+// Per-query options.
+struct QueryOptions {
+  PickMode mode = PickMode::kObb;
+  // An object is considered only when (object mask & mask) != 0.
+  std::uint32_t mask = ~0u;
+  // When set, an object is considered only when filter(id) is true (e.g. to
+  // ignore the object being dragged). Called from the querying thread,
+  // possibly several times per object; it must not modify the picker.
+  std::function<bool(std::uint32_t object)> filter;
 };
 
 // A closest hit together with what the top-level traversal did.
@@ -40,40 +74,117 @@ struct PickResult {
   TraversalStats stats;
 };
 
-// Picks objects by ray. Built from a Scene; objects that can never be hit
-// (no triangles, singular matrix) are left out of the top level.
-//
-// Every query takes a ray with valid origin and direction (is_valid) and
-// considers t in [ray.tmin, ray.tmax]. t is in units of the given direction
-// in both modes: the ray is carried into an object's frame by its inverse
-// matrix, which keeps t. Ties go to the lower object id, then to the lower
-// triangle id.
-//
-// Thread-safety: const member functions may run concurrently; set_matrix()
-// and refit() must not run concurrently with anything.
+enum class CommitMode {
+  kAuto,     // rebuild after adds/removals or when refits degraded the tree
+             // past rebuild_factor, else refit, else nothing
+  kRefit,    // refit even if the tree is degraded (not after add/remove)
+  kRebuild,  // always rebuild the top level
+};
+
+// What commit() did, and the tree's state after it.
+struct CommitStats {
+  bool rebuilt = false;
+  bool refitted = false;
+  std::size_t moved = 0;         // objects whose world box was recomputed
+  std::size_t nodes_updated = 0; // top-level nodes whose bounds were redone
+  double sah_cost = 0.0;         // top-level SAH cost now
+  double sah_cost_built = 0.0;   // ... right after the last rebuild
+  std::size_t rebuilds = 0;      // totals over the picker's life
+  std::size_t refits = 0;
+};
+
 class Picker {
  public:
-  // Copies what it needs from `scene`, which may be destroyed after.
-  // Precondition: validate_scene(scene) is empty. Cost: O(n log n) in the
-  // objects, plus O(t log t) in each used mesh's triangles for mesh mode.
+  Picker() = default;
+  explicit Picker(const PickerConfig& config) : config_(config) {}
+  // Adds every mesh and object of `scene` (object ids = scene ids) and
+  // commits. The scene may be destroyed after. Precondition:
+  // validate_scene(scene) is empty. Cost: O(n log n) in the objects, plus
+  // O(t log t) in each used mesh's triangles when config.mesh_mode.
   explicit Picker(const Scene& scene, const PickerConfig& config = {});
 
+  Picker(Picker&&) = default;
+  Picker& operator=(Picker&&) = default;
+
+  // ---- building the scene -------------------------------------------
+
+  enum class Storage { kCopy, kBorrow };
+
+  // Adds a triangle mesh and returns its id (0, 1, 2, ...). kCopy copies
+  // the arrays; kBorrow keeps pointers to them, which must then stay valid
+  // and unchanged for the picker's life. Precondition: every index is in
+  // range and every used position is finite. Cost: O(size) for kCopy.
+  std::uint32_t add_mesh(std::span<const glm::vec3> positions,
+                         std::span<const glm::uvec3> triangles,
+                         Storage storage = Storage::kCopy);
+
+  // Adds an object: mesh `mesh` placed by the affine `matrix`, with a layer
+  // mask (see QueryOptions::mask) and an opaque user pointer. Returns its
+  // id; ids are never reused, so they stay stable across removals. An
+  // object whose matrix is singular, or whose mesh has no triangles, is
+  // kept but can never be hit. O(1); takes effect at commit().
+  std::uint32_t add_object(std::uint32_t mesh, const glm::mat4& matrix,
+                           std::uint32_t mask = ~0u, void* user_data = nullptr);
+
+  // Removes an object; its id is not reused. O(1); takes effect at commit().
+  void remove_object(std::uint32_t id);
+
+  // Moves an object. O(1); takes effect at commit(), as a refit.
+  void set_matrix(std::uint32_t id, const glm::mat4& matrix);
+
+  // Changes an object's layer mask. O(1), effective at once (masks are read
+  // at query time).
+  void set_mask(std::uint32_t id, std::uint32_t mask);
+
+  // Brings the acceleration structure up to date. kAuto: after adds or
+  // removals, rebuild (O(n log n)); after matrix changes only, recompute
+  // the moved objects' world boxes (abs-matrix method) and refit: walking
+  // up from each moved leaf when few moved (O(k log n) for k objects), one
+  // bottom-up sweep when many did (O(n)); then rebuild instead if the SAH
+  // cost passed rebuild_factor times its value after the last build.
+  CommitStats commit(CommitMode mode = CommitMode::kAuto);
+
+  // Refits after set_matrix on every object (CommitMode::kRefit).
+  void refit() { commit(CommitMode::kRefit); }
+
+  // ---- queries (const; see thread-safety above) ----------------------
+  //
+  // Every query takes a ray with valid origin and direction (is_valid) and
+  // considers t in [ray.tmin, ray.tmax]. t is in units of the given
+  // direction in both modes: the ray is carried into an object's frame by
+  // its inverse matrix, which keeps t. Ties go to the lower object id, then
+  // to the lower triangle id.
+
   // The nearest hit. Miss: !hit.hit().
+  Hit intersect(const Ray& ray, const QueryOptions& options) const {
+    return intersect_stats(ray, options).hit;
+  }
   Hit intersect(const Ray& ray, PickMode mode = PickMode::kObb) const {
-    return intersect_stats(ray, mode).hit;
+    return intersect_stats(ray, QueryOptions{mode}).hit;
   }
   PickResult intersect_stats(const Ray& ray,
-                             PickMode mode = PickMode::kObb) const;
+                             const QueryOptions& options = {}) const;
 
   // True when anything is hit; stops at the first hit found.
-  bool occluded(const Ray& ray, PickMode mode = PickMode::kObb) const;
+  bool occluded(const Ray& ray, const QueryOptions& options) const;
+  bool occluded(const Ray& ray, PickMode mode = PickMode::kObb) const {
+    return occluded(ray, QueryOptions{mode});
+  }
 
   // Every object the ray hits, one hit per object (its nearest), sorted by
   // t, then object id; at most `limit` of the nearest. For cycling through
   // overlapping objects under the cursor, as editors do.
-  std::vector<Hit> intersect_all(const Ray& ray,
-                                 PickMode mode = PickMode::kObb,
+  std::vector<Hit> intersect_all(const Ray& ray, const QueryOptions& options,
                                  std::size_t limit = SIZE_MAX) const;
+  std::vector<Hit> intersect_all(const Ray& ray, PickMode mode = PickMode::kObb,
+                                 std::size_t limit = SIZE_MAX) const {
+    return intersect_all(ray, QueryOptions{mode}, limit);
+  }
+
+  // intersect() for every ray, on all cores (TBB); result i is exactly
+  // intersect(rays[i], options). The filter is called from worker threads.
+  std::vector<Hit> intersect_batch(std::span<const Ray> rays,
+                                   const QueryOptions& options = {}) const;
 
   // The world-space geometric normal of a mesh-mode hit: the unit normal of
   // the hit triangle as placed in the world (the cross product of its world
@@ -81,16 +192,15 @@ class Picker {
   // and shear. Zero for a miss or an obb-mode hit.
   glm::vec3 world_normal(const Hit& hit) const;
 
-  // Moves object `id` to a new matrix. The BVH is stale until refit().
-  void set_matrix(std::uint32_t id, const glm::mat4& matrix);
-  // Recomputes the world boxes of all objects and refits the top level
-  // bottom-up, keeping its topology. O(objects + nodes). An object that was
-  // left out of the top level (empty mesh, or singular matrix at build
-  // time) stays out until the picker is rebuilt.
-  void refit();
+  // ---- inspection ------------------------------------------------------
 
+  // Object ids in use are [0, object_count()); removed ones stay counted.
   std::size_t object_count() const { return objects_.size(); }
+  std::size_t mesh_count() const { return meshes_.size(); }
+  bool alive(std::uint32_t id) const { return objects_[id].alive; }
   const Obb& obb(std::uint32_t id) const { return objects_[id].obb; }
+  std::uint32_t mask(std::uint32_t id) const { return objects_[id].mask; }
+  void* user_data(std::uint32_t id) const { return objects_[id].user_data; }
   // The padded world box the top level uses for object `id`; empty when the
   // object cannot be hit.
   Aabb world_box(std::uint32_t id) const;
@@ -98,27 +208,58 @@ class Picker {
   Aabb world_bounds() const;
   const Bvh& bvh() const { return top_; }
   BvhStats bvh_stats() const { return top_.stats(config_.top); }
+  // The state after the last commit().
+  const CommitStats& commit_stats() const { return last_commit_; }
 
  private:
   struct MeshAccel {
-    std::vector<glm::vec3> positions;
-    std::vector<glm::uvec3> triangles;
-    Bvh bvh;  // over triangles; empty unless config.mesh_mode
+    std::vector<glm::vec3> owned_positions;
+    std::vector<glm::uvec3> owned_triangles;
+    std::span<const glm::vec3> positions;
+    std::span<const glm::uvec3> triangles;
+    Aabb bounds;  // of the vertices the triangles use
+    Bvh bvh;      // over triangles; built at commit in mesh mode
+    bool bvh_built = false;
   };
   struct ObjectRec {
     Obb obb;
-    std::uint32_t mesh;
+    std::uint32_t mesh = 0;
+    std::uint32_t mask = ~0u;
+    void* user_data = nullptr;
+    std::uint32_t prim = kInvalidId;  // top-level primitive, if in the tree
+    bool alive = true;
+    bool dirty = false;  // matrix changed since the last commit
   };
 
   template <bool kAny>
   Hit object_hit(std::uint32_t id, const Ray& ray, float tmax,
                  PickMode mode) const;
+  bool accepts(std::uint32_t id, const QueryOptions& options) const;
+  void rebuild();
+  void build_mesh_bvhs();
+  std::size_t refit_moved(std::span<const std::uint32_t> moved);
+  // Top-level SAH cost (BvhStats::sah_cost), kept up to date through refits
+  // as an unnormalized sum of cost * area over the nodes.
+  double sah_cost() const;
+  double node_cost(const BvhNode& n) const;
+  void recompute_sah_sum();
 
-  std::vector<ObjectRec> objects_;          // by object id
-  std::vector<MeshAccel> meshes_;           // by mesh index
-  std::vector<std::uint32_t> prim_objects_; // top-level primitive -> object
   PickerConfig config_;
+  std::vector<ObjectRec> objects_;           // by object id
+  std::vector<MeshAccel> meshes_;            // by mesh id
+  std::vector<std::uint32_t> prim_objects_;  // top-level primitive -> object
+  std::vector<Aabb> prim_boxes_;             // top-level primitive boxes
+  std::vector<std::uint32_t> parent_;        // node -> parent (root: itself)
+  std::vector<std::uint32_t> leaf_of_prim_;  // primitive -> leaf node
+  std::vector<std::uint32_t> dirty_;         // moved objects
   Bvh top_;
+  bool structure_dirty_ = false;  // adds/removals since the last commit
+  bool committed_ = false;
+  CommitStats last_commit_;
+  std::size_t rebuilds_ = 0;
+  std::size_t refits_ = 0;
+  double sah_built_ = 0.0;
+  double sah_sum_ = 0.0;
 };
 
 }  // namespace raypick

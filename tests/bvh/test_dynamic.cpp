@@ -1,0 +1,285 @@
+// The embedding API: adds, removals and moves with commit(); masks and
+// filters; refit versus rebuild; batch and concurrent queries.
+#include "test_util.h"
+
+#include "embree_scene.h"
+#include "raypick/bvh/picker.h"
+#include "scene_gen.h"
+#include "validate.h"
+
+#include <algorithm>
+#include <atomic>
+#include <thread>
+
+using namespace raypick;
+
+namespace {
+
+// The picker's objects as the test believes them to be: a Scene whose
+// object ids match the picker's. A removed object keeps its slot with an
+// empty mesh, so it can never be hit.
+struct Mirror {
+  Scene scene;
+  std::vector<std::uint32_t> masks;
+  std::uint32_t empty_mesh;
+};
+
+Mirror make_mirror(const Scene& base) {
+  Mirror m{base, std::vector<std::uint32_t>(base.objects.size(), ~0u), 0};
+  m.scene.meshes.push_back(Mesh{});
+  m.empty_mesh = static_cast<std::uint32_t>(m.scene.meshes.size() - 1);
+  return m;
+}
+
+Hit brute(const Mirror& m, const Ray& ray, const QueryOptions& opt) {
+  const std::vector<Hit> all = [&] {
+    std::vector<Hit> hits;
+    for (std::uint32_t i = 0; i < m.scene.objects.size(); ++i) {
+      if ((m.masks[i] & opt.mask) == 0 || (opt.filter && !opt.filter(i))) continue;
+      const Object& o = m.scene.objects[i];
+      const Obb obb = Obb::make(m.scene.meshes[o.mesh].triangle_bounds(), o.matrix);
+      const float t = obb_entry(ray, obb, ray.tmax);
+      if (t != kInfinity) hits.push_back(Hit{i, t});
+    }
+    std::sort(hits.begin(), hits.end(), closer);
+    return hits;
+  }();
+  return all.empty() ? Hit{} : all.front();
+}
+
+std::vector<Ray> rays_over(const Scene& scene, std::size_t n, std::uint64_t seed) {
+  Aabb b;
+  for (const Object& o : scene.objects) b.extend(glm::vec3(o.matrix[3]));
+  b.min -= 5.0f;
+  b.max += 5.0f;
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<float> u(0.0f, 1.0f);
+  std::normal_distribution<float> g(0.0f, 1.0f);
+  std::vector<Ray> rays;
+  while (rays.size() < n) {
+    Ray r;
+    r.org = b.min + glm::vec3{u(rng), u(rng), u(rng)} * (b.max - b.min);
+    const Object& o = scene.objects[rays.size() % scene.objects.size()];
+    r.dir = u(rng) < 0.5f ? glm::vec3(o.matrix[3]) - r.org
+                          : glm::vec3{g(rng), g(rng), g(rng)};
+    if (is_valid(r)) rays.push_back(r);
+  }
+  return rays;
+}
+
+}  // namespace
+
+TEST_CASE("after random moves, inserts and removals every query equals brute force and a fresh build") {
+  const Scene base = tools::make_boxes_scene(600, 31);
+  Picker picker(base);
+  Mirror m = make_mirror(base);
+  std::mt19937_64 rng(32);
+  std::uniform_real_distribution<float> u(0.0f, 1.0f);
+  const float extent = 4.0f * std::cbrt(600.0f);
+  for (int round = 0; round < 8; ++round) {
+    CAPTURE(round);
+    // Move some, remove some, add some, retag some.
+    for (int k = 0; k < 60; ++k) {
+      const auto id = static_cast<std::uint32_t>(u(rng) * float(m.scene.objects.size())) %
+                      static_cast<std::uint32_t>(m.scene.objects.size());
+      if (m.scene.objects[id].mesh == m.empty_mesh) continue;  // removed
+      const float what = u(rng);
+      if (what < 0.6f) {
+        const glm::mat4 moved =
+            glm::translate(glm::mat4{1.0f}, {u(rng) * 6 - 3, u(rng) * 6 - 3, u(rng) * 6 - 3}) *
+            m.scene.objects[id].matrix;
+        m.scene.objects[id].matrix = moved;
+        picker.set_matrix(id, moved);
+      } else if (what < 0.75f) {
+        picker.remove_object(id);
+        m.scene.objects[id].mesh = m.empty_mesh;
+      } else if (what < 0.9f) {
+        const std::uint32_t mask = 1u << (static_cast<unsigned>(u(rng) * 4.0f) & 3u);
+        picker.set_mask(id, mask);
+        m.masks[id] = mask;
+      } else {
+        Object o = m.scene.objects[id];
+        o.matrix = glm::translate(glm::mat4{1.0f}, {u(rng) * extent, u(rng) * extent, u(rng) * extent});
+        const std::uint32_t nid = picker.add_object(o.mesh, o.matrix);
+        CHECK(nid == m.scene.objects.size());  // ids are never reused
+        m.scene.objects.push_back(o);
+        m.masks.push_back(~0u);
+      }
+    }
+    const CommitStats st = picker.commit();
+    CHECK((st.rebuilt || st.refitted));
+    QueryOptions masked;
+    masked.mask = 0b0101;
+    QueryOptions filtered;
+    filtered.filter = [](std::uint32_t id) { return id % 3 != 0; };
+    // A fresh picker from the mirror must answer the same.
+    Scene fresh_scene = m.scene;
+    Picker fresh(fresh_scene);
+    for (std::uint32_t i = 0; i < m.masks.size(); ++i) fresh.set_mask(i, m.masks[i]);
+    for (const Ray& ray : rays_over(m.scene, 600, 100 + round)) {
+      for (const QueryOptions* opt : {&masked, &filtered}) {
+        const Hit expected = brute(m, ray, *opt);
+        const Hit got = picker.intersect(ray, *opt);
+        REQUIRE(got.object == expected.object);
+        REQUIRE(got.t == expected.t);
+        const Hit again = fresh.intersect(ray, *opt);
+        CHECK(again.object == got.object);
+        CHECK(picker.occluded(ray, *opt) == expected.hit());
+        const auto all = picker.intersect_all(ray, *opt);
+        CHECK(all.size() == fresh.intersect_all(ray, *opt).size());
+        if (expected.hit()) {
+          REQUIRE_FALSE(all.empty());
+          CHECK(all.front().object == expected.object);
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("moving a few objects refits along their paths only, without a rebuild") {
+  const Scene base = tools::make_boxes_scene(20000, 41);
+  Picker picker(base);
+  const std::size_t nodes = picker.bvh().nodes.size();
+  const int depth = picker.bvh_stats().max_depth;
+  for (std::uint32_t id : {5u, 77u, 1234u}) {
+    picker.set_matrix(id, glm::translate(glm::mat4{1.0f}, {0.3f, 0.0f, 0.0f}) *
+                              base.objects[id].matrix);
+  }
+  const CommitStats st = picker.commit();
+  CHECK(st.refitted);
+  CHECK_FALSE(st.rebuilt);
+  CHECK(st.moved == 3);
+  CHECK(st.nodes_updated <= 3u * static_cast<std::size_t>(depth + 1));
+  CHECK(st.nodes_updated < nodes / 100);
+  CHECK(st.refits == 1);
+  CHECK(st.rebuilds == 1);
+  // Moving every object a little: one sweep over the tree, still a refit.
+  for (std::uint32_t id = 0; id < base.objects.size(); ++id) {
+    picker.set_matrix(id, glm::translate(glm::mat4{1.0f}, {0.01f, 0.0f, 0.0f}) *
+                              base.objects[id].matrix);
+  }
+  const CommitStats all = picker.commit();
+  CHECK(all.refitted);
+  CHECK_FALSE(all.rebuilt);
+  CHECK(all.nodes_updated == nodes);
+  CHECK(all.sah_cost == doctest::Approx(picker.bvh_stats().sah_cost).epsilon(1e-6));
+}
+
+TEST_CASE("scattering objects far from where they were built triggers a rebuild") {
+  const Scene base = tools::make_boxes_scene(5000, 51);
+  Picker picker(base);
+  std::mt19937_64 rng(52);
+  std::uniform_real_distribution<float> u(-100.0f, 100.0f);
+  // Swap objects across the scene: boxes of the tree's nodes balloon.
+  for (std::uint32_t id = 0; id < 5000; id += 2) {
+    picker.set_matrix(id, glm::translate(glm::mat4{1.0f}, {u(rng), u(rng), u(rng)}));
+  }
+  const CommitStats st = picker.commit();
+  CHECK(st.refitted);
+  CHECK(st.rebuilt);
+  CHECK(st.sah_cost <= 1.5 * st.sah_cost_built + 1e-9);
+  // Forcing a refit keeps the degraded tree: correct, only slower.
+  for (std::uint32_t id = 1; id < 5000; id += 2) {
+    picker.set_matrix(id, glm::translate(glm::mat4{1.0f}, {u(rng), u(rng), u(rng)}));
+  }
+  const CommitStats forced = picker.commit(CommitMode::kRefit);
+  CHECK_FALSE(forced.rebuilt);
+  CHECK(forced.sah_cost > 1.5 * forced.sah_cost_built);
+}
+
+TEST_CASE("batch queries equal single queries, in both modes") {
+  const Scene scene = tools::make_mesh_scene(3000, 61);
+  const Picker picker(scene);
+  const std::vector<Ray> rays = rays_over(scene, 20000, 62);
+  for (PickMode mode : {PickMode::kObb, PickMode::kMesh}) {
+    QueryOptions opt;
+    opt.mode = mode;
+    opt.filter = [](std::uint32_t id) { return id != 7; };
+    const std::vector<Hit> batch = picker.intersect_batch(rays, opt);
+    REQUIRE(batch.size() == rays.size());
+    std::size_t hits = 0;
+    for (std::size_t i = 0; i < rays.size(); ++i) {
+      const Hit single = picker.intersect(rays[i], opt);
+      REQUIRE(batch[i].object == single.object);
+      REQUIRE(batch[i].t == single.t);
+      REQUIRE(batch[i].triangle == single.triangle);
+      hits += single.hit();
+    }
+    CHECK(hits > rays.size() / 10);
+  }
+}
+
+TEST_CASE("concurrent queries from several threads give the single-thread answers") {
+  const Scene scene = tools::make_mesh_scene(2000, 71);
+  const Picker picker(scene);
+  const std::vector<Ray> rays = rays_over(scene, 4000, 72);
+  std::vector<Hit> expected;
+  for (const Ray& r : rays) expected.push_back(picker.intersect(r, PickMode::kMesh));
+  std::atomic<int> wrong{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (std::size_t i = static_cast<std::size_t>(t); i < rays.size(); i += 2) {
+        const Hit h = picker.intersect(rays[i], PickMode::kMesh);
+        if (h.object != expected[i].object || h.t != expected[i].t) ++wrong;
+        if (picker.occluded(rays[i], PickMode::kObb) !=
+            picker.intersect(rays[i], PickMode::kObb).hit()) {
+          ++wrong;
+        }
+      }
+    });
+  }
+  for (std::thread& th : threads) th.join();
+  CHECK(wrong.load() == 0);
+}
+
+TEST_CASE("borrowed meshes are used in place; user data and masks come back") {
+  const Mesh cube = tools::unit_cube_mesh();
+  Picker picker;
+  const std::uint32_t mesh =
+      picker.add_mesh(cube.positions, cube.triangles, Picker::Storage::kBorrow);
+  int tag = 42;
+  const std::uint32_t a = picker.add_object(mesh, glm::mat4{1.0f}, 0b01, &tag);
+  const std::uint32_t b = picker.add_object(
+      mesh, glm::translate(glm::mat4{1.0f}, {0, 0, 5}), 0b10);
+  picker.commit();
+  const Ray ray{{0, 0, -5}, {0, 0, 1}};
+  CHECK(picker.intersect(ray).object == a);
+  CHECK(picker.user_data(a) == &tag);
+  QueryOptions only_b;
+  only_b.mask = 0b10;
+  CHECK(picker.intersect(ray, only_b).object == b);
+  QueryOptions mesh_mode{PickMode::kMesh};
+  const Hit h = picker.intersect(ray, mesh_mode);
+  CHECK(h.object == a);
+  CHECK(h.t == 4.5f);
+  picker.remove_object(a);
+  picker.commit();
+  CHECK(picker.intersect(ray).object == b);
+  CHECK_FALSE(picker.alive(a));
+  CHECK(picker.world_box(a).empty());
+}
+
+TEST_CASE("validate against Embree still finds 0 mismatches after moves and removals") {
+  const Scene base = tools::make_boxes_scene(2000, 81);
+  Picker picker(base);
+  Mirror m = make_mirror(base);
+  std::mt19937_64 rng(82);
+  std::uniform_real_distribution<float> u(-4.0f, 4.0f);
+  for (std::uint32_t id = 0; id < 2000; id += 3) {
+    const glm::mat4 moved = glm::translate(glm::mat4{1.0f}, {u(rng), u(rng), u(rng)}) *
+                            base.objects[id].matrix;
+    picker.set_matrix(id, moved);
+    m.scene.objects[id].matrix = moved;
+  }
+  for (std::uint32_t id = 1; id < 2000; id += 50) {
+    picker.remove_object(id);
+    m.scene.objects[id].mesh = m.empty_mesh;
+  }
+  picker.commit();
+  const tools::EmbreeScene embree(m.scene, PickMode::kObb);
+  const auto rays = tools::make_validation_rays(m.scene, picker, 20000, 83);
+  const auto rep = tools::validate(m.scene, picker, embree, PickMode::kObb, rays);
+  CHECK(rep.mismatches() == 0);
+  CHECK(rep.count(tools::Verdict::kAgree) > rep.rays * 9 / 10);
+}
