@@ -3,6 +3,8 @@
 #
 #   ./setup.sh demo    install what is missing, build, run the example job
 #   ./setup.sh test    install what is missing, build, run the whole test suite
+#                      (Release, then again under ASan + UBSan, and the
+#                      concurrency tests under TSan)
 #   ./setup.sh deps    only install what is missing (Debian 12 packages)
 #   ./setup.sh build   install what is missing and build (Release, ./build)
 #
@@ -65,6 +67,27 @@ demo() {
 run_tests() {
   log "running the test suite"
   ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$JOBS"
+  sanitizer_tests
+}
+
+# The doctest suite again under AddressSanitizer + UBSan (loaders fed
+# truncated and random files, every query path), and the concurrent-query
+# tests under ThreadSanitizer.
+sanitizer_tests() {
+  local dir
+  for san in address thread; do
+    dir="$BUILD_DIR-$san"
+    log "building the tests with RAYPICK_SANITIZE=$san in $dir"
+    cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+      -DRAYPICK_SANITIZE="$san" >/dev/null
+    cmake --build "$dir" -j "$JOBS" --target raypick_tests raypick
+  done
+  log "ASan + UBSan: the whole doctest suite"
+  ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+    "$BUILD_DIR-address/tests/raypick_tests" --no-version
+  log "TSan: concurrent and batch queries"
+  TSAN_OPTIONS=halt_on_error=1 "$BUILD_DIR-thread/tests/raypick_tests" \
+    --no-version -tc='*concurrent*'
 }
 
 case "${1:-}" in

@@ -59,6 +59,10 @@ struct PickerConfig {
 
 // Per-query options.
 struct QueryOptions {
+  QueryOptions() = default;
+  explicit QueryOptions(PickMode m, std::uint32_t layer_mask = ~0u)
+      : mode(m), mask(layer_mask) {}
+
   PickMode mode = PickMode::kObb;
   // An object is considered only when (object mask & mask) != 0.
   std::uint32_t mask = ~0u;
