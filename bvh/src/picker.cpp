@@ -388,6 +388,18 @@ Aabb Picker::world_box(std::uint32_t id) const {
   return pad(objects_[id].obb.world_bounds());
 }
 
+std::size_t Picker::memory_bytes() const {
+  auto bytes = [](const auto& v) { return v.capacity() * sizeof(v[0]); };
+  std::size_t n = bytes(objects_) + bytes(meshes_) + bytes(prim_objects_) +
+                  bytes(prim_boxes_) + bytes(parent_) + bytes(leaf_of_prim_) +
+                  bytes(dirty_) + bytes(top_.nodes) + bytes(top_.prim_ids);
+  for (const MeshAccel& m : meshes_) {
+    n += bytes(m.owned_positions) + bytes(m.owned_triangles) +
+         bytes(m.bvh.nodes) + bytes(m.bvh.prim_ids);
+  }
+  return n;
+}
+
 Aabb Picker::world_bounds() const {
   return top_.empty() ? Aabb{} : top_.nodes[0].bounds;
 }

@@ -212,6 +212,9 @@ class Picker {
   Aabb world_bounds() const;
   const Bvh& bvh() const { return top_; }
   BvhStats bvh_stats() const { return top_.stats(config_.top); }
+  // Bytes held by the picker's own arrays (objects, top-level BVH and its
+  // bookkeeping, copied meshes and their BVHs); borrowed meshes not counted.
+  std::size_t memory_bytes() const;
   // The state after the last commit().
   const CommitStats& commit_stats() const { return last_commit_; }
 
