@@ -97,15 +97,26 @@ void Picker::set_matrix(std::uint32_t id, const glm::mat4& matrix) {
     if (!o.obb.world_bounds().empty()) structure_dirty_ = true;
     return;
   }
+  leaf_[o.entry] = make_leaf(id, o);
   if (!o.dirty) {
     o.dirty = true;
     dirty_.push_back(id);
   }
 }
 
+Picker::LeafObb Picker::make_leaf(std::uint32_t id, const ObjectRec& o) {
+  LeafObb l;
+  l.to_local = glm::mat4x3(o.obb.to_local);
+  l.local = o.obb.invertible ? o.obb.local : Aabb{};
+  l.object = id;
+  l.mask = o.mask;
+  return l;
+}
+
 void Picker::set_mask(std::uint32_t id, std::uint32_t mask) {
   RAYPICK_ASSERT(id < objects_.size(), "object id out of range");
   objects_[id].mask = mask;
+  if (objects_[id].entry != kInvalidId) leaf_[objects_[id].entry].mask = mask;
 }
 
 void Picker::build_mesh_bvhs() {
@@ -123,24 +134,38 @@ void Picker::build_mesh_bvhs() {
       boxes[t] = pad(b);
       centers[t] = b.center();
     }
-    m.bvh = build_bvh(boxes, centers, config_.mesh);
+    m.bvh = WideBvh::collapse(build_bvh(boxes, centers, config_.mesh));
+    m.verts.resize(m.bvh.prim_ids.size());
+    for (std::size_t e = 0; e < m.verts.size(); ++e) {
+      const glm::uvec3& t = m.triangles[m.bvh.prim_ids[e]];
+      m.verts[e] = {m.positions[t.x], m.positions[t.y], m.positions[t.z]};
+    }
     m.bvh_built = true;
   }
 }
 
-double Picker::node_cost(const BvhNode& n) const {
-  return n.is_leaf() ? double(config_.top.intersection_cost) * n.count
-                     : double(config_.top.traversal_cost);
-}
-
 void Picker::recompute_sah_sum() {
+  // As WideBvh::stats(), unnormalized: the root's visit plus each slot's
+  // weight times its area.
   sah_sum_ = 0.0;
-  for (const BvhNode& n : top_.nodes) sah_sum_ += node_cost(n) * n.bounds.half_area();
+  if (top_.empty()) return;
+  sah_sum_ = double(config_.top.traversal_cost) * top_.bounds().half_area();
+  for (const WideNode& n : top_.nodes) {
+    for (int k = 0; k < 4; ++k) {
+      const double area = n.slot_box(k).half_area();
+      if (n.is_leaf(k)) {
+        sah_sum_ += double(config_.top.intersection_cost) * n.count[k] * area;
+      } else if (n.is_inner(k)) {
+        sah_sum_ += double(config_.top.traversal_cost) * area;
+      }
+    }
+  }
 }
 
 double Picker::sah_cost() const {
   if (top_.empty()) return 0.0;
-  return sah_sum_ / std::max(double(top_.nodes[0].bounds.half_area()), 1e-30);
+  // The root's own term moves with its area; the rest is the tracked sum.
+  return sah_sum_ / std::max(double(top_.bounds().half_area()), 1e-30);
 }
 
 void Picker::rebuild() {
@@ -150,6 +175,7 @@ void Picker::rebuild() {
   for (std::uint32_t id = 0; id < objects_.size(); ++id) {
     ObjectRec& o = objects_[id];
     o.prim = kInvalidId;
+    o.entry = kInvalidId;
     if (!o.alive) continue;
     const Aabb box = pad(o.obb.world_bounds());
     if (box.empty()) continue;
@@ -158,21 +184,12 @@ void Picker::rebuild() {
     prim_boxes_.push_back(box);
     centers.push_back(box.center());
   }
-  top_ = build_bvh(prim_boxes_, centers, config_.top);
-  // Parent links and each primitive's leaf, for refits that walk up from
-  // the moved objects only.
-  parent_.assign(top_.nodes.size(), 0);
-  leaf_of_prim_.assign(prim_objects_.size(), 0);
-  for (std::uint32_t n = 0; n < top_.nodes.size(); ++n) {
-    const BvhNode& node = top_.nodes[n];
-    if (node.is_leaf()) {
-      for (std::uint32_t k = 0; k < node.count; ++k) {
-        leaf_of_prim_[top_.prim_ids[node.index + k]] = n;
-      }
-    } else {
-      parent_[node.index] = n;
-      parent_[node.index + 1] = n;
-    }
+  top_ = WideBvh::collapse(build_bvh(prim_boxes_, centers, config_.top));
+  leaf_.resize(top_.prim_ids.size());
+  for (std::uint32_t e = 0; e < top_.prim_ids.size(); ++e) {
+    const std::uint32_t id = prim_objects_[top_.prim_ids[e]];
+    objects_[id].entry = e;
+    leaf_[e] = make_leaf(id, objects_[id]);
   }
   recompute_sah_sum();
   sah_built_ = sah_cost();
@@ -180,48 +197,30 @@ void Picker::rebuild() {
 }
 
 std::size_t Picker::refit_moved(std::span<const std::uint32_t> moved) {
+  std::vector<std::uint32_t> entries;
+  entries.reserve(moved.size());
   for (std::uint32_t id : moved) {
     const ObjectRec& o = objects_[id];
-    if (o.prim != kInvalidId) prim_boxes_[o.prim] = pad(o.obb.world_bounds());
+    if (o.prim == kInvalidId) continue;
+    prim_boxes_[o.prim] = pad(o.obb.world_bounds());
+    entries.push_back(o.entry);
   }
   const std::size_t n = top_.nodes.size();
   if (n == 0) return 0;
-  // Walking up costs about depth nodes per moved object; past half the
-  // tree, one bottom-up sweep is cheaper and touches each node once.
+  // Walking up costs about depth slots per moved object; past a quarter of
+  // the slots, one bottom-up sweep is cheaper and touches each node once.
   const std::size_t depth = static_cast<std::size_t>(std::bit_width(n));
-  if (moved.size() * depth >= n / 2) {
+  if (entries.size() * depth >= n) {
     top_.refit(prim_boxes_);
     recompute_sah_sum();
     return n;
   }
-  std::size_t updated = 0;
-  for (std::uint32_t id : moved) {
-    const std::uint32_t prim = objects_[id].prim;
-    if (prim == kInvalidId) continue;
-    std::uint32_t node = leaf_of_prim_[prim];
-    for (;;) {
-      BvhNode& nd = top_.nodes[node];
-      Aabb b;
-      if (nd.is_leaf()) {
-        for (std::uint32_t k = 0; k < nd.count; ++k) {
-          b.extend(prim_boxes_[top_.prim_ids[nd.index + k]]);
-        }
-      } else {
-        b = top_.nodes[nd.index].bounds;
-        b.extend(top_.nodes[nd.index + 1].bounds);
-      }
-      ++updated;
-      // Ancestors depend only on this box: unchanged, they are up to date.
-      if (b == nd.bounds) break;
-      // The SAH sum follows each box change, so commit() can compare the
-      // tree's cost with the built one without an O(n) pass.
-      sah_sum_ += node_cost(nd) * (double(b.half_area()) - nd.bounds.half_area());
-      nd.bounds = b;
-      if (node == 0) break;
-      node = parent_[node];
-    }
-  }
-  return updated;
+  // The SAH sum follows each box change, so commit() compares the tree's
+  // cost with the built one without an O(n) pass.
+  return top_.refit_entries(entries, prim_boxes_, config_.top,
+                            [&](double weight, double old_area, double new_area) {
+                              sah_sum_ += weight * (new_area - old_area);
+                            });
 }
 
 CommitStats Picker::commit(CommitMode mode) {
@@ -253,10 +252,25 @@ CommitStats Picker::commit(CommitMode mode) {
   return s;
 }
 
-bool Picker::accepts(std::uint32_t id, const QueryOptions& options) const {
-  const ObjectRec& o = objects_[id];
-  return o.alive && (o.mask & options.mask) != 0 &&
-         (!options.filter || options.filter(id));
+bool Picker::accepts(const LeafObb& leaf, const QueryOptions& options) const {
+  return (leaf.mask & options.mask) != 0 &&
+         (!options.filter || options.filter(leaf.object));
+}
+
+// The nearest hit on one top-level leaf object with t <= tmax (any hit when
+// kAny): the OBB test on the leaf's own copy of the inverse matrix, or the
+// object's triangles.
+template <bool kAny>
+Hit Picker::leaf_hit(const LeafObb& leaf, const Ray& ray, float tmax,
+                     PickMode mode) const {
+  if (mode == PickMode::kMesh) return object_hit<kAny>(leaf.object, ray, tmax, mode);
+  Hit best;
+  const float t = obb_entry(leaf.to_local, leaf.local, ray, tmax);
+  if (t != kInfinity) {
+    best.object = leaf.object;
+    best.t = t;
+  }
+  return best;
 }
 
 // The nearest hit on one object with t <= tmax (any hit when kAny).
@@ -276,15 +290,17 @@ Hit Picker::object_hit(std::uint32_t id, const Ray& ray, float tmax,
   if (!obj.obb.invertible) return best;
   const MeshAccel& mesh = meshes_[obj.mesh];
   RAYPICK_ASSERT(mesh.bvh_built, "mesh mode needs PickerConfig::mesh_mode");
-  Ray local = transform_ray(obj.obb.to_local, ray);
-  local.tmax = tmax;
+  const Ray local = [&] {
+    Ray r = transform_ray(obj.obb.to_local, ray);
+    r.tmax = tmax;
+    return r;
+  }();
   const TriangleRay tri_ray(local.org, local.dir);
-  mesh.bvh.traverse(local, [&](std::uint32_t tri, float& local_tmax) {
-    const glm::uvec3& idx = mesh.triangles[tri];
+  mesh.bvh.traverse(local, [&](std::uint32_t entry, float& local_tmax) {
+    const std::array<glm::vec3, 3>& v = mesh.verts[entry];
     const TriangleHit h =
-        intersect_triangle(tri_ray, mesh.positions[idx.x],
-                           mesh.positions[idx.y], mesh.positions[idx.z],
-                           local.tmin, local_tmax);
+        intersect_triangle(tri_ray, v[0], v[1], v[2], local.tmin, local_tmax);
+    const std::uint32_t tri = mesh.bvh.prim_ids[entry];
     if (!h.hit || !better_in_object(h.t, tri, best)) return false;
     best.object = id;
     best.t = h.t;
@@ -304,10 +320,10 @@ PickResult Picker::intersect_stats(const Ray& ray,
                  "commit() the picker before querying it");
   PickResult r;
   Hit& best = r.hit;
-  r.stats = top_.traverse(ray, [&](std::uint32_t prim, float& tmax) {
-    const std::uint32_t id = prim_objects_[prim];
-    if (!accepts(id, options)) return false;
-    const Hit h = object_hit<false>(id, ray, tmax, options.mode);
+  r.stats = top_.traverse(ray, [&](std::uint32_t entry, float& tmax) {
+    const LeafObb& leaf = leaf_[entry];
+    if (!accepts(leaf, options)) return false;
+    const Hit h = leaf_hit<false>(leaf, ray, tmax, options.mode);
     // Leaf tests are inclusive of tmax, so an equal t reaches here and the
     // contract's order (t, object, triangle) decides.
     if (h.hit() && closer(h, best)) {
@@ -324,10 +340,10 @@ bool Picker::occluded(const Ray& ray, const QueryOptions& options) const {
   RAYPICK_ASSERT(!structure_dirty_ && dirty_.empty(),
                  "commit() the picker before querying it");
   bool found = false;
-  top_.traverse(ray, [&](std::uint32_t prim, float& tmax) {
-    const std::uint32_t id = prim_objects_[prim];
-    if (!accepts(id, options)) return false;
-    found = object_hit<true>(id, ray, tmax, options.mode).hit();
+  top_.traverse(ray, [&](std::uint32_t entry, float& tmax) {
+    const LeafObb& leaf = leaf_[entry];
+    if (!accepts(leaf, options)) return false;
+    found = leaf_hit<true>(leaf, ray, tmax, options.mode).hit();
     return found;
   });
   return found;
@@ -340,10 +356,10 @@ std::vector<Hit> Picker::intersect_all(const Ray& ray,
   RAYPICK_ASSERT(!structure_dirty_ && dirty_.empty(),
                  "commit() the picker before querying it");
   std::vector<Hit> hits;
-  top_.traverse(ray, [&](std::uint32_t prim, float& tmax) {
-    const std::uint32_t id = prim_objects_[prim];
-    if (!accepts(id, options)) return false;
-    const Hit h = object_hit<false>(id, ray, tmax, options.mode);
+  top_.traverse(ray, [&](std::uint32_t entry, float& tmax) {
+    const LeafObb& leaf = leaf_[entry];
+    if (!accepts(leaf, options)) return false;
+    const Hit h = leaf_hit<false>(leaf, ray, tmax, options.mode);
     if (h.hit()) hits.push_back(h);
     return false;
   });
@@ -390,18 +406,19 @@ Aabb Picker::world_box(std::uint32_t id) const {
 
 std::size_t Picker::memory_bytes() const {
   auto bytes = [](const auto& v) { return v.capacity() * sizeof(v[0]); };
+  auto tree = [&](const WideBvh& w) {
+    return bytes(w.nodes) + bytes(w.prim_ids) + bytes(w.parent) +
+           bytes(w.parent_slot) + bytes(w.entry_node) + bytes(w.entry_slot);
+  };
   std::size_t n = bytes(objects_) + bytes(meshes_) + bytes(prim_objects_) +
-                  bytes(prim_boxes_) + bytes(parent_) + bytes(leaf_of_prim_) +
-                  bytes(dirty_) + bytes(top_.nodes) + bytes(top_.prim_ids);
+                  bytes(prim_boxes_) + bytes(leaf_) + bytes(dirty_) + tree(top_);
   for (const MeshAccel& m : meshes_) {
-    n += bytes(m.owned_positions) + bytes(m.owned_triangles) +
-         bytes(m.bvh.nodes) + bytes(m.bvh.prim_ids);
+    n += bytes(m.owned_positions) + bytes(m.owned_triangles) + bytes(m.verts) +
+         tree(m.bvh);
   }
   return n;
 }
 
-Aabb Picker::world_bounds() const {
-  return top_.empty() ? Aabb{} : top_.nodes[0].bounds;
-}
+Aabb Picker::world_bounds() const { return top_.bounds(); }
 
 }  // namespace raypick

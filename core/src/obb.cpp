@@ -61,11 +61,4 @@ Aabb Obb::world_bounds() const {
   return transform_aabb(to_world, local);
 }
 
-Ray transform_ray(const glm::mat4& to_local, const Ray& ray) {
-  Ray out = ray;
-  out.org = glm::vec3(to_local * glm::vec4(ray.org, 1.0f));
-  out.dir = glm::vec3(to_local * glm::vec4(ray.dir, 0.0f));
-  return out;
-}
-
 }  // namespace raypick

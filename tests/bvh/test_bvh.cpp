@@ -203,3 +203,119 @@ TEST_CASE("refit after moving every box keeps closest hits equal to brute force"
     REQUIRE(got.second == expected.second);
   }
 }
+
+// ---- the 4-wide BVH --------------------------------------------------------
+
+#include "raypick/bvh/wide_bvh.h"
+
+namespace {
+
+std::pair<std::uint32_t, float> closest_wide(const WideBvh& w,
+                                             const std::vector<Aabb>& boxes,
+                                             const Ray& ray) {
+  const RayInv inv(ray);
+  std::pair<std::uint32_t, float> best{UINT32_MAX, kInfinity};
+  w.traverse(ray, [&](std::uint32_t entry, float& tmax) {
+    const std::uint32_t id = w.prim_ids[entry];
+    const float t = slab_entry(inv, boxes[id], tmax);
+    if (t < best.second || (t == best.second && t != kInfinity && id < best.first)) {
+      best = {id, t};
+      tmax = t;
+    }
+    return false;
+  });
+  return best;
+}
+
+// Every slot box is exactly the union of what is below it; every entry is
+// in exactly one leaf slot, which entry_node / entry_slot name.
+void check_wide(const WideBvh& w, const std::vector<Aabb>& boxes) {
+  REQUIRE(w.prim_ids.size() == boxes.size());
+  std::vector<int> seen(boxes.size(), 0);
+  for (std::uint32_t i = 0; i < w.nodes.size(); ++i) {
+    const WideNode& n = w.nodes[i];
+    for (int s = 0; s < 4; ++s) {
+      Aabb expect;
+      if (n.is_leaf(s)) {
+        for (std::uint32_t e = n.child[s]; e < n.child[s] + n.count[s]; ++e) {
+          expect.extend(boxes[w.prim_ids[e]]);
+          ++seen[w.prim_ids[e]];
+          CHECK(w.entry_node[e] == i);
+          CHECK(w.entry_slot[e] == s);
+        }
+      } else if (n.is_inner(s)) {
+        REQUIRE(n.child[s] > i);
+        expect = w.nodes[n.child[s]].box();
+        CHECK(w.parent[n.child[s]] == i);
+        CHECK(w.parent_slot[n.child[s]] == s);
+      }
+      CHECK(n.slot_box(s) == expect);
+    }
+  }
+  for (int c : seen) REQUIRE(c == 1);
+}
+
+}  // namespace
+
+TEST_CASE("the 4-wide BVH keeps every primitive once, with exact boxes, for many sizes") {
+  for (std::size_t n : {1, 2, 3, 4, 5, 17, 100, 3000}) {
+    CAPTURE(n);
+    const auto boxes = random_boxes(n, 300 + n, 20.0f);
+    const Bvh bvh = build_bvh(boxes, centers_of(boxes));
+    const WideBvh w = WideBvh::collapse(bvh);
+    check_wide(w, boxes);
+    const BvhStats s = w.stats();
+    CHECK(s.primitives == n);
+    CHECK(s.max_depth <= bvh.stats().max_depth);
+    CHECK(s.leaves == bvh.stats().leaves);
+    if (n > 16) CHECK(s.nodes * 2 < bvh.stats().nodes);  // really wider
+  }
+}
+
+TEST_CASE("4-wide BVH closest hit equals brute force, including zero direction components") {
+  for (std::size_t n : {1, 2, 7, 200, 4000}) {
+    CAPTURE(n);
+    const float spread = 4.0f * std::cbrt(static_cast<float>(n));
+    const auto boxes = random_boxes(n, 7 * n, spread);
+    const WideBvh w = WideBvh::collapse(build_bvh(boxes, centers_of(boxes)));
+    std::mt19937_64 rng(n + 5);
+    std::uniform_int_distribution<int> coin(0, 3);
+    for (int i = 0; i < 3000; ++i) {
+      Ray ray = random_ray(rng, spread);
+      if (coin(rng) == 0) ray.dir.y = coin(rng) < 2 ? 0.0f : -0.0f;
+      if (coin(rng) == 0) ray.org.x = boxes[i % n].min.x;  // on a slab plane
+      if (ray.dir == glm::vec3{0.0f}) continue;
+      const auto expected = brute(boxes, ray);
+      const auto got = closest_wide(w, boxes, ray);
+      REQUIRE(got.first == expected.first);
+      REQUIRE(got.second == expected.second);
+    }
+  }
+}
+
+TEST_CASE("refitting a few entries of the 4-wide BVH equals a full refit") {
+  auto boxes = random_boxes(2000, 17, 30.0f);
+  WideBvh partial = WideBvh::collapse(build_bvh(boxes, centers_of(boxes)));
+  WideBvh full = partial;
+  std::mt19937_64 rng(18);
+  std::uniform_real_distribution<float> u(-10.0f, 10.0f);
+  std::vector<std::uint32_t> entries;
+  for (std::uint32_t e = 0; e < 2000; e += 37) {
+    const std::uint32_t id = partial.prim_ids[e];
+    const glm::vec3 shift{u(rng), u(rng), u(rng)};
+    boxes[id] = Aabb{boxes[id].min + shift, boxes[id].max + shift};
+    entries.push_back(e);
+  }
+  int changes = 0;
+  const std::size_t updated = partial.refit_entries(
+      entries, boxes, BvhConfig{}, [&](double, double, double) { ++changes; });
+  full.refit(boxes);
+  CHECK(updated > entries.size());
+  CHECK(changes > 0);
+  for (std::size_t i = 0; i < full.nodes.size(); ++i) {
+    for (int s = 0; s < 4; ++s) {
+      REQUIRE(partial.nodes[i].slot_box(s) == full.nodes[i].slot_box(s));
+    }
+  }
+  check_wide(full, boxes);
+}

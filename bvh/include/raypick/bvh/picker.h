@@ -22,10 +22,12 @@
 #pragma once
 
 #include "raypick/bvh/bvh.h"
+#include "raypick/bvh/wide_bvh.h"
 #include "raypick/core/hit.h"
 #include "raypick/core/obb.h"
 #include "raypick/core/scene.h"
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <span>
@@ -210,7 +212,8 @@ class Picker {
   Aabb world_box(std::uint32_t id) const;
   // The box around every hittable object (empty when there is none).
   Aabb world_bounds() const;
-  const Bvh& bvh() const { return top_; }
+  // The top level: a 4-wide BVH over the objects' world boxes.
+  const WideBvh& bvh() const { return top_; }
   BvhStats bvh_stats() const { return top_.stats(config_.top); }
   // Bytes held by the picker's own arrays (objects, top-level BVH and its
   // bookkeeping, copied meshes and their BVHs); borrowed meshes not counted.
@@ -225,7 +228,11 @@ class Picker {
     std::span<const glm::vec3> positions;
     std::span<const glm::uvec3> triangles;
     Aabb bounds;  // of the vertices the triangles use
-    Bvh bvh;      // over triangles; built at commit in mesh mode
+    // Built at commit in mesh mode: a wide BVH over the triangles, and each
+    // triangle's vertices copied in the BVH's entry order, so a leaf reads
+    // one contiguous run.
+    WideBvh bvh;
+    std::vector<std::array<glm::vec3, 3>> verts;
     bool bvh_built = false;
   };
   struct ObjectRec {
@@ -233,22 +240,34 @@ class Picker {
     std::uint32_t mesh = 0;
     std::uint32_t mask = ~0u;
     void* user_data = nullptr;
-    std::uint32_t prim = kInvalidId;  // top-level primitive, if in the tree
+    std::uint32_t prim = kInvalidId;   // top-level primitive, if in the tree
+    std::uint32_t entry = kInvalidId;  // its entry in the top level's order
     bool alive = true;
     bool dirty = false;  // matrix changed since the last commit
   };
+  // What the top level's leaf test reads, in entry order so a leaf's
+  // objects are adjacent in memory: 80 bytes.
+  struct LeafObb {
+    glm::mat4x3 to_local;  // inverse matrix, top three rows
+    Aabb local;            // empty when the matrix is singular: never hit
+    std::uint32_t object;
+    std::uint32_t mask;
+  };
+  static LeafObb make_leaf(std::uint32_t id, const ObjectRec& o);
 
   template <bool kAny>
   Hit object_hit(std::uint32_t id, const Ray& ray, float tmax,
                  PickMode mode) const;
-  bool accepts(std::uint32_t id, const QueryOptions& options) const;
+  template <bool kAny>
+  Hit leaf_hit(const LeafObb& leaf, const Ray& ray, float tmax,
+               PickMode mode) const;
+  bool accepts(const LeafObb& leaf, const QueryOptions& options) const;
   void rebuild();
   void build_mesh_bvhs();
   std::size_t refit_moved(std::span<const std::uint32_t> moved);
   // Top-level SAH cost (BvhStats::sah_cost), kept up to date through refits
   // as an unnormalized sum of cost * area over the nodes.
   double sah_cost() const;
-  double node_cost(const BvhNode& n) const;
   void recompute_sah_sum();
 
   PickerConfig config_;
@@ -256,10 +275,9 @@ class Picker {
   std::vector<MeshAccel> meshes_;            // by mesh id
   std::vector<std::uint32_t> prim_objects_;  // top-level primitive -> object
   std::vector<Aabb> prim_boxes_;             // top-level primitive boxes
-  std::vector<std::uint32_t> parent_;        // node -> parent (root: itself)
-  std::vector<std::uint32_t> leaf_of_prim_;  // primitive -> leaf node
+  std::vector<LeafObb> leaf_;                // by top-level entry
   std::vector<std::uint32_t> dirty_;         // moved objects
-  Bvh top_;
+  WideBvh top_;
   bool structure_dirty_ = false;  // adds/removals since the last commit
   bool committed_ = false;
   CommitStats last_commit_;

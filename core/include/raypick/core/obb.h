@@ -5,6 +5,7 @@
 #include "raypick/core/ray.h"
 #include "raypick/core/ray_box.h"
 
+#include <glm/mat4x3.hpp>
 #include <glm/mat4x4.hpp>
 
 namespace raypick {
@@ -39,19 +40,40 @@ struct Obb {
   Aabb world_bounds() const;
 };
 
-// Carries a world ray into the frame of `to_local` (an affine matrix): the
-// origin as a point, the direction as a vector, the t range unchanged. Since
-// the map is affine, a point at parameter t maps to the point at the same t.
-Ray transform_ray(const glm::mat4& to_local, const Ray& ray);
+// Carries a world ray into the frame of an affine map given by its top
+// three rows (glm::mat4x3: four columns of three): the origin as a point,
+// the direction as a vector, the t range unchanged. Since the map is
+// affine, a point at parameter t maps to the point at the same t. Every
+// path of raypick carries rays with this one function, so they round alike.
+inline Ray transform_ray(const glm::mat4x3& m, const Ray& ray) {
+  Ray out = ray;
+  for (int r = 0; r < 3; ++r) {
+    out.org[r] = m[0][r] * ray.org.x + m[1][r] * ray.org.y +
+                 m[2][r] * ray.org.z + m[3][r];
+    out.dir[r] = m[0][r] * ray.dir.x + m[1][r] * ray.dir.y +
+                 m[2][r] * ray.dir.z;
+  }
+  return out;
+}
 
-// The entry t of `ray` into `obb` within [ray.tmin, tmax_limit]; +inf on a
-// miss or when the OBB is not invertible. Origin inside: ray.tmin. Cost: one
-// 3x4 matrix-vector pair and one slab test.
+inline Ray transform_ray(const glm::mat4& m, const Ray& ray) {
+  return transform_ray(glm::mat4x3(m), ray);
+}
+
+// The entry t of `ray` into the box `local` under the inverse map
+// `to_local`, within [ray.tmin, tmax_limit]; +inf on a miss. Origin inside:
+// ray.tmin. Cost: one 3x4 matrix-vector pair and one slab test.
+inline float obb_entry(const glm::mat4x3& to_local, const Aabb& local,
+                       const Ray& ray, float tmax_limit) {
+  Ray r = transform_ray(to_local, ray);
+  r.tmax = tmax_limit;
+  return slab_entry(RayInv(r), local);
+}
+
+// The same for an Obb; +inf when the OBB is not invertible.
 inline float obb_entry(const Ray& ray, const Obb& obb, float tmax_limit) {
   if (!obb.invertible) return kInfinity;
-  Ray local = transform_ray(obb.to_local, ray);
-  local.tmax = tmax_limit;
-  return slab_entry(RayInv(local), obb.local);
+  return obb_entry(glm::mat4x3(obb.to_local), obb.local, ray, tmax_limit);
 }
 
 }  // namespace raypick

@@ -1,0 +1,141 @@
+#include "raypick/bvh/wide_bvh.h"
+
+#include <algorithm>
+
+namespace raypick {
+namespace {
+
+void clear_slot(WideNode& n, int s) {
+  n.set_slot_box(s, Aabb{});
+  n.child[s] = WideNode::kInvalidSlot;
+  n.count[s] = 0;
+}
+
+}  // namespace
+
+WideBvh WideBvh::collapse(const Bvh& bvh) {
+  WideBvh w;
+  if (bvh.empty()) return w;
+  w.prim_ids = bvh.prim_ids;
+  w.entry_node.assign(w.prim_ids.size(), 0);
+  w.entry_slot.assign(w.prim_ids.size(), 0);
+  w.nodes.reserve(bvh.nodes.size() / 2 + 1);
+  w.nodes.emplace_back();
+  w.parent.push_back(0);
+  w.parent_slot.push_back(0);
+  struct Work {
+    std::uint32_t binary;
+    std::uint32_t wide;
+  };
+  std::vector<Work> todo{{0, 0}};
+  while (!todo.empty()) {
+    const Work job = todo.back();
+    todo.pop_back();
+    // The binary nodes this wide node's slots stand for: start from the
+    // children and keep opening the largest inner one until there are 4.
+    std::uint32_t items[4];
+    int count = 0;
+    const BvhNode& b = bvh.nodes[job.binary];
+    if (b.is_leaf()) {
+      items[count++] = job.binary;  // a tree that is a single leaf
+    } else {
+      items[count++] = b.index;
+      items[count++] = b.index + 1;
+      while (count < 4) {
+        int best = -1;
+        float best_area = -1.0f;
+        for (int i = 0; i < count; ++i) {
+          const BvhNode& c = bvh.nodes[items[i]];
+          if (!c.is_leaf() && c.bounds.half_area() > best_area) {
+            best = i;
+            best_area = c.bounds.half_area();
+          }
+        }
+        if (best < 0) break;
+        const std::uint32_t open = items[best];
+        items[best] = bvh.nodes[open].index;
+        items[count++] = bvh.nodes[open].index + 1;
+      }
+    }
+    for (int s = 0; s < 4; ++s) {
+      WideNode& n = w.nodes[job.wide];
+      if (s >= count) {
+        clear_slot(n, s);
+        continue;
+      }
+      const BvhNode& c = bvh.nodes[items[s]];
+      n.set_slot_box(s, c.bounds);
+      if (c.is_leaf()) {
+        n.child[s] = c.index;
+        n.count[s] = c.count;
+        for (std::uint32_t e = c.index; e < c.index + c.count; ++e) {
+          w.entry_node[e] = job.wide;
+          w.entry_slot[e] = static_cast<std::uint8_t>(s);
+        }
+      } else {
+        const auto child = static_cast<std::uint32_t>(w.nodes.size());
+        n.child[s] = child;
+        n.count[s] = 0;
+        // n is a reference into w.nodes: done with it before growing.
+        w.nodes.emplace_back();
+        w.parent.push_back(job.wide);
+        w.parent_slot.push_back(static_cast<std::uint8_t>(s));
+        todo.push_back({items[s], child});
+      }
+    }
+  }
+  return w;
+}
+
+Aabb WideBvh::leaf_box(const WideNode& n, int slot,
+                       std::span<const Aabb> boxes) const {
+  Aabb b;
+  for (std::uint32_t e = n.child[slot]; e < n.child[slot] + n.count[slot]; ++e) {
+    b.extend(boxes[prim_ids[e]]);
+  }
+  return b;
+}
+
+void WideBvh::refit(std::span<const Aabb> boxes) {
+  for (std::size_t i = nodes.size(); i-- > 0;) {
+    WideNode& n = nodes[i];
+    for (int s = 0; s < 4; ++s) {
+      if (n.is_leaf(s)) {
+        n.set_slot_box(s, leaf_box(n, s, boxes));
+      } else if (n.is_inner(s)) {
+        n.set_slot_box(s, nodes[n.child[s]].box());  // children come after
+      }
+    }
+  }
+}
+
+BvhStats WideBvh::stats(const BvhConfig& config) const {
+  BvhStats s;
+  if (nodes.empty()) return s;
+  s.nodes = nodes.size();
+  s.primitives = prim_ids.size();
+  s.min_leaf_size = ~0u;
+  const double root_area = std::max(double(nodes[0].box().half_area()), 1e-30);
+  std::vector<int> depth(nodes.size(), 0);
+  s.sah_cost = config.traversal_cost;  // the root is always visited
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    const WideNode& n = nodes[i];
+    s.max_depth = std::max(s.max_depth, depth[i]);
+    for (int k = 0; k < 4; ++k) {
+      const double rel = n.slot_box(k).half_area() / root_area;
+      if (n.is_leaf(k)) {
+        ++s.leaves;
+        s.min_leaf_size = std::min(s.min_leaf_size, n.count[k]);
+        s.max_leaf_size = std::max(s.max_leaf_size, n.count[k]);
+        s.sah_cost += config.intersection_cost * n.count[k] * rel;
+      } else if (n.is_inner(k)) {
+        depth[n.child[k]] = depth[i] + 1;
+        s.sah_cost += config.traversal_cost * rel;
+      }
+    }
+  }
+  s.mean_leaf_size = double(s.primitives) / double(std::max<std::size_t>(s.leaves, 1));
+  return s;
+}
+
+}  // namespace raypick
