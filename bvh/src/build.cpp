@@ -2,7 +2,10 @@
 
 #include "raypick/core/assert.h"
 
+#include <tbb/task_group.h>
+
 #include <algorithm>
+#include <atomic>
 #include <bit>
 #include <numeric>
 
@@ -18,13 +21,16 @@ struct Bin {
   std::uint32_t count = 0;
 };
 
-// A finished split: primitives [begin, mid) go left, [mid, end) right.
+// A range of primitives to turn into the subtree at `node`.
 struct Task {
   std::uint32_t node;
   std::uint32_t begin;
   std::uint32_t end;
   int depth;
 };
+
+// Subtrees at least this large are built as parallel TBB tasks.
+constexpr std::uint32_t kParallelGrain = 4096;
 
 class Builder {
  public:
@@ -40,32 +46,52 @@ class Builder {
     bvh.prim_ids.resize(n);
     std::iota(bvh.prim_ids.begin(), bvh.prim_ids.end(), 0u);
     ids_ = bvh.prim_ids.data();
-    nodes_ = &bvh.nodes;
-    nodes_->reserve(2 * n);
-    nodes_->push_back({});
-    std::vector<Task> todo{{0, 0, static_cast<std::uint32_t>(n), 0}};
-    while (!todo.empty()) {
-      const Task task = todo.back();
-      todo.pop_back();
-      split(task, todo);
-    }
-    nodes_->shrink_to_fit();
+    // A binary tree over n leaves of >= 1 primitive has at most 2n - 1
+    // nodes: allocate them all and hand out pairs with an atomic counter,
+    // so parallel subtrees never move the array.
+    bvh.nodes.resize(2 * n - 1);
+    nodes_ = bvh.nodes.data();
+    next_ = 1;
+    build({0, 0, static_cast<std::uint32_t>(n), 0});
+    bvh.nodes.resize(next_.load());
+    bvh.nodes.shrink_to_fit();
     return bvh;
   }
 
  private:
-  void split(const Task& task, std::vector<Task>& todo) {
+  void build(Task task) {
+    for (;;) {
+      std::uint32_t mid = 0;
+      if (!split(task, mid)) return;  // a leaf
+      const std::uint32_t left = nodes_[task.node].index;
+      const Task l{left, task.begin, mid, task.depth + 1};
+      const Task r{left + 1, mid, task.end, task.depth + 1};
+      if (task.end - task.begin >= kParallelGrain) {
+        tbb::task_group group;
+        group.run([this, l] { build(l); });
+        build(r);
+        group.wait();
+        return;
+      }
+      build(l);
+      task = r;  // the right child in this loop, without recursion
+    }
+  }
+
+  // Makes task.node a leaf (returns false) or an inner node whose children
+  // are allocated and whose primitives [begin, mid) go left (returns true).
+  bool split(const Task& task, std::uint32_t& mid) {
     Aabb bounds, centroid_bounds;
     for (std::uint32_t i = task.begin; i < task.end; ++i) {
       bounds.extend(boxes_[ids_[i]]);
       centroid_bounds.extend(centers_[ids_[i]]);
     }
-    BvhNode& node = (*nodes_)[task.node];
+    BvhNode& node = nodes_[task.node];
     node.bounds = bounds;
     const std::uint32_t count = task.end - task.begin;
     const float leaf_cost = config_.intersection_cost * count;
 
-    std::uint32_t mid = 0;
+    mid = 0;
     const bool sah_allowed =
         task.depth + 1 + ceil_log2(count) <= kBvhMaxDepth;
     if (sah_allowed) {
@@ -80,63 +106,73 @@ class Builder {
       if (count <= config_.max_leaf_size) {
         node.index = task.begin;
         node.count = count;
-        return;
+        return false;
       }
       mid = median_split(task, centroid_bounds);
     }
-    const auto left = static_cast<std::uint32_t>(nodes_->size());
-    // node is a reference into nodes_: write it before growing the vector.
-    node.index = left;
+    node.index = next_.fetch_add(2);
     node.count = 0;
-    nodes_->push_back({});
-    nodes_->push_back({});
-    todo.push_back({left + 1, mid, task.end, task.depth + 1});
-    todo.push_back({left, task.begin, mid, task.depth + 1});
+    return true;
   }
 
-  // Binned SAH over all three axes. Returns the partition point of the best
-  // split (and its cost), or 0 when no bin boundary separates the centers.
+  // Binned SAH over all three axes in one pass over the primitives. Returns
+  // the partition point of the best split (and its cost), or 0 when no bin
+  // boundary separates the centers.
   std::uint32_t sah_split(const Task& task, const Aabb& bounds,
                           const Aabb& centroid_bounds, float& best_cost) {
     const std::uint32_t nbins = std::clamp(config_.bins, 2u, 64u);
-    Bin bins[64];
-    float right_area[64];
+    Bin bins[3][64];
+    glm::vec3 scale{0.0f};
+    bool any = false;
+    for (int axis = 0; axis < 3; ++axis) {
+      const float extent = centroid_bounds.max[axis] - centroid_bounds.min[axis];
+      if (extent > 0.0f) {
+        scale[axis] = static_cast<float>(nbins) / extent;
+        any = true;
+      }
+    }
+    best_cost = kInfinity;
+    if (!any) return 0;
+    const glm::vec3 lo = centroid_bounds.min;
+    for (std::uint32_t i = task.begin; i < task.end; ++i) {
+      const std::uint32_t id = ids_[i];
+      const Aabb& box = boxes_[id];
+      const glm::vec3& c = centers_[id];
+      for (int axis = 0; axis < 3; ++axis) {
+        Bin& b = bins[axis][bin_of(c[axis], lo[axis], scale[axis], nbins)];
+        b.bounds.extend(box);
+        ++b.count;
+      }
+    }
     int best_axis = -1;
     std::uint32_t best_bin = 0;
-    best_cost = kInfinity;
     const float inv_area = 1.0f / std::max(bounds.half_area(), 1e-30f);
+    float right_area[64];
+    std::uint32_t right_count[64];
     for (int axis = 0; axis < 3; ++axis) {
-      const float lo = centroid_bounds.min[axis];
-      const float extent = centroid_bounds.max[axis] - lo;
-      if (!(extent > 0.0f)) continue;
-      const float scale = static_cast<float>(nbins) / extent;
-      for (std::uint32_t b = 0; b < nbins; ++b) bins[b] = {};
-      for (std::uint32_t i = task.begin; i < task.end; ++i) {
-        const std::uint32_t b = bin_of(centers_[ids_[i]][axis], lo, scale,
-                                       nbins);
-        bins[b].bounds.extend(boxes_[ids_[i]]);
-        ++bins[b].count;
-      }
+      if (scale[axis] == 0.0f) continue;
       // Sweep from the right, then from the left, evaluating each of the
       // nbins - 1 planes between bins.
       Aabb acc;
+      std::uint32_t n_right = 0;
       for (std::uint32_t b = nbins - 1; b > 0; --b) {
-        acc.extend(bins[b].bounds);
+        acc.extend(bins[axis][b].bounds);
+        n_right += bins[axis][b].count;
         right_area[b] = acc.half_area();
+        right_count[b] = n_right;
       }
       acc = Aabb{};
       std::uint32_t left_count = 0;
       for (std::uint32_t b = 0; b + 1 < nbins; ++b) {
-        acc.extend(bins[b].bounds);
-        left_count += bins[b].count;
-        const std::uint32_t right_count =
-            (task.end - task.begin) - left_count;
-        if (left_count == 0 || right_count == 0) continue;
+        acc.extend(bins[axis][b].bounds);
+        left_count += bins[axis][b].count;
+        const std::uint32_t n_r = right_count[b + 1];
+        if (left_count == 0 || n_r == 0) continue;
         const float cost =
             config_.traversal_cost +
             config_.intersection_cost * inv_area *
                 (acc.half_area() * static_cast<float>(left_count) +
-                 right_area[b + 1] * static_cast<float>(right_count));
+                 right_area[b + 1] * static_cast<float>(n_r));
         if (cost < best_cost) {
           best_cost = cost;
           best_axis = axis;
@@ -145,15 +181,12 @@ class Builder {
       }
     }
     if (best_axis < 0) return 0;
-    const float lo = centroid_bounds.min[best_axis];
-    const float scale = static_cast<float>(nbins) /
-                        (centroid_bounds.max[best_axis] - lo);
     std::uint32_t* first = ids_ + task.begin;
     std::uint32_t* last = ids_ + task.end;
     std::uint32_t* middle =
         std::partition(first, last, [&](std::uint32_t id) {
-          return bin_of(centers_[id][best_axis], lo, scale, nbins) <=
-                 best_bin;
+          return bin_of(centers_[id][best_axis], lo[best_axis],
+                        scale[best_axis], nbins) <= best_bin;
         });
     return static_cast<std::uint32_t>(middle - ids_);
   }
@@ -186,7 +219,8 @@ class Builder {
   std::span<const glm::vec3> centers_;
   BvhConfig config_;
   std::uint32_t* ids_ = nullptr;
-  std::vector<BvhNode>* nodes_ = nullptr;
+  BvhNode* nodes_ = nullptr;
+  std::atomic<std::uint32_t> next_{0};
 };
 
 }  // namespace

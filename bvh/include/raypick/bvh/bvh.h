@@ -107,7 +107,9 @@ class Bvh {
 // <= kBvhMaxDepth, otherwise the node is split at the median primitive,
 // which halves n; so every node satisfies depth + ceil(log2 n) <=
 // kBvhMaxDepth and no leaf is deeper than kBvhMaxDepth. Primitives whose
-// centers coincide are split at the median too. Cost: O(n log n).
+// centers coincide are split at the median too. Cost: O(n log n), subtrees
+// of 4096 or more primitives built in parallel (TBB); node order may vary
+// from run to run, the tree's shape does not.
 Bvh build_bvh(std::span<const Aabb> boxes, std::span<const glm::vec3> centers,
               const BvhConfig& config = {});
 
