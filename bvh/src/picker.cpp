@@ -110,6 +110,7 @@ Picker::LeafObb Picker::make_leaf(std::uint32_t id, const ObjectRec& o) {
   l.local = o.obb.invertible ? o.obb.local : Aabb{};
   l.object = id;
   l.mask = o.mask;
+  l.mesh = o.mesh;
   return l;
 }
 
@@ -263,7 +264,7 @@ bool Picker::accepts(const LeafObb& leaf, const QueryOptions& options) const {
 template <bool kAny>
 Hit Picker::leaf_hit(const LeafObb& leaf, const Ray& ray, float tmax,
                      PickMode mode) const {
-  if (mode == PickMode::kMesh) return object_hit<kAny>(leaf.object, ray, tmax, mode);
+  if (mode == PickMode::kMesh) return mesh_hit<kAny>(leaf, ray, tmax);
   Hit best;
   const float t = obb_entry(leaf.to_local, leaf.local, ray, tmax);
   if (t != kInfinity) {
@@ -273,25 +274,17 @@ Hit Picker::leaf_hit(const LeafObb& leaf, const Ray& ray, float tmax,
   return best;
 }
 
-// The nearest hit on one object with t <= tmax (any hit when kAny).
+// The nearest triangle hit on one object with t <= tmax (any hit when
+// kAny), the ray carried into the mesh's frame by the leaf's inverse.
 template <bool kAny>
-Hit Picker::object_hit(std::uint32_t id, const Ray& ray, float tmax,
-                       PickMode mode) const {
-  const ObjectRec& obj = objects_[id];
+Hit Picker::mesh_hit(const LeafObb& leaf, const Ray& ray, float tmax) const {
   Hit best;
-  if (mode == PickMode::kObb) {
-    const float t = obb_entry(ray, obj.obb, tmax);
-    if (t != kInfinity) {
-      best.object = id;
-      best.t = t;
-    }
-    return best;
-  }
-  if (!obj.obb.invertible) return best;
-  const MeshAccel& mesh = meshes_[obj.mesh];
+  if (leaf.local.empty()) return best;  // singular matrix
+  const MeshAccel& mesh = meshes_[leaf.mesh];
   RAYPICK_ASSERT(mesh.bvh_built, "mesh mode needs PickerConfig::mesh_mode");
+  const std::uint32_t id = leaf.object;
   const Ray local = [&] {
-    Ray r = transform_ray(obj.obb.to_local, ray);
+    Ray r = transform_ray(leaf.to_local, ray);
     r.tmax = tmax;
     return r;
   }();

@@ -246,18 +246,18 @@ class Picker {
     bool dirty = false;  // matrix changed since the last commit
   };
   // What the top level's leaf test reads, in entry order so a leaf's
-  // objects are adjacent in memory: 80 bytes.
+  // objects are adjacent in memory: 84 bytes.
   struct LeafObb {
     glm::mat4x3 to_local;  // inverse matrix, top three rows
     Aabb local;            // empty when the matrix is singular: never hit
     std::uint32_t object;
     std::uint32_t mask;
+    std::uint32_t mesh;
   };
   static LeafObb make_leaf(std::uint32_t id, const ObjectRec& o);
 
   template <bool kAny>
-  Hit object_hit(std::uint32_t id, const Ray& ray, float tmax,
-                 PickMode mode) const;
+  Hit mesh_hit(const LeafObb& leaf, const Ray& ray, float tmax) const;
   template <bool kAny>
   Hit leaf_hit(const LeafObb& leaf, const Ray& ray, float tmax,
                PickMode mode) const;
