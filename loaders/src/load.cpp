@@ -36,12 +36,8 @@ LoadResult dispatch(const std::string& path) {
   const std::string ext =
       ascii_lower(std::filesystem::path(path).extension().string());
   if (ext == ".obj") return load_obj(path);
-  if (ext == ".gltf" || ext == ".glb" || ext == ".json") {
-    return fail(LoadError::Kind::kUnsupported, path,
-                "'" + ext +
-                    "' scenes are not supported yet by this build (only .obj "
-                    "loads today)");
-  }
+  if (ext == ".gltf" || ext == ".glb") return load_gltf(path);
+  if (ext == ".json") return load_json_scene(path);
   if (ext.empty()) {
     return fail(LoadError::Kind::kUnsupported, path,
                 "scene file has no extension (expected .obj, .gltf, .glb or "

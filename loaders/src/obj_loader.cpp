@@ -7,11 +7,9 @@
 // line, and the parsed positions are checked once more for finiteness.
 #include <tiny_obj_loader.h>
 
-#include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
-#include <cstdio>
 #include <exception>
 #include <filesystem>
 #include <fstream>
@@ -27,6 +25,7 @@
 #include <utility>
 #include <vector>
 
+#include "file_io.h"
 #include "raypick/loaders/load.h"
 
 namespace raypick {
@@ -43,35 +42,6 @@ LoadResult fail(LoadError::Kind kind, const std::string& file, std::size_t line,
 
 // ---------------------------------------------------------------------------
 // Reading the file
-
-// Reads the whole file, or says why it cannot (strerror's words). A
-// directory opens on POSIX and fails only on read, so it is refused first.
-std::optional<std::string> read_file(const std::string& path,
-                                     std::string& why) {
-  std::error_code ec;
-  if (fs::is_directory(path, ec)) {
-    why = "cannot open file: " +
-          std::make_error_code(std::errc::is_a_directory).message();
-    return std::nullopt;
-  }
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (f == nullptr) {
-    why = "cannot open file: " + std::generic_category().message(errno);
-    return std::nullopt;
-  }
-  std::string data;
-  char chunk[1 << 16];
-  std::size_t n = 0;
-  while ((n = std::fread(chunk, 1, sizeof chunk, f)) > 0) data.append(chunk, n);
-  const bool failed = std::ferror(f) != 0;
-  const int err = errno;
-  std::fclose(f);
-  if (failed) {
-    why = "cannot read file: " + std::generic_category().message(err);
-    return std::nullopt;
-  }
-  return data;
-}
 
 // Hands a buffer we own to tinyobjloader's istream overload without copying.
 class BufferStreambuf : public std::streambuf {
@@ -413,7 +383,7 @@ std::optional<std::string> build_scene(
 
 LoadResult load_obj_unguarded(const std::string& path) {
   std::string why;
-  std::optional<std::string> data = read_file(path, why);
+  std::optional<std::string> data = detail::read_file(path, why);
   if (!data) return fail(LoadError::Kind::kIo, path, 0, why);
 
   // tinyobjloader reads bytes: a UTF-16 file would come out as empty lines,

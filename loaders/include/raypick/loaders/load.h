@@ -1,5 +1,5 @@
-// Scene loading: OBJ (and, as they land, glTF and raypick's JSON scenes)
-// into core's scene description. No loader library appears in this header.
+// Scene loading: OBJ, glTF 2.0 and raypick's JSON scenes into core's scene
+// description. No loader library appears in this header.
 #pragma once
 
 #include "raypick/core/scene.h"
@@ -37,7 +37,8 @@ struct LoadResult {
 };
 
 // Loads the scene at `path`, choosing the loader by extension
-// (case-insensitive): .obj today. Objects come in the contract's id order.
+// (case-insensitive): .obj, .gltf, .glb or .json. Objects come in the
+// contract's id order.
 // Never throws: errors of the underlying libraries are caught and returned.
 // A file that yields no objects at all is an error. Cost: linear in the file.
 LoadResult load_scene(const std::string& path);
@@ -46,5 +47,35 @@ LoadResult load_scene(const std::string& path);
 // order, identity matrix, named by the shape (or "shape<id>" when unnamed).
 // Each object gets its own mesh holding the vertices its faces use.
 LoadResult load_obj(const std::string& path);
+
+// The glTF 2.0 loader, for .gltf (JSON, buffers external or in base64 data
+// URIs) and .glb (binary container) alike; the container is told by the
+// file's first bytes ("glTF" starts a GLB), except that a .glb must be one.
+// Objects: one per node with a mesh, depth-first pre-order from the default
+// scene's root nodes (scene 0 when `scene` is unset; without scenes, every
+// node that is no node's child, in index order), children in listed order;
+// a node reached along two paths is two objects. Matrix: the product of the
+// node chain's `matrix` or T * R * S. Name: the node's, or "node<index>".
+// Each glTF mesh reachable from the scene becomes one Mesh, shared by the
+// objects that instance it: every triangle primitive (modes 4, 5, 6; strips
+// and fans as n - 2 triangles, degenerate ones kept) in primitive order;
+// points, lines and primitives without POSITION add nothing. Skins, morph
+// targets and animations are ignored (the bind pose is picked).
+// Refused, with the JSON path of the value and (in a .gltf) its line: what
+// picking depends on and the specification forbids, e.g. node cycles,
+// accessors or buffer views out of range, missing buffers, indices past the
+// vertex count, index counts that do not fit the mode, non-finite
+// positions, POSITION that is not VEC3 float (or a quantized integer type
+// under KHR_mesh_quantization), indices that are not SCALAR unsigned, and
+// required extensions that change geometry (Draco, meshopt, GPU instancing).
+// Cost: linear in the file, plus the objects' count.
+LoadResult load_gltf(const std::string& path);
+
+// raypick's JSON scene format (see the README): meshes from OBJ or glTF
+// files (relative to the scene file) or built-in boxes, and objects that
+// instance them with a matrix or translate / rotate / scale. Mesh i of the
+// scene is meshes[i] of the file. Unknown keys, wrong types, duplicate keys
+// and names that refer to nothing are errors naming the key's path and line.
+LoadResult load_json_scene(const std::string& path);
 
 }  // namespace raypick

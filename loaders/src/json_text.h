@@ -1,0 +1,117 @@
+// JSON helpers shared by the glTF and JSON scene loaders: parsing with a
+// line number on error, naming a value by its path ("objects[3].rotate"),
+// finding the line a path's value starts on, and typed reads that fail with
+// the path. Private to loaders/; nlohmann-json never reaches a public header.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <initializer_list>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+namespace raypick::detail {
+
+using Json = nlohmann::json;
+
+// Where a value sits in a document: a chain of object keys and array
+// indices. Printed as errors name it: `objects[3].rotate.quat`, or
+// `(top level)` for the document itself.
+class JsonPath {
+ public:
+  using Element = std::variant<std::string, std::size_t>;
+
+  JsonPath operator/(std::string key) const;
+  JsonPath operator[](std::size_t index) const;
+
+  const std::vector<Element>& elements() const { return elements_; }
+  std::string to_string() const;
+
+ private:
+  std::vector<Element> elements_;
+};
+
+// A problem with the value at `path`. The loaders throw it from deep inside
+// their checks and turn it into a LoadError at their boundary, where the
+// path becomes a line of the file.
+struct JsonError {
+  JsonPath path;
+  std::string message;  // without the path
+  // Where to look for the line when it is not `path` (an unknown key is
+  // reported at its object and found at the key).
+  std::optional<JsonPath> at;
+  bool io = false;  // a file the document refers to cannot be read
+
+  const JsonPath& where() const { return at ? *at : path; }
+
+  std::string to_string() const;  // "path: message", or the message alone
+                                  // for the document as a whole
+};
+
+[[noreturn]] void fail(const JsonPath& path, std::string message);
+[[noreturn]] void fail_at(const JsonPath& path, const JsonPath& at,
+                          std::string message);
+
+// 1-based line of byte `offset` of `text`, counting "\n", "\r\n" and a lone
+// "\r" each as one line break (as the OBJ loader counts them).
+std::size_t line_of_offset(std::string_view text, std::size_t offset);
+
+// The result of parsing: the document, or why it is not JSON and the 1-based
+// line of `text` where the parser stopped (0 when it cannot say).
+struct JsonParse {
+  std::optional<Json> value;
+  std::string error;  // "invalid JSON: ..." when value is empty
+  std::size_t line = 0;
+};
+
+// Parses `text` (RFC 8259, an optional UTF-8 byte order mark skipped).
+// Never throws: nlohmann's exceptions become `error`. Cost: linear; nesting
+// depth costs heap, not stack.
+JsonParse parse_json(std::string_view text);
+
+// The 1-based line on which the value at `path` starts in `text`, which
+// must be the valid JSON `parse_json` accepted. When the path leads nowhere
+// (a key that is missing), the line of the deepest value on the way that
+// exists. Duplicate keys resolve to the last one, as in nlohmann's document.
+// Cost: linear in the text before the value.
+std::size_t line_of_path(std::string_view text, const JsonPath& path);
+
+// The path of the first key that appears twice in one object, if any.
+// `text` must be valid JSON.
+std::optional<JsonPath> find_duplicate_key(std::string_view text);
+
+// ---------------------------------------------------------------------------
+// Typed reads. Each throws JsonError naming `path` and what was expected.
+
+// "a string", "an array", "the number 3.5", ... for messages.
+std::string describe(const Json& value);
+
+const Json& require_object(const Json& value, const JsonPath& path);
+const Json& require_array(const Json& value, const JsonPath& path);
+std::string require_string(const Json& value, const JsonPath& path);
+bool require_bool(const Json& value, const JsonPath& path);
+// Any JSON number; never NaN or infinite (JSON cannot spell them).
+double require_number(const Json& value, const JsonPath& path);
+// A number that is finite once rounded to float.
+float require_float(const Json& value, const JsonPath& path);
+// A non-negative integer no larger than `max`; 3.0 counts as 3.
+std::uint64_t require_uint(const Json& value, const JsonPath& path,
+                           std::uint64_t max);
+// An array of exactly `n` numbers, each finite as a float, read as doubles.
+std::vector<double> require_floats(const Json& value, const JsonPath& path,
+                                   std::size_t n);
+
+// Throws for the first key of `object` not in `allowed`: "unknown key
+// 'eulr' (expected quat or euler_deg)".
+void check_keys(const Json& object, const JsonPath& path,
+                std::initializer_list<std::string_view> allowed);
+
+// The member `key` of `object`, or nullptr.
+const Json* find_member(const Json& object, std::string_view key);
+
+}  // namespace raypick::detail
