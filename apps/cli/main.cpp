@@ -80,6 +80,7 @@ struct PickArgs {
   bool all = false;
   std::size_t limit = 0;  // 0: no limit
   float max_t = kInfinity;
+  std::uint32_t mask = ~0u;
 };
 
 int run_pick(const PickArgs& a) {
@@ -125,12 +126,13 @@ int run_pick(const PickArgs& a) {
   names.reserve(loaded->scene.objects.size());
   for (const Object& o : loaded->scene.objects) names.push_back(o.name);
 
+  const QueryOptions options(mode, a.mask);
   std::string out;
   for (std::size_t i = 0; i < rays.rays.size(); ++i) {
     const Ray& ray = rays.rays[i];
     if (a.all) {
       const std::vector<Hit> hits = picker.intersect_all(
-          ray, mode, a.limit == 0 ? SIZE_MAX : a.limit);
+          ray, options, a.limit == 0 ? SIZE_MAX : a.limit);
       if (format == "text") {
         if (hits.empty()) out += tools::hit_to_text(i, ray, Hit{}, "") + '\n';
         for (const Hit& h : hits) {
@@ -140,7 +142,7 @@ int run_pick(const PickArgs& a) {
         out += tools::hits_to_json(i, ray, hits, names) + '\n';
       }
     } else {
-      const Hit hit = picker.intersect(ray, mode);
+      const Hit hit = picker.intersect(ray, options);
       const std::string& name = hit.hit() ? names[hit.object] : std::string();
       out += format == "text" ? tools::hit_to_text(i, ray, hit, name)
                               : tools::hit_to_json(i, ray, hit, name);
@@ -356,6 +358,9 @@ int main(int argc, char** argv) {
                        "With --all: at most K hits per ray")
       ->needs(all_opt)
       ->check(CLI::PositiveNumber);
+  pick_cmd->add_option("--mask", pick.mask,
+                       "Only objects whose pick mask shares a bit with M "
+                       "(a JSON scene's \"layer\": k is bit k)");
   pick_cmd->add_option("--max-t", pick.max_t,
                        "Only hits with t <= T (in units of the direction)")
       ->check(CLI::NonNegativeNumber);
@@ -390,6 +395,7 @@ int main(int argc, char** argv) {
   CLI::App* info_cmd = app.add_subcommand(
       "info", "Print a scene's objects, bounds, BVH statistics and timings");
   info_cmd->add_option("SCENE", info_scene, "Scene file (.obj, .gltf, .glb, .json)")->required();
+
 
   try {
     app.parse(argc, argv);

@@ -41,7 +41,7 @@ Picker::Picker(const Scene& scene, const PickerConfig& config)
   meshes_.reserve(scene.meshes.size());
   for (const Mesh& m : scene.meshes) add_mesh(m.positions, m.triangles);
   objects_.reserve(scene.objects.size());
-  for (const Object& o : scene.objects) add_object(o.mesh, o.matrix);
+  for (const Object& o : scene.objects) add_object(o.mesh, o.matrix, o.mask);
   commit(CommitMode::kRebuild);
 }
 

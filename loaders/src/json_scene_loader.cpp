@@ -337,9 +337,8 @@ class JsonSceneReader {
       }
     }
     if (const Json* layer = detail::find_member(o, "layer")) {
-      // Checked now, used by the pick masks to come; not part of Scene yet.
-      detail::require_uint(*layer, p / "layer",
-                           std::numeric_limits<std::uint32_t>::max());
+      // Layer k is bit k of the object's pick mask (QueryOptions::mask).
+      object.mask = 1u << detail::require_uint(*layer, p / "layer", 31);
     }
     scene_.objects.push_back(std::move(object));
   }

@@ -180,6 +180,8 @@ TEST_CASE("a JSON scene places OBJ, glTF and box meshes by matrix, TRS, quaterni
     CAPTURE(i);
     CHECK(scene.objects[i].mesh == mesh_ids[i]);
     CHECK(scene.objects[i].name == names[i]);
+    // "layer": 2 on chair_1 is pick-mask bit 2; no layer is every bit.
+    CHECK(scene.objects[i].mask == (i == 0 ? 4u : ~0u));
   }
 
   // chair_1: T(1, 0, 2) * Ry(90): x turns to -z, z to +x. Quarter turns are
@@ -296,8 +298,8 @@ TEST_CASE("JSON scene errors name the key, its path and its line") {
        "objects[0].layer: expected a non-negative integer, got -1", "\"layer\""},
       {"fractional layer", with("\"layer\": 2", "\"layer\": 1.5"),
        "objects[0].layer: expected a non-negative integer, got 1.5", "\"layer\""},
-      {"layer beyond 32 bits", with("\"layer\": 2", "\"layer\": 4294967296"),
-       "objects[0].layer: 4294967296 is too large (at most 4294967295)", "\"layer\""},
+      {"layer beyond the 32 mask bits", with("\"layer\": 2", "\"layer\": 32"),
+       "objects[0].layer: 32 is too large (at most 31)", "\"layer\""},
       {"a mesh that does not exist", with("\"mesh\": \"crate\"", "\"mesh\": \"sofa\""),
        "objects[1].mesh: no mesh named 'sofa' in 'meshes'", "\"sofa\""},
       {"no mesh", with("\"mesh\": \"crate\",", ""),

@@ -29,6 +29,10 @@ struct Object {
   std::uint32_t mesh = 0;
   glm::mat4 matrix{1.0f};
   std::string name;
+  // Pick mask: the object is considered by a query when (mask & the
+  // query's mask) != 0. All bits by default; a JSON scene's "layer": k
+  // sets bit k only.
+  std::uint32_t mask = ~0u;
 };
 
 // Objects in id order: object id = index in `objects`.
