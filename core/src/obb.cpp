@@ -1,8 +1,7 @@
 #include "raypick/core/obb.h"
 
-#include <glm/ext/matrix_double4x4.hpp>
-#include <glm/gtc/matrix_inverse.hpp>
-#include <glm/matrix.hpp>
+#include <glm/ext/vector_double3.hpp>
+#include <glm/geometric.hpp>
 
 #include <cmath>
 
@@ -38,16 +37,27 @@ Obb Obb::make(const Aabb& local, const glm::mat4& to_world) {
   Obb obb;
   obb.local = local;
   obb.to_world = to_world;
-  const glm::dmat4 md{to_world};
-  const double det = glm::determinant(glm::dmat3{md});
+  // The inverse in double keeps the local-space ray as exact as float
+  // allows (a float inverse of a badly scaled matrix loses digits). With
+  // columns c0, c1, c2 the inverse's rows are cross(c1, c2), cross(c2, c0)
+  // and cross(c0, c1) over det = dot(c0, cross(c1, c2)).
+  const glm::dvec3 c0{to_world[0]}, c1{to_world[1]}, c2{to_world[2]};
+  const glm::dvec3 t{to_world[3]};
+  const glm::dvec3 rows[3] = {glm::cross(c1, c2), glm::cross(c2, c0),
+                              glm::cross(c0, c1)};
+  const double det = glm::dot(c0, rows[0]);
   obb.invertible = std::isfinite(det) && det != 0.0;
   if (obb.invertible) {
-    // The inverse in double keeps the local-space ray as exact as float
-    // allows; a float inverse of a badly scaled matrix loses digits.
-    const glm::dmat4 inv = glm::affineInverse(md);
-    obb.to_local = glm::mat4{inv};
-    for (int c = 0; c < 4; ++c) {
-      for (int r = 0; r < 4; ++r) {
+    const double inv_det = 1.0 / det;
+    for (int r = 0; r < 3; ++r) {
+      const glm::dvec3 row = rows[r] * inv_det;
+      for (int c = 0; c < 3; ++c) obb.to_local[c][r] = static_cast<float>(row[c]);
+      obb.to_local[3][r] = static_cast<float>(-glm::dot(row, t));
+      obb.to_local[r][3] = 0.0f;
+    }
+    obb.to_local[3][3] = 1.0f;
+    for (int c = 0; c < 4 && obb.invertible; ++c) {
+      for (int r = 0; r < 3; ++r) {
         if (!std::isfinite(obb.to_local[c][r])) obb.invertible = false;
       }
     }
