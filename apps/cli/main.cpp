@@ -182,12 +182,7 @@ int run_validate(const ValidateArgs& a) {
   std::string label;
   if (a.boxes > 0) {
     const auto start = Clock::now();
-    tools::BoxesOptions opt;
-    opt.shear_fraction = 0.1;
-    opt.mirror_fraction = 0.1;
-    opt.flat_fraction = 0.05;
-    opt.coincident_fraction = 0.02;
-    opt.axis_aligned_fraction = 0.1;
+    const tools::BoxesOptions opt = tools::mixed_options();
     loaded.scene = mode == PickMode::kMesh
                        ? tools::make_mesh_scene(a.boxes, a.seed, opt)
                        : tools::make_boxes_scene(a.boxes, a.seed, opt);

@@ -39,6 +39,16 @@ Mesh unit_quad_mesh() {
 
 }  // namespace
 
+BoxesOptions mixed_options(double times) {
+  BoxesOptions o;
+  o.shear_fraction = 0.1 * times;
+  o.mirror_fraction = 0.1 * times;
+  o.flat_fraction = 0.05 * times;
+  o.coincident_fraction = 0.02 * times;
+  o.axis_aligned_fraction = 0.1 * times;
+  return o;
+}
+
 Scene make_boxes_scene(std::size_t n, std::uint64_t seed,
                        const BoxesOptions& options) {
   Scene scene;

@@ -25,6 +25,12 @@ struct BoxesOptions {
   double axis_aligned_fraction = 0.0;
 };
 
+// Every kind of object a validation scene should hold, at the rates
+// `raypick validate --boxes` uses: 10% sheared, 10% mirrored, 5% flat, 2%
+// exact duplicates, 10% axis-aligned. Tests that want more of each scale
+// the rates with `times`.
+BoxesOptions mixed_options(double times = 1.0);
+
 // boxes-N: N unit cubes, object i under T * R * S with S uniform in
 // [0.5, 2]^3, R a uniformly random rotation and T uniform in [0, L]^3,
 // L = 4 * N^(1/3); options add sheared, mirrored, flat, coincident and

@@ -15,16 +15,21 @@
 namespace raypick {
 namespace {
 
-// Pads a box by a few float ulps of its coordinates' magnitude. World boxes
+// Pads a box by a few float ulps of its largest coordinate. World boxes
 // come from a rounded matrix product while the leaf tests carry the ray into
 // local space with other roundings, and the triangle test computes t its own
 // way; without a margin a grazing ray could be culled by a node test and
-// lose a hit the exact leaf test would find.
+// lose a hit the exact leaf test would find. The margin is the same on every
+// axis: a box flat on an axis (a quad at z = 0) must be padded there too,
+// since the triangle test may place the hit an ulp beyond the plane the
+// slab test computes.
 Aabb pad(const Aabb& box) {
   if (box.empty()) return box;
   constexpr float kRel = 1.0f / (1 << 18);  // about 32 ulps
   const glm::vec3 mag = glm::max(glm::abs(box.min), glm::abs(box.max));
-  const glm::vec3 margin = mag * kRel + (box.max - box.min) * kRel;
+  const glm::vec3 ext = box.max - box.min;
+  const float m = std::max({mag.x, mag.y, mag.z, ext.x, ext.y, ext.z});
+  const glm::vec3 margin{m * kRel};
   return Aabb{box.min - margin, box.max + margin};
 }
 

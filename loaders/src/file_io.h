@@ -1,8 +1,13 @@
 // Reading whole files, shared by the loaders. Private to loaders/.
 #pragma once
 
+#include "raypick/loaders/load.h"
+
+#include <exception>
+#include <new>
 #include <optional>
 #include <string>
+#include <utility>
 
 namespace raypick::detail {
 
@@ -12,5 +17,29 @@ namespace raypick::detail {
 // on read), and so are devices and FIFOs, so a scene cannot make a loader
 // read /dev/zero forever.
 std::optional<std::string> read_file(const std::string& path, std::string& why);
+
+// A failed load: no scene, this error.
+inline LoadResult fail_result(LoadError::Kind kind, const std::string& file,
+                              std::size_t line, std::string message) {
+  LoadResult result;
+  result.error = LoadError{kind, file, line, std::move(message)};
+  return result;
+}
+
+// Runs `load()` (returning a LoadResult) with the loader boundary's
+// guarantee: whatever a library or the standard library throws becomes a
+// LoadError for `path` (out of memory included), never an exception.
+template <class Load>
+LoadResult guarded_load(const std::string& path, Load&& load) {
+  try {
+    return load();
+  } catch (const std::bad_alloc&) {
+    return fail_result(LoadError::Kind::kMalformed, path, 0,
+                       "out of memory while loading the scene");
+  } catch (const std::exception& e) {
+    return fail_result(LoadError::Kind::kMalformed, path, 0,
+                       std::string("cannot load scene: ") + e.what());
+  }
+}
 
 }  // namespace raypick::detail

@@ -1510,12 +1510,7 @@ class SceneBuilder {
 // ---------------------------------------------------------------------------
 // The loader
 
-LoadResult fail_result(LoadError::Kind kind, const std::string& file,
-                       std::size_t line, std::string message) {
-  LoadResult result;
-  result.error = LoadError{kind, file, line, std::move(message)};
-  return result;
-}
+using detail::fail_result;
 
 std::string ascii_lower(std::string s) {
   for (char& c : s) {
@@ -1582,16 +1577,7 @@ LoadResult load_gltf_unguarded(const std::string& path) {
 }  // namespace
 
 LoadResult load_gltf(const std::string& path) {
-  // Everything tinygltf or the standard library throws stops here.
-  try {
-    return load_gltf_unguarded(path);
-  } catch (const std::bad_alloc&) {
-    return fail_result(LoadError::Kind::kMalformed, path, 0,
-                       "out of memory while loading the scene");
-  } catch (const std::exception& e) {
-    return fail_result(LoadError::Kind::kMalformed, path, 0,
-                       std::string("cannot load scene: ") + e.what());
-  }
+  return detail::guarded_load(path, [&] { return load_gltf_unguarded(path); });
 }
 
 }  // namespace raypick

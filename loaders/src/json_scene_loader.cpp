@@ -434,12 +434,7 @@ class JsonSceneReader {
   std::string warnings_;
 };
 
-LoadResult fail_result(LoadError::Kind kind, const std::string& file,
-                       std::size_t line, std::string message) {
-  LoadResult result;
-  result.error = LoadError{kind, file, line, std::move(message)};
-  return result;
-}
+using detail::fail_result;
 
 LoadResult load_json_scene_unguarded(const std::string& path) {
   std::string why;
@@ -489,15 +484,7 @@ LoadResult load_json_scene_unguarded(const std::string& path) {
 }  // namespace
 
 LoadResult load_json_scene(const std::string& path) {
-  try {
-    return load_json_scene_unguarded(path);
-  } catch (const std::bad_alloc&) {
-    return fail_result(LoadError::Kind::kMalformed, path, 0,
-                       "out of memory while loading the scene");
-  } catch (const std::exception& e) {
-    return fail_result(LoadError::Kind::kMalformed, path, 0,
-                       std::string("cannot load scene: ") + e.what());
-  }
+  return detail::guarded_load(path, [&] { return load_json_scene_unguarded(path); });
 }
 
 }  // namespace raypick

@@ -2,6 +2,8 @@
 // every loader.
 #include "raypick/loaders/load.h"
 
+#include "file_io.h"
+
 #include <exception>
 #include <filesystem>
 #include <new>
@@ -18,9 +20,7 @@ namespace {
 
 LoadResult fail(LoadError::Kind kind, const std::string& file,
                 std::string message) {
-  LoadResult result;
-  result.error = LoadError{kind, file, 0, std::move(message)};
-  return result;
+  return detail::fail_result(kind, file, 0, std::move(message));
 }
 
 // ASCII lower case only: extensions are ASCII, and std::tolower depends on
@@ -54,15 +54,7 @@ LoadResult load_scene(const std::string& path) {
   // The loaders catch their own libraries' exceptions; this is the last
   // boundary, for what escapes them (allocation failure while building the
   // error itself, a path the filesystem library refuses).
-  try {
-    return dispatch(path);
-  } catch (const std::bad_alloc&) {
-    return fail(LoadError::Kind::kMalformed, path,
-                "out of memory while loading the scene");
-  } catch (const std::exception& e) {
-    return fail(LoadError::Kind::kMalformed, path,
-                std::string("cannot load scene: ") + e.what());
-  }
+  return detail::guarded_load(path, [&] { return dispatch(path); });
 }
 
 }  // namespace raypick

@@ -33,12 +33,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-LoadResult fail(LoadError::Kind kind, const std::string& file, std::size_t line,
-                std::string message) {
-  LoadResult result;
-  result.error = LoadError{kind, file, line, std::move(message)};
-  return result;
-}
+// A failed load (detail::fail_result, under a short name).
+constexpr auto fail = detail::fail_result;
 
 // ---------------------------------------------------------------------------
 // Reading the file
@@ -493,15 +489,7 @@ LoadResult load_obj_unguarded(const std::string& path) {
 LoadResult load_obj(const std::string& path) {
   // tinyobjloader reports through strings but allocates freely: what it
   // throws (bad_alloc on a huge file) stops here.
-  try {
-    return load_obj_unguarded(path);
-  } catch (const std::bad_alloc&) {
-    return fail(LoadError::Kind::kMalformed, path, 0,
-                "out of memory while loading the scene");
-  } catch (const std::exception& e) {
-    return fail(LoadError::Kind::kMalformed, path, 0,
-                std::string("cannot load scene: ") + e.what());
-  }
+  return detail::guarded_load(path, [&] { return load_obj_unguarded(path); });
 }
 
 }  // namespace raypick

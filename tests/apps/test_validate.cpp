@@ -33,12 +33,7 @@ void report_mismatches(const tools::ValidateReport& rep) {
 }  // namespace
 
 TEST_CASE("validate finds 0 mismatches on random scenes of thousands of objects") {
-  tools::BoxesOptions opt;
-  opt.shear_fraction = 0.1;
-  opt.mirror_fraction = 0.1;
-  opt.flat_fraction = 0.05;
-  opt.coincident_fraction = 0.02;
-  opt.axis_aligned_fraction = 0.1;
+  const tools::BoxesOptions opt = tools::mixed_options();
   for (std::size_t n : {1, 2, 100, 3000}) {
     CAPTURE(n);
     const Scene scene = tools::make_boxes_scene(n, 500 + n, opt);
@@ -54,12 +49,7 @@ TEST_CASE("validate finds 0 mismatches on random scenes of thousands of objects"
 }
 
 TEST_CASE("validate --mode mesh finds 0 mismatches on random instanced scenes") {
-  tools::BoxesOptions opt;
-  opt.shear_fraction = 0.2;
-  opt.mirror_fraction = 0.2;
-  opt.flat_fraction = 0.05;
-  opt.coincident_fraction = 0.02;
-  opt.axis_aligned_fraction = 0.1;
+  const tools::BoxesOptions opt = tools::mixed_options(2.0);
   for (std::size_t n : {1, 50, 2000}) {
     CAPTURE(n);
     const Scene scene = tools::make_mesh_scene(n, 900 + n, opt);

@@ -11,15 +11,7 @@ using namespace raypick;
 
 namespace {
 
-tools::BoxesOptions all_kinds() {
-  tools::BoxesOptions o;
-  o.shear_fraction = 0.2;
-  o.mirror_fraction = 0.2;
-  o.flat_fraction = 0.1;
-  o.coincident_fraction = 0.05;
-  o.axis_aligned_fraction = 0.2;
-  return o;
-}
+tools::BoxesOptions all_kinds() { return tools::mixed_options(2.0); }
 
 // Brute force over every object with the same leaf test: must match the
 // picker exactly, object and t.
