@@ -4,6 +4,7 @@
 #include "../tools/ray_io.h"
 #include "../tools/scene_gen.h"
 #include "../tools/validate.h"
+#include "bench.h"
 
 #include "raypick/bvh/picker.h"
 #include "raypick/loaders/load.h"
@@ -391,6 +392,7 @@ int main(int argc, char** argv) {
       "info", "Print a scene's objects, bounds, BVH statistics and timings");
   info_cmd->add_option("SCENE", info_scene, "Scene file (.obj, .gltf, .glb, .json)")->required();
 
+  raypick::cli::BenchCommand bench(app);
 
   try {
     app.parse(argc, argv);
@@ -408,6 +410,7 @@ int main(int argc, char** argv) {
     if (*pick_cmd) return run_pick(pick);
     if (*val_cmd) return run_validate(val);
     if (*info_cmd) return run_info(info_scene);
+    if (bench) return bench.run();
   } catch (const std::bad_alloc&) {
     return fail(kExitBadInput, "out of memory");
   } catch (const std::exception& e) {

@@ -33,6 +33,12 @@ Aabb pad(const Aabb& box) {
   return Aabb{box.min - margin, box.max + margin};
 }
 
+}  // namespace
+
+Aabb padded_world_box(const Obb& obb) { return pad(obb.world_bounds()); }
+
+namespace {
+
 // Tie order within one object: nearer t, then lower triangle id.
 bool better_in_object(float t, std::uint32_t tri, const Hit& best) {
   return t < best.t || (t == best.t && tri < best.triangle);
@@ -183,7 +189,7 @@ void Picker::rebuild() {
     o.prim = kInvalidId;
     o.entry = kInvalidId;
     if (!o.alive) continue;
-    const Aabb box = pad(o.obb.world_bounds());
+    const Aabb box = padded_world_box(o.obb);
     if (box.empty()) continue;
     o.prim = static_cast<std::uint32_t>(prim_objects_.size());
     prim_objects_.push_back(id);
@@ -208,7 +214,7 @@ std::size_t Picker::refit_moved(std::span<const std::uint32_t> moved) {
   for (std::uint32_t id : moved) {
     const ObjectRec& o = objects_[id];
     if (o.prim == kInvalidId) continue;
-    prim_boxes_[o.prim] = pad(o.obb.world_bounds());
+    prim_boxes_[o.prim] = padded_world_box(o.obb);
     entries.push_back(o.entry);
   }
   const std::size_t n = top_.nodes.size();
@@ -399,7 +405,7 @@ glm::vec3 Picker::world_normal(const Hit& hit) const {
 Aabb Picker::world_box(std::uint32_t id) const {
   RAYPICK_ASSERT(id < objects_.size(), "object id out of range");
   if (!objects_[id].alive) return Aabb{};
-  return pad(objects_[id].obb.world_bounds());
+  return padded_world_box(objects_[id].obb);
 }
 
 std::size_t Picker::memory_bytes() const {

@@ -1,6 +1,7 @@
 // The raypick command line, run as a user runs it: output per the contract
 // and every error case's message and exit status.
 #include "test_util.h"
+#include "apps/cli_runner.h"
 
 #include <nlohmann/json.hpp>
 
@@ -14,40 +15,10 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct Run {
-  int status;
-  std::string out;
-  std::string err;
-};
-
-fs::path temp_dir() {
-  static const fs::path dir = [] {
-    fs::path d = fs::temp_directory_path() /
-                 ("raypick_cli_test_" + std::to_string(::getpid()));
-    fs::create_directories(d);
-    return d;
-  }();
-  return dir;
-}
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-// Runs `raypick ARGS` through the shell (args are trusted test strings).
-Run run_raypick(const std::string& args, const std::string& stdin_text = "") {
-  const fs::path out = temp_dir() / "out.txt", err = temp_dir() / "err.txt",
-                 in = temp_dir() / "in.txt";
-  std::ofstream(in) << stdin_text;
-  const std::string cmd = std::string("'") + RAYPICK_EXE + "' " + args +
-                          " < '" + in.string() + "' > '" + out.string() +
-                          "' 2> '" + err.string() + "'";
-  const int raw = std::system(cmd.c_str());
-  return {WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, slurp(out), slurp(err)};
-}
+using raypick::test::Run;
+using raypick::test::run_raypick;
+using raypick::test::slurp;
+using raypick::test::temp_dir;
 
 fs::path write(const std::string& name, const std::string& text) {
   const fs::path p = temp_dir() / name;

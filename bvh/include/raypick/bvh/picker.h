@@ -59,6 +59,12 @@ struct PickerConfig {
   float rebuild_factor = 1.5f;
 };
 
+// The box the top level stores for an OBB: its abs-matrix world box padded
+// by a few float ulps of its largest coordinate, the same on every axis, so
+// that rounding in a node test never culls a box whose exact leaf test
+// (obb_entry) hits. Empty when the OBB cannot be hit.
+Aabb padded_world_box(const Obb& obb);
+
 // Per-query options.
 struct QueryOptions {
   QueryOptions() = default;

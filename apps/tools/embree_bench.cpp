@@ -1,0 +1,281 @@
+#include "embree_bench.h"
+
+#include <embree3/rtcore.h>
+
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+
+#include <glm/ext/matrix_double4x4.hpp>
+#include <glm/matrix.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+namespace raypick::tools {
+
+namespace {
+
+void check(RTCDevice device, const char* what) {
+  const RTCError err = rtcGetDeviceError(device);
+  if (err != RTC_ERROR_NONE) {
+    throw std::runtime_error(std::string("Embree error ") +
+                             std::to_string(static_cast<int>(err)) + " in " +
+                             what);
+  }
+}
+
+// ---- obb mode: the user geometry's callbacks; geometryUserPtr is the
+// std::vector<Obb> indexed by primID = object id.
+
+void obb_bounds(const RTCBoundsFunctionArguments* args) {
+  const auto& obbs = *static_cast<const std::vector<Obb>*>(args->geometryUserPtr);
+  const Aabb b = padded_world_box(obbs[args->primID]);
+  // An empty box (lower > upper: the OBB cannot be hit) is not valid for
+  // Embree, which then leaves the primitive out of its BVH.
+  RTCBounds* o = args->bounds_o;
+  o->lower_x = b.min.x;
+  o->lower_y = b.min.y;
+  o->lower_z = b.min.z;
+  o->upper_x = b.max.x;
+  o->upper_y = b.max.y;
+  o->upper_z = b.max.z;
+}
+
+void obb_intersect(const RTCIntersectFunctionNArguments* args) {
+  const auto& obbs = *static_cast<const std::vector<Obb>*>(args->geometryUserPtr);
+  const Obb& obb = obbs[args->primID];
+  const unsigned n = args->N;
+  RTCRayN* rays = RTCRayHitN_RayN(args->rayhit, n);
+  RTCHitN* hits = RTCRayHitN_HitN(args->rayhit, n);
+  for (unsigned k = 0; k < n; ++k) {
+    if (!args->valid[k]) continue;
+    Ray ray;
+    ray.org = {RTCRayN_org_x(rays, n, k), RTCRayN_org_y(rays, n, k),
+               RTCRayN_org_z(rays, n, k)};
+    ray.dir = {RTCRayN_dir_x(rays, n, k), RTCRayN_dir_y(rays, n, k),
+               RTCRayN_dir_z(rays, n, k)};
+    ray.tmin = RTCRayN_tnear(rays, n, k);
+    float& tfar = RTCRayN_tfar(rays, n, k);
+    ray.tmax = tfar;
+    // raypick's leaf test, with the best t so far as the limit, exactly as
+    // Picker's traversal calls it.
+    const float t = obb_entry(ray, obb, tfar);
+    if (t == kInfinity) continue;
+    unsigned& prim = RTCHitN_primID(hits, n, k);
+    // Embree's node tests are inclusive, so an equal t reaches here; the
+    // contract gives it to the lower object id. A miss so far has
+    // primID = RTC_INVALID_GEOMETRY_ID, the largest id.
+    if (t < tfar || (t == tfar && args->primID < prim)) {
+      tfar = t;
+      prim = args->primID;
+      RTCHitN_geomID(hits, n, k) = args->geomID;
+      RTCHitN_instID(hits, n, k, 0) = args->context->instID[0];
+      RTCHitN_u(hits, n, k) = 0.0f;
+      RTCHitN_v(hits, n, k) = 0.0f;
+      RTCHitN_Ng_x(hits, n, k) = 0.0f;
+      RTCHitN_Ng_y(hits, n, k) = 0.0f;
+      RTCHitN_Ng_z(hits, n, k) = 1.0f;
+    }
+  }
+}
+
+// ---- mesh mode: a child scene of one triangle geometry (data copied).
+RTCScene make_mesh_child(RTCDevice device, const Mesh& mesh) {
+  RTCScene scene = rtcNewScene(device);
+  rtcSetSceneFlags(scene, RTC_SCENE_FLAG_NONE);
+  rtcSetSceneBuildQuality(scene, RTC_BUILD_QUALITY_MEDIUM);
+  RTCGeometry geom = rtcNewGeometry(device, RTC_GEOMETRY_TYPE_TRIANGLE);
+  auto* v = static_cast<float*>(rtcSetNewGeometryBuffer(
+      geom, RTC_BUFFER_TYPE_VERTEX, 0, RTC_FORMAT_FLOAT3, 3 * sizeof(float),
+      mesh.positions.size()));
+  for (std::size_t i = 0; i < mesh.positions.size(); ++i) {
+    v[3 * i + 0] = mesh.positions[i].x;
+    v[3 * i + 1] = mesh.positions[i].y;
+    v[3 * i + 2] = mesh.positions[i].z;
+  }
+  auto* idx = static_cast<unsigned*>(rtcSetNewGeometryBuffer(
+      geom, RTC_BUFFER_TYPE_INDEX, 0, RTC_FORMAT_UINT3, 3 * sizeof(unsigned),
+      mesh.triangles.size()));
+  for (std::size_t i = 0; i < mesh.triangles.size(); ++i) {
+    idx[3 * i + 0] = mesh.triangles[i].x;
+    idx[3 * i + 1] = mesh.triangles[i].y;
+    idx[3 * i + 2] = mesh.triangles[i].z;
+  }
+  rtcCommitGeometry(geom);
+  rtcAttachGeometry(scene, geom);
+  rtcReleaseGeometry(geom);
+  rtcCommitScene(scene);
+  return scene;
+}
+
+bool invertible(const glm::mat4& m) {
+  const double det = glm::determinant(glm::dmat3{glm::dmat4{m}});
+  return std::isfinite(det) && det != 0.0;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------- EmbreeDevice
+
+EmbreeDevice::EmbreeDevice(int threads) {
+  const std::string config = "threads=" + std::to_string(threads < 1 ? 1 : threads);
+  device_ = rtcNewDevice(config.c_str());
+  if (!device_) throw std::runtime_error("Embree: rtcNewDevice failed");
+}
+
+EmbreeDevice::~EmbreeDevice() {
+  if (device_) rtcReleaseDevice(device_);
+}
+
+const char* EmbreeDevice::version() { return RTC_VERSION_STRING; }
+
+// ------------------------------------------------------ EmbreeBenchScene
+
+struct EmbreeBenchScene::Impl {
+  PickMode mode;
+  RTCDevice device = nullptr;
+  RTCScene top = nullptr;
+  // obb mode
+  std::vector<Obb> obbs;       // by object id = primID
+  RTCGeometry user = nullptr;  // the one user geometry (our reference)
+  // mesh mode
+  std::vector<RTCScene> children;      // by mesh; nullptr for an empty mesh
+  std::vector<RTCGeometry> instances;  // by object id; nullptr if left out
+};
+
+EmbreeBenchScene::EmbreeBenchScene(const EmbreeDevice& device,
+                                   const Scene& scene, PickMode mode)
+    : impl_(std::make_unique<Impl>()) {
+  Impl& im = *impl_;
+  im.mode = mode;
+  im.device = device.get();
+  im.top = rtcNewScene(im.device);
+  rtcSetSceneFlags(im.top, RTC_SCENE_FLAG_NONE);
+  rtcSetSceneBuildQuality(im.top, RTC_BUILD_QUALITY_MEDIUM);
+  if (mode == PickMode::kObb) {
+    std::vector<Aabb> local(scene.meshes.size());
+    std::vector<bool> done(scene.meshes.size(), false);
+    im.obbs.reserve(scene.objects.size());
+    for (const Object& obj : scene.objects) {
+      if (!done[obj.mesh]) {
+        local[obj.mesh] = scene.meshes[obj.mesh].triangle_bounds();
+        done[obj.mesh] = true;
+      }
+      im.obbs.push_back(Obb::make(local[obj.mesh], obj.matrix));
+    }
+    im.user = rtcNewGeometry(im.device, RTC_GEOMETRY_TYPE_USER);
+    rtcSetGeometryUserPrimitiveCount(im.user,
+                                     static_cast<unsigned>(im.obbs.size()));
+    rtcSetGeometryUserData(im.user, &im.obbs);
+    rtcSetGeometryBoundsFunction(im.user, obb_bounds, nullptr);
+    rtcSetGeometryIntersectFunction(im.user, obb_intersect);
+    rtcCommitGeometry(im.user);
+    rtcAttachGeometry(im.top, im.user);
+  } else {
+    im.children.resize(scene.meshes.size(), nullptr);
+    im.instances.resize(scene.objects.size(), nullptr);
+    for (std::size_t i = 0; i < scene.objects.size(); ++i) {
+      const Object& obj = scene.objects[i];
+      const Mesh& mesh = scene.meshes[obj.mesh];
+      if (mesh.triangles.empty() || !invertible(obj.matrix)) continue;
+      RTCScene& child = im.children[obj.mesh];
+      if (!child) child = make_mesh_child(im.device, mesh);
+      RTCGeometry inst = rtcNewGeometry(im.device, RTC_GEOMETRY_TYPE_INSTANCE);
+      rtcSetGeometryInstancedScene(inst, child);
+      rtcSetGeometryTransform(inst, 0, RTC_FORMAT_FLOAT4X4_COLUMN_MAJOR,
+                              &obj.matrix[0][0]);
+      rtcCommitGeometry(inst);
+      rtcAttachGeometryByID(im.top, inst, static_cast<unsigned>(i));
+      im.instances[i] = inst;  // the scene holds it too; released in ~
+    }
+  }
+  rtcCommitScene(im.top);
+  check(im.device, "building the bench scene");
+}
+
+EmbreeBenchScene::~EmbreeBenchScene() {
+  if (!impl_) return;
+  Impl& im = *impl_;
+  if (im.top) rtcReleaseScene(im.top);
+  if (im.user) rtcReleaseGeometry(im.user);
+  for (RTCGeometry g : im.instances) {
+    if (g) rtcReleaseGeometry(g);
+  }
+  for (RTCScene s : im.children) {
+    if (s) rtcReleaseScene(s);
+  }
+}
+
+Hit EmbreeBenchScene::intersect(const Ray& ray) const {
+  RTCIntersectContext context;
+  rtcInitIntersectContext(&context);
+  RTCRayHit rh;
+  rh.ray.org_x = ray.org.x;
+  rh.ray.org_y = ray.org.y;
+  rh.ray.org_z = ray.org.z;
+  rh.ray.dir_x = ray.dir.x;
+  rh.ray.dir_y = ray.dir.y;
+  rh.ray.dir_z = ray.dir.z;
+  rh.ray.tnear = ray.tmin;
+  rh.ray.tfar = ray.tmax;
+  rh.ray.time = 0.0f;
+  rh.ray.mask = 0xFFFFFFFFu;
+  rh.ray.id = 0;
+  rh.ray.flags = 0;
+  rh.hit.geomID = RTC_INVALID_GEOMETRY_ID;
+  rh.hit.primID = RTC_INVALID_GEOMETRY_ID;
+  rh.hit.instID[0] = RTC_INVALID_GEOMETRY_ID;
+  rtcIntersect1(impl_->top, &context, &rh);
+  Hit hit;
+  if (rh.hit.geomID == RTC_INVALID_GEOMETRY_ID) return hit;
+  hit.t = rh.ray.tfar;
+  if (impl_->mode == PickMode::kObb) {
+    hit.object = rh.hit.primID;
+  } else {
+    hit.object = rh.hit.instID[0];
+    hit.triangle = rh.hit.primID;
+    hit.u = rh.hit.u;
+    hit.v = rh.hit.v;
+  }
+  return hit;
+}
+
+std::vector<Hit> EmbreeBenchScene::intersect_batch(
+    std::span<const Ray> rays) const {
+  std::vector<Hit> out(rays.size());
+  tbb::parallel_for(tbb::blocked_range<std::size_t>(0, rays.size(), 256),
+                    [&](const tbb::blocked_range<std::size_t>& range) {
+                      for (std::size_t i = range.begin(); i != range.end(); ++i) {
+                        out[i] = intersect(rays[i]);
+                      }
+                    });
+  return out;
+}
+
+void EmbreeBenchScene::set_matrix(std::uint32_t id, const glm::mat4& matrix) {
+  Impl& im = *impl_;
+  if (im.mode == PickMode::kObb) {
+    im.obbs[id] = Obb::make(im.obbs[id].local, matrix);
+    return;
+  }
+  RTCGeometry inst = im.instances[id];
+  if (!inst) return;
+  rtcSetGeometryTransform(inst, 0, RTC_FORMAT_FLOAT4X4_COLUMN_MAJOR,
+                          &matrix[0][0]);
+  rtcCommitGeometry(inst);
+}
+
+void EmbreeBenchScene::commit() {
+  Impl& im = *impl_;
+  if (im.user) rtcCommitGeometry(im.user);
+  rtcCommitScene(im.top);
+  check(im.device, "recommitting the bench scene");
+}
+
+std::size_t EmbreeBenchScene::user_data_bytes() const {
+  return impl_->obbs.capacity() * sizeof(Obb);
+}
+
+}  // namespace raypick::tools

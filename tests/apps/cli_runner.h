@@ -1,0 +1,53 @@
+// Running the raypick binary from tests, as a user runs it.
+#pragma once
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace raypick::test {
+
+struct Run {
+  int status;
+  std::string out;
+  std::string err;
+};
+
+// A directory of this test process's own, made on first use.
+inline std::filesystem::path temp_dir() {
+  static const std::filesystem::path dir = [] {
+    std::filesystem::path d = std::filesystem::temp_directory_path() /
+                              ("raypick_test_" + std::to_string(::getpid()));
+    std::filesystem::create_directories(d);
+    return d;
+  }();
+  return dir;
+}
+
+inline std::string slurp(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Runs `raypick ARGS` through the shell (args are trusted test strings)
+// with `stdin_text` on standard input; returns the exit status and both
+// outputs.
+inline Run run_raypick(const std::string& args,
+                       const std::string& stdin_text = "") {
+  const auto out = temp_dir() / "out.txt", err = temp_dir() / "err.txt",
+             in = temp_dir() / "in.txt";
+  std::ofstream(in) << stdin_text;
+  const std::string cmd = std::string("'") + RAYPICK_EXE + "' " + args +
+                          " < '" + in.string() + "' > '" + out.string() +
+                          "' 2> '" + err.string() + "'";
+  const int raw = std::system(cmd.c_str());
+  return {WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, slurp(out), slurp(err)};
+}
+
+}  // namespace raypick::test

@@ -1,0 +1,318 @@
+// raypick bench: the command runs on tiny sizes with matching answers, its
+// JSON rows carry the documented keys, the camera rays look into the scene,
+// and Embree's user geometry (raypick's leaf test in the callback) picks
+// exactly what raypick's Picker picks. No timings are checked.
+#include "test_util.h"
+#include "apps/cli_runner.h"
+
+#include "bench_scenes.h"
+#include "embree_bench.h"
+#include "scene_gen.h"
+
+#include "raypick/bvh/picker.h"
+
+#include <glm/ext/matrix_transform.hpp>
+#include <glm/geometric.hpp>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <sys/wait.h>
+#include <unistd.h>
+
+using namespace raypick;
+namespace fs = std::filesystem;
+
+namespace {
+
+using raypick::test::Run;
+using raypick::test::run_raypick;
+using raypick::test::slurp;
+using raypick::test::temp_dir;
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+bool contains(const std::string& s, const std::string& part) {
+  return s.find(part) != std::string::npos;
+}
+
+}  // namespace
+
+TEST_CASE("raypick bench --quick exits 0 with both systems and matching answers") {
+  const Run r = run_raypick("bench --quick");
+  CHECK(r.status == 0);
+  INFO(r.out);
+  INFO(r.err);
+  CHECK(contains(r.out, "Embree 3."));
+  CHECK(!contains(r.out, "VOID"));
+  // Every (scene, mode, rays) row: a raypick line, an embree line and a
+  // ratio line; both systems report the same hit count and "ok".
+  std::size_t raypick_rows = 0, embree_rows = 0, ratio_rows = 0;
+  std::vector<std::string> hits_raypick, hits_embree;
+  bool in_table = false;
+  for (const std::string& line : lines_of(r.out)) {
+    std::istringstream in(line);
+    std::vector<std::string> w;
+    for (std::string word; in >> word;) w.push_back(word);
+    if (w.empty()) continue;
+    if (w.front() == "scene") {
+      in_table = true;  // the column header
+      continue;
+    }
+    if (!in_table) continue;
+    // After the system: build, update, Mrays/s, batch, RSS, arrays, hits.
+    const auto system = std::find_if(w.begin(), w.end(), [](const std::string& x) {
+      return x == "raypick" || x == "embree" || x == "ratio";
+    });
+    REQUIRE(system != w.end());
+    const auto at = static_cast<std::size_t>(system - w.begin());
+    if (*system == "ratio") {
+      ++ratio_rows;
+      continue;
+    }
+    REQUIRE(w.size() > at + 8);
+    CHECK(w[at + 8] == "ok");
+    if (*system == "raypick") {
+      ++raypick_rows;
+      hits_raypick.push_back(w[at + 7]);
+    } else {
+      ++embree_rows;
+      hits_embree.push_back(w[at + 7]);
+    }
+  }
+  // boxes-1000 in obb mode and crowd-10 in mesh mode, incoherent and camera.
+  CHECK(raypick_rows == 4);
+  CHECK(embree_rows == 4);
+  CHECK(ratio_rows == 4);
+  CHECK(contains(r.out, "boxes"));
+  CHECK(contains(r.out, "crowd"));
+  CHECK(contains(r.out, " obb "));
+  CHECK(contains(r.out, " mesh "));
+  CHECK(hits_raypick == hits_embree);
+}
+
+TEST_CASE("raypick bench --json writes rows with the documented keys") {
+  const fs::path json = temp_dir() / "bench.json";
+  const Run r = run_raypick("bench --quick --scene boxes --n 500 --mode both "
+                            "--ray-kind incoherent --rays 3000 --json '" +
+                            json.string() + "'");
+  REQUIRE(r.status == 0);
+  const nlohmann::json rows = nlohmann::json::parse(slurp(json));
+  REQUIRE(rows.is_array());
+  REQUIRE(rows.size() == 4);  // {obb, mesh} x {raypick, embree}
+  for (const auto& row : rows) {
+    for (const char* key : {"scene", "n", "mode", "rays", "system", "build_ms",
+                            "update_ms", "mrays", "threads", "bytes"}) {
+      CHECK_MESSAGE(row.contains(key), key);
+    }
+    CHECK(row["scene"] == "boxes");
+    CHECK(row["n"] == 500);
+    CHECK(row["rays"] == "incoherent");
+    CHECK(row["threads"] == 1);
+    CHECK(row["mrays"].get<double>() > 0.0);
+    CHECK(row["build_ms"].get<double>() >= 0.0);
+    CHECK(row["bytes"].is_number_unsigned());
+    CHECK(row["valid"] == true);
+    CHECK(row["ray_count"] == 3000);
+  }
+  CHECK(rows[0]["system"] == "raypick");
+  CHECK(rows[1]["system"] == "embree");
+  CHECK(rows[0]["mode"] == "obb");
+  CHECK(rows[2]["mode"] == "mesh");
+  CHECK(rows[0]["hits"] == rows[1]["hits"]);
+  CHECK(rows[0]["sum_t"] == rows[1]["sum_t"]);  // obb mode: identical answers
+  CHECK(rows[0]["array_bytes"].get<std::size_t>() > 0);
+  // Embree's arrays outside Embree: the obb callback's Obb per object.
+  CHECK(rows[1]["array_bytes"] == 500 * sizeof(Obb));
+  CHECK(rows[3]["array_bytes"] == 0);
+}
+
+TEST_CASE("raypick bench refuses a bad --camera and an unreadable scene") {
+  Run r = run_raypick("bench --quick --camera 64by64");
+  CHECK(r.status == 2);
+  CHECK(contains(r.err, "--camera"));
+  CHECK(r.out.empty());
+  r = run_raypick("bench --quick '" + (temp_dir() / "missing.obj").string() + "'");
+  CHECK(r.status == 1);
+  CHECK(contains(r.err, "missing.obj"));
+}
+
+TEST_CASE("camera rays: W*H rays from the eye, outside the scene, into its box") {
+  const Aabb box{{-3, 0, 10}, {5, 2, 14}};
+  const tools::Camera cam = tools::make_camera(box);
+  CHECK(!box.contains(cam.eye));
+  const glm::vec3 centre = box.center();
+  // The eye is outside the bounding sphere: the whole scene is in front.
+  CHECK(glm::length(cam.eye - centre) > 0.5f * glm::length(box.max - box.min));
+  CHECK(test::near(cam.forward, glm::normalize(centre - cam.eye), 1e-5f));
+  for (const auto& [w, h] : {std::pair{17, 9}, std::pair{1, 1}, std::pair{64, 48}}) {
+    CAPTURE(w);
+    CAPTURE(h);
+    const std::vector<Ray> rays = tools::make_camera_rays(cam, w, h);
+    REQUIRE(rays.size() == static_cast<std::size_t>(w * h));
+    for (const Ray& ray : rays) {
+      CHECK(ray.org == cam.eye);
+      CHECK(is_valid(ray));
+      // Every ray points into the half space towards the scene's centre,
+      // within the 60 degree field of view (and its corners).
+      const glm::vec3 d = glm::normalize(ray.dir);
+      CHECK(glm::dot(d, cam.forward) > std::cos(glm::radians(60.0f)));
+    }
+    if (w % 2 == 1 && h % 2 == 1) {  // the middle pixel looks at the centre
+      const Ray& mid = rays[static_cast<std::size_t>((h / 2) * w + w / 2)];
+      CHECK(test::near(glm::normalize(mid.dir), cam.forward, 1e-6f));
+    }
+  }
+  // The top row's middle looks up by half the vertical field of view,
+  // less half a pixel.
+  const std::vector<Ray> rays = tools::make_camera_rays(cam, 1, 1000);
+  const float up_angle = std::asin(glm::dot(glm::normalize(rays[0].dir), cam.up));
+  CHECK(test::near(glm::degrees(up_angle), 30.0f, 0.1f));
+}
+
+TEST_CASE("incoherent rays start in the grown scene box with unit directions") {
+  const Aabb box{{0, 0, 0}, {10, 20, 40}};
+  const std::vector<Ray> rays = tools::make_incoherent_rays(box, 5000, 3);
+  REQUIRE(rays.size() == 5000);
+  const Aabb grown{{-1, -2, -4}, {11, 22, 44}};
+  glm::vec3 mean_dir{0.0f};
+  for (const Ray& r : rays) {
+    CHECK(grown.contains(r.org));
+    CHECK(test::near(glm::length(r.dir), 1.0f, 1e-5f));
+    mean_dir += r.dir;
+  }
+  CHECK(glm::length(mean_dir / 5000.0f) < 0.05f);  // uniform on the sphere
+  CHECK(tools::make_incoherent_rays(box, 10, 3)[7].dir == rays[7].dir);
+}
+
+TEST_CASE("Embree's user geometry picks exactly raypick's object and t") {
+  // Mirrored, sheared, flat, axis-aligned and exactly coincident boxes (ties
+  // that must go to the lower id), plus one singular object never hit.
+  tools::BoxesOptions opt;
+  opt.shear_fraction = 0.1;
+  opt.mirror_fraction = 0.1;
+  opt.flat_fraction = 0.05;
+  opt.coincident_fraction = 0.05;
+  opt.axis_aligned_fraction = 0.2;
+  Scene scene = tools::make_boxes_scene(2000, 42, opt);
+  Object singular;
+  singular.matrix = glm::scale(glm::mat4{1.0f}, glm::vec3{1.0f, 0.0f, 1.0f});
+  scene.objects.insert(scene.objects.begin() + 5, singular);
+  const Aabb bounds = tools::scene_bounds(scene);
+  std::vector<Ray> rays = tools::make_incoherent_rays(bounds, 3000, 9);
+  const std::vector<Ray> cam =
+      tools::make_camera_rays(tools::make_camera(bounds), 40, 40);
+  rays.insert(rays.end(), cam.begin(), cam.end());
+  // Axis-aligned rays with +-0.0 components, some starting on a face plane.
+  for (std::size_t i = 0; i < 600; ++i) {
+    Ray r = rays[i];
+    const int axis = static_cast<int>(i % 3);
+    r.dir = glm::vec3{(i & 4) ? -0.0f : 0.0f};
+    r.dir[axis] = (i & 8) ? -1.0f : 1.0f;
+    if (i % 2 == 0) {
+      const Aabb b = tools::scene_bounds(Scene{scene.meshes, {scene.objects[i]}});
+      if (!b.empty()) r.org[(axis + 1) % 3] = b.min[(axis + 1) % 3];
+    }
+    rays.push_back(r);
+  }
+
+  PickerConfig config;
+  config.mesh_mode = false;
+  Picker picker(scene, config);
+  const tools::EmbreeDevice device(1);
+  tools::EmbreeBenchScene embree(device, scene, PickMode::kObb);
+  auto compare = [&] {
+    std::size_t hits = 0, mismatches = 0;
+    for (std::size_t i = 0; i < rays.size(); ++i) {
+      const Hit a = picker.intersect(rays[i], PickMode::kObb);
+      const Hit b = embree.intersect(rays[i]);
+      hits += a.hit();
+      if (a.object != b.object || a.t != b.t) {
+        if (++mismatches <= 5) {
+          MESSAGE("ray " << i << ": raypick " << a.object << " t " << a.t
+                         << ", embree " << b.object << " t " << b.t);
+        }
+      }
+      CHECK(a.object != 5);  // the singular object
+    }
+    CHECK(mismatches == 0);
+    CHECK(hits > rays.size() / 4);
+    // The batch (TBB over rtcIntersect1) is the single-ray answer.
+    const std::vector<Hit> batch = embree.intersect_batch(rays);
+    for (std::size_t i = 0; i < rays.size(); ++i) {
+      const Hit b = embree.intersect(rays[i]);
+      if (batch[i].object != b.object || batch[i].t != b.t) {
+        FAIL_CHECK("batch differs at ray " << i);
+        break;
+      }
+    }
+  };
+  compare();
+  // Move every object (raypick refits, Embree recommits): still identical.
+  const std::vector<glm::mat4> moved = tools::moved_matrices(
+      tools::object_matrices(scene), tools::move_amount(scene), 5);
+  for (std::uint32_t i = 0; i < moved.size(); ++i) {
+    picker.set_matrix(i, moved[i]);
+    embree.set_matrix(i, moved[i]);
+  }
+  CHECK(picker.commit().refitted);
+  embree.commit();
+  compare();
+}
+
+TEST_CASE("crowd scenes: N instances of one model spread over 4 N^(1/3) sizes") {
+  const Mesh model = tools::unit_cube_mesh();
+  const Scene a = tools::make_crowd_scene(model, 1000, 7);
+  const Scene b = tools::make_crowd_scene(model, 1000, 7);
+  REQUIRE(a.objects.size() == 1000);
+  REQUIRE(a.meshes.size() == 1);
+  for (std::size_t i = 0; i < a.objects.size(); ++i) {
+    CHECK(a.objects[i].mesh == 0);
+    CHECK(a.objects[i].matrix == b.objects[i].matrix);
+    // Uniform scale in [0.5, 2]: every column of the 3x3 has that length.
+    for (int c = 0; c < 3; ++c) {
+      const float len = glm::length(glm::vec3(a.objects[i].matrix[c]));
+      CHECK(len >= 0.5f - 1e-4f);
+      CHECK(len <= 2.0f + 1e-4f);
+    }
+  }
+  const Aabb box = tools::scene_bounds(a);
+  // Translations fill [0, 40]^3 (L = 4 * 1000^(1/3) * 1), objects stick out
+  // by at most sqrt(3) (a cube of side 2, rotated).
+  CHECK(box.min.x > -2.0f);
+  CHECK(box.max.x < 42.0f);
+  CHECK(box.max.x - box.min.x > 35.0f);
+}
+
+TEST_CASE("merge_into_one_mesh bakes each object's matrix into one mesh") {
+  Scene s;
+  s.meshes.push_back(tools::unit_cube_mesh());
+  Object a, b;
+  b.matrix = glm::translate(glm::mat4{1.0f}, {10, 0, 0});
+  s.objects = {a, b};
+  const Mesh m = tools::merge_into_one_mesh(s);
+  CHECK(m.positions.size() == 16);
+  CHECK(m.triangles.size() == 24);
+  const Aabb box = m.triangle_bounds();
+  CHECK(box.min == glm::vec3{-0.5f, -0.5f, -0.5f});
+  CHECK(box.max == glm::vec3{10.5f, 0.5f, 0.5f});
+  CHECK(m.triangles[12] == s.meshes[0].triangles[0] + glm::uvec3(8));
+}
+
+TEST_CASE("parse_resolution reads WxH") {
+  CHECK(tools::parse_resolution("1024x768") == std::pair{1024, 768});
+  CHECK(tools::parse_resolution("1X1") == std::pair{1, 1});
+  CHECK(!tools::parse_resolution("1024"));
+  CHECK(!tools::parse_resolution("0x5"));
+  CHECK(!tools::parse_resolution("5x"));
+  CHECK(!tools::parse_resolution("-3x5"));
+  CHECK(!tools::parse_resolution("3x5 "));
+}
