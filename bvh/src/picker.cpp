@@ -108,7 +108,7 @@ void Picker::set_matrix(std::uint32_t id, const glm::mat4& matrix) {
     if (!o.obb.world_bounds().empty()) structure_dirty_ = true;
     return;
   }
-  leaf_[o.entry] = make_leaf(id, o);
+  // The leaf copy (in BVH order, a random write) is refreshed at commit.
   if (!o.dirty) {
     o.dirty = true;
     dirty_.push_back(id);
@@ -197,35 +197,60 @@ void Picker::rebuild() {
     centers.push_back(box.center());
   }
   top_ = WideBvh::collapse(build_bvh(prim_boxes_, centers, config_.top));
+  // Renumber the primitives in the tree's entry order, so that a refit's
+  // sweep reads the boxes front to back: from here on prim == entry.
+  std::vector<std::uint32_t> objects_by_entry(top_.prim_ids.size());
+  std::vector<Aabb> boxes_by_entry(top_.prim_ids.size());
   leaf_.resize(top_.prim_ids.size());
   for (std::uint32_t e = 0; e < top_.prim_ids.size(); ++e) {
-    const std::uint32_t id = prim_objects_[top_.prim_ids[e]];
+    const std::uint32_t prim = top_.prim_ids[e];
+    const std::uint32_t id = prim_objects_[prim];
+    objects_by_entry[e] = id;
+    boxes_by_entry[e] = prim_boxes_[prim];
+    top_.prim_ids[e] = e;
+    objects_[id].prim = e;
     objects_[id].entry = e;
     leaf_[e] = make_leaf(id, objects_[id]);
   }
+  prim_objects_ = std::move(objects_by_entry);
+  prim_boxes_ = std::move(boxes_by_entry);
   recompute_sah_sum();
   sah_built_ = sah_cost();
   ++rebuilds_;
 }
 
 std::size_t Picker::refit_moved(std::span<const std::uint32_t> moved) {
-  std::vector<std::uint32_t> entries;
-  entries.reserve(moved.size());
-  for (std::uint32_t id : moved) {
+  // Each moved object's world box and leaf copy: writes scattered over BVH
+  // order, so many of them are spread over the cores.
+  auto update = [&](std::size_t i) {
+    const std::uint32_t id = moved[i];
     const ObjectRec& o = objects_[id];
-    if (o.prim == kInvalidId) continue;
+    if (o.prim == kInvalidId) return;
     prim_boxes_[o.prim] = padded_world_box(o.obb);
-    entries.push_back(o.entry);
+    leaf_[o.entry] = make_leaf(id, o);
+  };
+  if (moved.size() >= 16384) {
+    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, moved.size(), 4096),
+                      [&](const tbb::blocked_range<std::size_t>& r) {
+                        for (std::size_t i = r.begin(); i != r.end(); ++i) update(i);
+                      });
+  } else {
+    for (std::size_t i = 0; i < moved.size(); ++i) update(i);
   }
   const std::size_t n = top_.nodes.size();
   if (n == 0) return 0;
   // Walking up costs about depth slots per moved object; past a quarter of
   // the slots, one bottom-up sweep is cheaper and touches each node once.
   const std::size_t depth = static_cast<std::size_t>(std::bit_width(n));
-  if (entries.size() * depth >= n) {
+  if (moved.size() * depth >= n) {
     top_.refit(prim_boxes_);
     recompute_sah_sum();
     return n;
+  }
+  std::vector<std::uint32_t> entries;
+  entries.reserve(moved.size());
+  for (std::uint32_t id : moved) {
+    if (objects_[id].prim != kInvalidId) entries.push_back(objects_[id].entry);
   }
   // The SAH sum follows each box change, so commit() compares the tree's
   // cost with the built one without an O(n) pass.
