@@ -1,5 +1,7 @@
 #include "embree_bench.h"
 
+#include "embree_util.h"
+
 #include <embree3/rtcore.h>
 
 #include <tbb/blocked_range.h>
@@ -17,14 +19,7 @@ namespace raypick::tools {
 
 namespace {
 
-void check(RTCDevice device, const char* what) {
-  const RTCError err = rtcGetDeviceError(device);
-  if (err != RTC_ERROR_NONE) {
-    throw std::runtime_error(std::string("Embree error ") +
-                             std::to_string(static_cast<int>(err)) + " in " +
-                             what);
-  }
-}
+constexpr auto check = check_embree;
 
 // ---- obb mode: the user geometry's callbacks; geometryUserPtr is the
 // std::vector<Obb> indexed by primID = object id.
@@ -83,31 +78,8 @@ void obb_intersect(const RTCIntersectFunctionNArguments* args) {
 
 // ---- mesh mode: a child scene of one triangle geometry (data copied).
 RTCScene make_mesh_child(RTCDevice device, const Mesh& mesh) {
-  RTCScene scene = rtcNewScene(device);
-  rtcSetSceneFlags(scene, RTC_SCENE_FLAG_NONE);
-  rtcSetSceneBuildQuality(scene, RTC_BUILD_QUALITY_MEDIUM);
-  RTCGeometry geom = rtcNewGeometry(device, RTC_GEOMETRY_TYPE_TRIANGLE);
-  auto* v = static_cast<float*>(rtcSetNewGeometryBuffer(
-      geom, RTC_BUFFER_TYPE_VERTEX, 0, RTC_FORMAT_FLOAT3, 3 * sizeof(float),
-      mesh.positions.size()));
-  for (std::size_t i = 0; i < mesh.positions.size(); ++i) {
-    v[3 * i + 0] = mesh.positions[i].x;
-    v[3 * i + 1] = mesh.positions[i].y;
-    v[3 * i + 2] = mesh.positions[i].z;
-  }
-  auto* idx = static_cast<unsigned*>(rtcSetNewGeometryBuffer(
-      geom, RTC_BUFFER_TYPE_INDEX, 0, RTC_FORMAT_UINT3, 3 * sizeof(unsigned),
-      mesh.triangles.size()));
-  for (std::size_t i = 0; i < mesh.triangles.size(); ++i) {
-    idx[3 * i + 0] = mesh.triangles[i].x;
-    idx[3 * i + 1] = mesh.triangles[i].y;
-    idx[3 * i + 2] = mesh.triangles[i].z;
-  }
-  rtcCommitGeometry(geom);
-  rtcAttachGeometry(scene, geom);
-  rtcReleaseGeometry(geom);
-  rtcCommitScene(scene);
-  return scene;
+  return make_triangle_scene(device, mesh.positions, mesh.triangles,
+                             RTC_SCENE_FLAG_NONE, RTC_BUILD_QUALITY_MEDIUM);
 }
 
 bool invertible(const glm::mat4& m) {

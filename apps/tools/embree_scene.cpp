@@ -1,5 +1,7 @@
 #include "embree_scene.h"
 
+#include "embree_util.h"
+
 #include <embree3/rtcore.h>
 
 #include <glm/ext/matrix_double4x4.hpp>
@@ -22,7 +24,28 @@ struct EmbreeScene::Impl {
 
 namespace {
 
-void check(RTCDevice device, const char* what) {
+RTCScene make_child(RTCDevice device, std::span<const glm::vec3> positions,
+                    std::span<const glm::uvec3> triangles) {
+  return make_triangle_scene(device, positions, triangles,
+                             RTC_SCENE_FLAG_ROBUST, RTC_BUILD_QUALITY_MEDIUM);
+}
+
+// The 12 triangles of a box, vertex bit k = coordinate on axis k.
+RTCScene make_box_child(RTCDevice device, const Aabb& box) {
+  std::vector<glm::vec3> p(8);
+  for (int i = 0; i < 8; ++i) {
+    p[i] = {(i & 1) ? box.max.x : box.min.x, (i & 2) ? box.max.y : box.min.y,
+            (i & 4) ? box.max.z : box.min.z};
+  }
+  const std::vector<glm::uvec3> tris = {
+      {0, 2, 1}, {1, 2, 3}, {4, 5, 6}, {5, 7, 6}, {0, 1, 4}, {1, 5, 4},
+      {2, 6, 3}, {3, 6, 7}, {0, 4, 2}, {2, 4, 6}, {1, 3, 5}, {3, 7, 5}};
+  return make_child(device, p, tris);
+}
+
+}  // namespace
+
+void check_embree(RTCDevice device, const char* what) {
   const RTCError err = rtcGetDeviceError(device);
   if (err != RTC_ERROR_NONE) {
     throw std::runtime_error(std::string("Embree error ") +
@@ -31,11 +54,13 @@ void check(RTCDevice device, const char* what) {
   }
 }
 
-// A child scene of one triangle geometry.
-RTCScene make_child(RTCDevice device, const std::vector<glm::vec3>& positions,
-                    const std::vector<glm::uvec3>& triangles) {
+RTCScene make_triangle_scene(RTCDevice device,
+                             std::span<const glm::vec3> positions,
+                             std::span<const glm::uvec3> triangles,
+                             RTCSceneFlags flags, RTCBuildQuality quality) {
   RTCScene scene = rtcNewScene(device);
-  rtcSetSceneFlags(scene, RTC_SCENE_FLAG_ROBUST);
+  rtcSetSceneFlags(scene, flags);
+  rtcSetSceneBuildQuality(scene, quality);
   RTCGeometry geom = rtcNewGeometry(device, RTC_GEOMETRY_TYPE_TRIANGLE);
   auto* v = static_cast<float*>(rtcSetNewGeometryBuffer(
       geom, RTC_BUFFER_TYPE_VERTEX, 0, RTC_FORMAT_FLOAT3, 3 * sizeof(float),
@@ -59,21 +84,6 @@ RTCScene make_child(RTCDevice device, const std::vector<glm::vec3>& positions,
   rtcCommitScene(scene);
   return scene;
 }
-
-// The 12 triangles of a box, vertex bit k = coordinate on axis k.
-RTCScene make_box_child(RTCDevice device, const Aabb& box) {
-  std::vector<glm::vec3> p(8);
-  for (int i = 0; i < 8; ++i) {
-    p[i] = {(i & 1) ? box.max.x : box.min.x, (i & 2) ? box.max.y : box.min.y,
-            (i & 4) ? box.max.z : box.min.z};
-  }
-  const std::vector<glm::uvec3> tris = {
-      {0, 2, 1}, {1, 2, 3}, {4, 5, 6}, {5, 7, 6}, {0, 1, 4}, {1, 5, 4},
-      {2, 6, 3}, {3, 6, 7}, {0, 4, 2}, {2, 4, 6}, {1, 3, 5}, {3, 7, 5}};
-  return make_child(device, p, tris);
-}
-
-}  // namespace
 
 EmbreeScene::EmbreeScene(const Scene& scene, PickMode mode)
     : impl_(std::make_unique<Impl>()) {
@@ -105,7 +115,7 @@ EmbreeScene::EmbreeScene(const Scene& scene, PickMode mode)
     rtcReleaseGeometry(inst);
   }
   rtcCommitScene(im.top);
-  check(im.device, "building the reference scene");
+  check_embree(im.device, "building the reference scene");
 }
 
 EmbreeScene::~EmbreeScene() {
