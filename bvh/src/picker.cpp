@@ -128,7 +128,7 @@ Picker::LeafObb Picker::make_leaf(std::uint32_t id, const ObjectRec& o) {
 void Picker::set_mask(std::uint32_t id, std::uint32_t mask) {
   RAYPICK_ASSERT(id < objects_.size(), "object id out of range");
   objects_[id].mask = mask;
-  if (objects_[id].entry != kInvalidId) leaf_[objects_[id].entry].mask = mask;
+  if (objects_[id].prim != kInvalidId) leaf_[objects_[id].prim].mask = mask;
 }
 
 void Picker::build_mesh_bvhs() {
@@ -187,7 +187,6 @@ void Picker::rebuild() {
   for (std::uint32_t id = 0; id < objects_.size(); ++id) {
     ObjectRec& o = objects_[id];
     o.prim = kInvalidId;
-    o.entry = kInvalidId;
     if (!o.alive) continue;
     const Aabb box = padded_world_box(o.obb);
     if (box.empty()) continue;
@@ -209,7 +208,6 @@ void Picker::rebuild() {
     boxes_by_entry[e] = prim_boxes_[prim];
     top_.prim_ids[e] = e;
     objects_[id].prim = e;
-    objects_[id].entry = e;
     leaf_[e] = make_leaf(id, objects_[id]);
   }
   prim_objects_ = std::move(objects_by_entry);
@@ -227,7 +225,7 @@ std::size_t Picker::refit_moved(std::span<const std::uint32_t> moved) {
     const ObjectRec& o = objects_[id];
     if (o.prim == kInvalidId) return;
     prim_boxes_[o.prim] = padded_world_box(o.obb);
-    leaf_[o.entry] = make_leaf(id, o);
+    leaf_[o.prim] = make_leaf(id, o);
   };
   if (moved.size() >= 16384) {
     tbb::parallel_for(tbb::blocked_range<std::size_t>(0, moved.size(), 4096),
@@ -250,7 +248,7 @@ std::size_t Picker::refit_moved(std::span<const std::uint32_t> moved) {
   std::vector<std::uint32_t> entries;
   entries.reserve(moved.size());
   for (std::uint32_t id : moved) {
-    if (objects_[id].prim != kInvalidId) entries.push_back(objects_[id].entry);
+    if (objects_[id].prim != kInvalidId) entries.push_back(objects_[id].prim);
   }
   // The SAH sum follows each box change, so commit() compares the tree's
   // cost with the built one without an O(n) pass.

@@ -246,8 +246,9 @@ class Picker {
     std::uint32_t mesh = 0;
     std::uint32_t mask = ~0u;
     void* user_data = nullptr;
-    std::uint32_t prim = kInvalidId;   // top-level primitive, if in the tree
-    std::uint32_t entry = kInvalidId;  // its entry in the top level's order
+    // Top-level primitive, if in the tree; primitives are numbered in the
+    // tree's entry order, so this indexes leaf_ and prim_boxes_ too.
+    std::uint32_t prim = kInvalidId;
     bool alive = true;
     bool dirty = false;  // matrix changed since the last commit
   };
