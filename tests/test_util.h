@@ -4,6 +4,8 @@
 #include <doctest/doctest.h>
 
 #include "raypick/core/aabb.h"
+#include "raypick/core/ray.h"
+#include "raypick/core/scene.h"
 
 #include <glm/ext/matrix_transform.hpp>
 #include <glm/gtc/quaternion.hpp>
@@ -13,6 +15,7 @@
 #include <cmath>
 #include <random>
 #include <string>
+#include <vector>
 
 namespace raypick::test {
 
@@ -49,6 +52,52 @@ inline glm::mat4 random_affine(std::mt19937_64& rng, bool shear = true) {
   const glm::vec3 t{10.0f * u(rng), 10.0f * u(rng), 10.0f * u(rng)};
   return glm::translate(glm::mat4{1.0f}, t) * glm::mat4_cast(q) * sh *
          glm::scale(glm::mat4{1.0f}, s);
+}
+
+// How random_scene_rays draws its rays.
+struct SceneRayMix {
+  float margin = 3.0f;       // origins: the objects' translations' box grown by this
+  float aim = 0.5f;          // fraction aimed at an object's origin...
+  float jitter = 0.0f;       // ...moved by up to +-jitter/2 in its frame
+  float zero_x = 0.0f;       // fraction whose dir.x is set to +0.0 or -0.0
+};
+
+// Random rays over a scene, deterministic for (scene, n, seed, mix): origins
+// uniform in the box of the objects' translations grown by mix.margin; a
+// share aimed at object (index mod count)'s frame origin, the rest in
+// directions uniform on the sphere.
+inline std::vector<Ray> random_scene_rays(const Scene& scene, std::size_t n,
+                                          std::uint64_t seed,
+                                          const SceneRayMix& mix = {}) {
+  Aabb bounds;
+  for (const Object& o : scene.objects) bounds.extend(glm::vec3(o.matrix[3]));
+  if (bounds.empty()) bounds = Aabb{glm::vec3{-1}, glm::vec3{1}};
+  bounds.min -= mix.margin;
+  bounds.max += mix.margin;
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<float> u(0.0f, 1.0f);
+  std::normal_distribution<float> g(0.0f, 1.0f);
+  std::vector<Ray> rays;
+  while (rays.size() < n) {
+    Ray r;
+    r.org = bounds.min + glm::vec3{u(rng), u(rng), u(rng)} * (bounds.max - bounds.min);
+    if (!scene.objects.empty() && u(rng) < mix.aim) {
+      const Object& o = scene.objects[rays.size() % scene.objects.size()];
+      glm::vec3 local{0.0f};
+      if (mix.jitter > 0.0f) {
+        local = {mix.jitter * (u(rng) - 0.5f), mix.jitter * (u(rng) - 0.5f),
+                 mix.jitter * (u(rng) - 0.5f)};
+      }
+      r.dir = glm::vec3(o.matrix * glm::vec4(local, 1.0f)) - r.org;
+    } else {
+      r.dir = {g(rng), g(rng), g(rng)};
+    }
+    if (mix.zero_x > 0.0f && u(rng) < mix.zero_x) {
+      r.dir.x = u(rng) < 0.5f ? 0.0f : -0.0f;  // zero components of both signs
+    }
+    if (is_valid(r)) rays.push_back(r);
+  }
+  return rays;
 }
 
 }  // namespace raypick::test

@@ -183,22 +183,7 @@ EmbreeBenchScene::~EmbreeBenchScene() {
 Hit EmbreeBenchScene::intersect(const Ray& ray) const {
   RTCIntersectContext context;
   rtcInitIntersectContext(&context);
-  RTCRayHit rh;
-  rh.ray.org_x = ray.org.x;
-  rh.ray.org_y = ray.org.y;
-  rh.ray.org_z = ray.org.z;
-  rh.ray.dir_x = ray.dir.x;
-  rh.ray.dir_y = ray.dir.y;
-  rh.ray.dir_z = ray.dir.z;
-  rh.ray.tnear = ray.tmin;
-  rh.ray.tfar = ray.tmax;
-  rh.ray.time = 0.0f;
-  rh.ray.mask = 0xFFFFFFFFu;
-  rh.ray.id = 0;
-  rh.ray.flags = 0;
-  rh.hit.geomID = RTC_INVALID_GEOMETRY_ID;
-  rh.hit.primID = RTC_INVALID_GEOMETRY_ID;
-  rh.hit.instID[0] = RTC_INVALID_GEOMETRY_ID;
+  RTCRayHit rh = make_rayhit(ray);
   rtcIntersect1(impl_->top, &context, &rh);
   Hit hit;
   if (rh.hit.geomID == RTC_INVALID_GEOMETRY_ID) return hit;

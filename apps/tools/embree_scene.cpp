@@ -85,6 +85,23 @@ RTCScene make_triangle_scene(RTCDevice device,
   return scene;
 }
 
+RTCRayHit make_rayhit(const Ray& ray) {
+  RTCRayHit rh{};
+  rh.ray.org_x = ray.org.x;
+  rh.ray.org_y = ray.org.y;
+  rh.ray.org_z = ray.org.z;
+  rh.ray.dir_x = ray.dir.x;
+  rh.ray.dir_y = ray.dir.y;
+  rh.ray.dir_z = ray.dir.z;
+  rh.ray.tnear = ray.tmin;
+  rh.ray.tfar = ray.tmax;
+  rh.ray.mask = 0xFFFFFFFFu;
+  rh.hit.geomID = RTC_INVALID_GEOMETRY_ID;
+  rh.hit.primID = RTC_INVALID_GEOMETRY_ID;
+  rh.hit.instID[0] = RTC_INVALID_GEOMETRY_ID;
+  return rh;
+}
+
 EmbreeScene::EmbreeScene(const Scene& scene, PickMode mode)
     : impl_(std::make_unique<Impl>()) {
   Impl& im = *impl_;
@@ -130,18 +147,7 @@ EmbreeScene::~EmbreeScene() {
 Hit EmbreeScene::intersect(const Ray& ray) const {
   RTCIntersectContext context;
   rtcInitIntersectContext(&context);
-  RTCRayHit rh{};
-  rh.ray.org_x = ray.org.x;
-  rh.ray.org_y = ray.org.y;
-  rh.ray.org_z = ray.org.z;
-  rh.ray.dir_x = ray.dir.x;
-  rh.ray.dir_y = ray.dir.y;
-  rh.ray.dir_z = ray.dir.z;
-  rh.ray.tnear = ray.tmin;
-  rh.ray.tfar = ray.tmax;
-  rh.ray.mask = 0xFFFFFFFFu;
-  rh.hit.geomID = RTC_INVALID_GEOMETRY_ID;
-  rh.hit.instID[0] = RTC_INVALID_GEOMETRY_ID;
+  RTCRayHit rh = make_rayhit(ray);
   rtcIntersect1(impl_->top, &context, &rh);
   Hit hit;
   if (rh.hit.geomID != RTC_INVALID_GEOMETRY_ID) {

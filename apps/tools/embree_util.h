@@ -3,6 +3,8 @@
 
 #include <embree3/rtcore.h>
 
+#include "raypick/core/ray.h"
+
 #include <glm/vec3.hpp>
 
 #include <span>
@@ -17,5 +19,9 @@ RTCScene make_triangle_scene(RTCDevice device,
                              std::span<const glm::vec3> positions,
                              std::span<const glm::uvec3> triangles,
                              RTCSceneFlags flags, RTCBuildQuality quality);
+
+// An RTCRayHit for rtcIntersect1: the ray over [tmin, tmax], all mask bits,
+// no hit yet (geomID, primID and instID[0] invalid).
+RTCRayHit make_rayhit(const Ray& ray);
 
 }  // namespace raypick::tools

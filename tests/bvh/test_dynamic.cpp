@@ -24,6 +24,9 @@ struct Mirror {
   std::uint32_t empty_mesh;
 };
 
+// Rays over the scene with a wider margin.
+constexpr test::SceneRayMix kMix{5.0f, 0.5f, 0.0f, 0.0f};
+
 Mirror make_mirror(const Scene& base) {
   Mirror m{base, std::vector<std::uint32_t>(base.objects.size(), ~0u), 0};
   m.scene.meshes.push_back(Mesh{});
@@ -47,25 +50,6 @@ Hit brute(const Mirror& m, const Ray& ray, const QueryOptions& opt) {
   return all.empty() ? Hit{} : all.front();
 }
 
-std::vector<Ray> rays_over(const Scene& scene, std::size_t n, std::uint64_t seed) {
-  Aabb b;
-  for (const Object& o : scene.objects) b.extend(glm::vec3(o.matrix[3]));
-  b.min -= 5.0f;
-  b.max += 5.0f;
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<float> u(0.0f, 1.0f);
-  std::normal_distribution<float> g(0.0f, 1.0f);
-  std::vector<Ray> rays;
-  while (rays.size() < n) {
-    Ray r;
-    r.org = b.min + glm::vec3{u(rng), u(rng), u(rng)} * (b.max - b.min);
-    const Object& o = scene.objects[rays.size() % scene.objects.size()];
-    r.dir = u(rng) < 0.5f ? glm::vec3(o.matrix[3]) - r.org
-                          : glm::vec3{g(rng), g(rng), g(rng)};
-    if (is_valid(r)) rays.push_back(r);
-  }
-  return rays;
-}
 
 }  // namespace
 
@@ -116,7 +100,7 @@ TEST_CASE("after random moves, inserts and removals every query equals brute for
     Scene fresh_scene = m.scene;
     Picker fresh(fresh_scene);
     for (std::uint32_t i = 0; i < m.masks.size(); ++i) fresh.set_mask(i, m.masks[i]);
-    for (const Ray& ray : rays_over(m.scene, 600, 100 + round)) {
+    for (const Ray& ray : test::random_scene_rays(m.scene, 600, 100 + round, kMix)) {
       for (const QueryOptions* opt : {&masked, &filtered}) {
         const Hit expected = brute(m, ray, *opt);
         const Hit got = picker.intersect(ray, *opt);
@@ -190,7 +174,7 @@ TEST_CASE("scattering objects far from where they were built triggers a rebuild"
 TEST_CASE("batch queries equal single queries, in both modes") {
   const Scene scene = tools::make_mesh_scene(3000, 61);
   const Picker picker(scene);
-  const std::vector<Ray> rays = rays_over(scene, 20000, 62);
+  const std::vector<Ray> rays = test::random_scene_rays(scene, 20000, 62, kMix);
   for (PickMode mode : {PickMode::kObb, PickMode::kMesh}) {
     QueryOptions opt;
     opt.mode = mode;
@@ -212,7 +196,7 @@ TEST_CASE("batch queries equal single queries, in both modes") {
 TEST_CASE("concurrent queries from several threads give the single-thread answers") {
   const Scene scene = tools::make_mesh_scene(2000, 71);
   const Picker picker(scene);
-  const std::vector<Ray> rays = rays_over(scene, 4000, 72);
+  const std::vector<Ray> rays = test::random_scene_rays(scene, 4000, 72, kMix);
   std::vector<Hit> expected;
   for (const Ray& r : rays) expected.push_back(picker.intersect(r, PickMode::kMesh));
   std::atomic<int> wrong{0};

@@ -14,6 +14,9 @@ using namespace raypick;
 
 namespace {
 
+// Rays as these tests draw them: most aimed near an object's centre.
+constexpr test::SceneRayMix kMix{3.0f, 0.6f, 0.4f, 0.0f};
+
 tools::BoxesOptions all_kinds() { return tools::mixed_options(2.0); }
 
 // Every object's nearest triangle hit, computed the way the contract says
@@ -44,31 +47,6 @@ std::vector<Hit> brute_all(const Scene& scene, const Ray& ray) {
   return hits;
 }
 
-std::vector<Ray> rays_for(const Scene& scene, std::size_t n, std::uint64_t seed) {
-  Aabb bounds;
-  for (const Object& o : scene.objects) bounds.extend(glm::vec3(o.matrix[3]));
-  if (bounds.empty()) bounds = Aabb{glm::vec3{-1}, glm::vec3{1}};
-  bounds.min -= 3.0f;
-  bounds.max += 3.0f;
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<float> u(0.0f, 1.0f);
-  std::normal_distribution<float> g(0.0f, 1.0f);
-  std::vector<Ray> rays;
-  while (rays.size() < n) {
-    Ray r;
-    r.org = bounds.min + glm::vec3{u(rng), u(rng), u(rng)} * (bounds.max - bounds.min);
-    if (!scene.objects.empty() && u(rng) < 0.6f) {
-      const Object& o = scene.objects[rays.size() % scene.objects.size()];
-      const glm::vec3 jitter{0.4f * (u(rng) - 0.5f), 0.4f * (u(rng) - 0.5f),
-                             0.4f * (u(rng) - 0.5f)};
-      r.dir = glm::vec3(o.matrix * glm::vec4(jitter, 1.0f)) - r.org;
-    } else {
-      r.dir = {g(rng), g(rng), g(rng)};
-    }
-    if (is_valid(r)) rays.push_back(r);
-  }
-  return rays;
-}
 
 void check_same(const Hit& got, const Hit& expected) {
   CAPTURE(got.t);
@@ -90,7 +68,7 @@ TEST_CASE("mesh mode closest hit equals brute force over every triangle of every
     const Scene scene = tools::make_mesh_scene(n, 70 + n, all_kinds());
     const Picker picker(scene);
     std::size_t hits = 0, obb_only = 0;
-    for (const Ray& ray : rays_for(scene, 2500, n + 1)) {
+    for (const Ray& ray : test::random_scene_rays(scene, 2500, n + 1, kMix)) {
       const std::vector<Hit> all = brute_all(scene, ray);
       const Hit expected = all.empty() ? Hit{} : all.front();
       check_same(picker.intersect(ray, PickMode::kMesh), expected);
@@ -107,7 +85,7 @@ TEST_CASE("mesh mode closest hit equals brute force over every triangle of every
 TEST_CASE("mesh mode any-hit and all-hits equal brute force") {
   const Scene scene = tools::make_mesh_scene(400, 5, all_kinds());
   const Picker picker(scene);
-  for (const Ray& ray : rays_for(scene, 1500, 6)) {
+  for (const Ray& ray : test::random_scene_rays(scene, 1500, 6, kMix)) {
     const std::vector<Hit> expected = brute_all(scene, ray);
     CHECK(picker.occluded(ray, PickMode::kMesh) == !expected.empty());
     const std::vector<Hit> all = picker.intersect_all(ray, PickMode::kMesh);
@@ -122,7 +100,7 @@ TEST_CASE("mesh mode respects the t range of the ray") {
   const Scene scene = tools::make_mesh_scene(300, 8, all_kinds());
   const Picker picker(scene);
   int checked = 0;
-  for (Ray ray : rays_for(scene, 1000, 9)) {
+  for (Ray ray : test::random_scene_rays(scene, 1000, 9, kMix)) {
     const Hit full = picker.intersect(ray, PickMode::kMesh);
     if (!full.hit() || full.t == 0.0f) continue;
     ++checked;
@@ -143,7 +121,7 @@ TEST_CASE("world normal is the hit triangle's world-space normal, mirrored and s
   const Scene scene = tools::make_mesh_scene(300, 12, all_kinds());
   const Picker picker(scene);
   int mirrored = 0;
-  for (const Ray& ray : rays_for(scene, 800, 13)) {
+  for (const Ray& ray : test::random_scene_rays(scene, 800, 13, kMix)) {
     const Hit h = picker.intersect(ray, PickMode::kMesh);
     if (!h.hit()) continue;
     const Object& obj = scene.objects[h.object];
@@ -176,7 +154,7 @@ TEST_CASE("a hit is found again with tmax set to its own t, flat meshes included
   const Scene scene = tools::make_mesh_scene(400, 19, opt);
   const Picker picker(scene);
   int checked = 0;
-  for (const Ray& ray : rays_for(scene, 4000, 20)) {
+  for (const Ray& ray : test::random_scene_rays(scene, 4000, 20, kMix)) {
     for (PickMode mode : {PickMode::kObb, PickMode::kMesh}) {
       const Hit h = picker.intersect(ray, mode);
       if (!h.hit()) continue;

@@ -11,6 +11,9 @@ using namespace raypick;
 
 namespace {
 
+// Rays as these tests draw them: some with a zero x component.
+constexpr test::SceneRayMix kMix{3.0f, 0.5f, 0.0f, 0.2f};
+
 tools::BoxesOptions all_kinds() { return tools::mixed_options(2.0); }
 
 // Brute force over every object with the same leaf test: must match the
@@ -29,34 +32,6 @@ Hit brute_force(const Scene& scene, const Ray& ray) {
   return best;
 }
 
-std::vector<Ray> scene_rays(const Scene& scene, std::size_t n, std::uint64_t seed) {
-  Aabb bounds;
-  for (const Object& o : scene.objects) {
-    bounds.extend(glm::vec3(o.matrix[3]));
-  }
-  if (bounds.empty()) bounds = Aabb{glm::vec3{-1}, glm::vec3{1}};
-  bounds.min -= 3.0f;
-  bounds.max += 3.0f;
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<float> u(0.0f, 1.0f);
-  std::normal_distribution<float> g(0.0f, 1.0f);
-  std::vector<Ray> rays;
-  while (rays.size() < n) {
-    Ray r;
-    r.org = bounds.min + glm::vec3{u(rng), u(rng), u(rng)} * (bounds.max - bounds.min);
-    if (!scene.objects.empty() && u(rng) < 0.5f) {
-      const Object& o = scene.objects[rays.size() % scene.objects.size()];
-      r.dir = glm::vec3(o.matrix[3]) - r.org;
-    } else {
-      r.dir = {g(rng), g(rng), g(rng)};
-    }
-    if (u(rng) < 0.2f) {  // zero components of both signs
-      r.dir.x = u(rng) < 0.5f ? 0.0f : -0.0f;
-    }
-    if (is_valid(r)) rays.push_back(r);
-  }
-  return rays;
-}
 
 }  // namespace
 
@@ -66,7 +41,7 @@ TEST_CASE("picker closest hit equals brute force on random scenes of many sizes"
     const Scene scene = tools::make_boxes_scene(n, 1000 + n, all_kinds());
     const Picker picker(scene);
     std::size_t hits = 0;
-    for (const Ray& ray : scene_rays(scene, 3000, n)) {
+    for (const Ray& ray : test::random_scene_rays(scene, 3000, n, kMix)) {
       const Hit expected = brute_force(scene, ray);
       const Hit got = picker.intersect(ray);
       REQUIRE(got.object == expected.object);
@@ -112,7 +87,7 @@ TEST_CASE("objects with an empty mesh or a singular matrix are never hit") {
 TEST_CASE("occluded and all-hits agree with brute force") {
   const Scene scene = tools::make_boxes_scene(600, 77, all_kinds());
   const Picker picker(scene);
-  for (const Ray& ray : scene_rays(scene, 1500, 78)) {
+  for (const Ray& ray : test::random_scene_rays(scene, 1500, 78, kMix)) {
     std::vector<Hit> expected;
     for (std::uint32_t i = 0; i < scene.objects.size(); ++i) {
       const Object& obj = scene.objects[i];
@@ -141,7 +116,7 @@ TEST_CASE("occluded and all-hits agree with brute force") {
 TEST_CASE("segment rays: tmax cuts off farther objects") {
   const Scene scene = tools::make_boxes_scene(300, 8, all_kinds());
   const Picker picker(scene);
-  for (Ray ray : scene_rays(scene, 1000, 9)) {
+  for (Ray ray : test::random_scene_rays(scene, 1000, 9, kMix)) {
     const Hit full = picker.intersect(ray);
     if (!full.hit() || full.t == 0.0f) continue;
     ray.tmax = full.t * 0.999f;
@@ -163,7 +138,7 @@ TEST_CASE("after moving objects and refitting, picks equal brute force on the mo
     picker.set_matrix(i, scene.objects[i].matrix);
   }
   picker.refit();
-  for (const Ray& ray : scene_rays(scene, 3000, 23)) {
+  for (const Ray& ray : test::random_scene_rays(scene, 3000, 23, kMix)) {
     const Hit expected = brute_force(scene, ray);
     const Hit got = picker.intersect(ray);
     REQUIRE(got.object == expected.object);

@@ -2,6 +2,7 @@
 // fresh temporary directory at run time; the assimp test models are read
 // from Debian's assimp-testmodels package when it is installed.
 #include "raypick/loaders/load.h"
+#include "loaders/loader_test_util.h"
 
 #include <doctest/doctest.h>
 #include <glm/geometric.hpp>
@@ -25,82 +26,24 @@ using raypick::LoadError;
 using raypick::LoadResult;
 using raypick::Scene;
 
-// A fresh directory under the system's temporary directory, removed with its
-// contents when the test ends.
-class TempDir {
- public:
-  TempDir() {
-    std::random_device entropy;
-    const auto now =
-        std::chrono::steady_clock::now().time_since_epoch().count();
-    path_ =
-        fs::temp_directory_path() / ("raypick_loaders_" + std::to_string(now) +
-                                     "_" + std::to_string(entropy()));
-    fs::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
+using raypick::test::mesh_of;
+using raypick::test::TempDir;
 
-  // Writes `bytes` exactly as given (binary mode: "\r\n" stays) and returns
-  // the file's path.
-  std::string write(const std::string& name, std::string_view bytes) const {
-    const fs::path file = path_ / name;
-    std::ofstream out(file, std::ios::binary | std::ios::trunc);
-    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    REQUIRE(out.good());
-    return file.string();
-  }
+// Loads `path` and requires success (loader_test_util.h).
+Scene load_ok(const std::string& path) { return raypick::test::require_load(path); }
 
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
-
-// Loads `path` and requires success.
-Scene load_ok(const std::string& path) {
-  LoadResult result = raypick::load_scene(path);
-  INFO("load error: ", (result.error ? result.error->to_string() : "none"));
-  REQUIRE(result.ok());
-  REQUIRE_FALSE(result.error.has_value());
-  CHECK(raypick::validate_scene(*result.scene).empty());
-  return *result.scene;
-}
-
-// Loads `path` and requires failure.
+// Loads `path` and requires failure naming the file.
 LoadError load_error(const std::string& path) {
-  LoadResult result = raypick::load_scene(path);
-  REQUIRE_FALSE(result.ok());
-  REQUIRE(result.error.has_value());
-  CHECK(result.error->file == path);
-  CHECK_FALSE(result.error->message.empty());
-  return *result.error;
+  return raypick::test::require_error(path);
 }
 
-// The outcome every input must have, whatever it holds: a sound scene with
-// at least one object, or an error with a message; never both, never
-// neither.
+// The outcome every input must have (loads_or_fails_cleanly), and for OBJ
+// also one mesh per object.
 void check_loads_or_fails_cleanly(const std::string& path) {
+  if (!raypick::test::loads_or_fails_cleanly(path)) return;
   const LoadResult result = raypick::load_scene(path);
-  REQUIRE(result.ok() != result.error.has_value());
-  if (result.ok()) {
-    CHECK_FALSE(result.scene->objects.empty());
-    CHECK(result.scene->meshes.size() == result.scene->objects.size());
-    CHECK(raypick::validate_scene(*result.scene).empty());
-  } else {
-    CHECK(result.error->file == path);
-    CHECK_FALSE(result.error->message.empty());
-  }
-}
-
-const raypick::Mesh& mesh_of(const Scene& scene, std::size_t object) {
-  REQUIRE(object < scene.objects.size());
-  REQUIRE(scene.objects[object].mesh < scene.meshes.size());
-  return scene.meshes[scene.objects[object].mesh];
+  REQUIRE(result.ok());
+  CHECK(result.scene->meshes.size() == result.scene->objects.size());
 }
 
 // The corner positions of each triangle, in order.
