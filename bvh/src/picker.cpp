@@ -26,11 +26,22 @@ namespace {
 Aabb pad(const Aabb& box) {
   if (box.empty()) return box;
   constexpr float kRel = 1.0f / (1 << 18);  // about 32 ulps
-  const glm::vec3 mag = glm::max(glm::abs(box.min), glm::abs(box.max));
   const glm::vec3 ext = box.max - box.min;
-  const float m = std::max({mag.x, mag.y, mag.z, ext.x, ext.y, ext.z});
+  float m = std::max({ext.x, ext.y, ext.z});
+  for (int a = 0; a < 3; ++a) {
+    m = std::max(m, std::max(std::fabs(box.min[a]), std::fabs(box.max[a])));
+  }
   const glm::vec3 margin{m * kRel};
   return Aabb{box.min - margin, box.max + margin};
+}
+
+// A hint that *p will be read soon.
+inline void prefetch(const void* p) {
+#if defined(__GNUC__)
+  __builtin_prefetch(p);
+#else
+  (void)p;
+#endif
 }
 
 }  // namespace
@@ -52,6 +63,7 @@ Picker::Picker(const Scene& scene, const PickerConfig& config)
   meshes_.reserve(scene.meshes.size());
   for (const Mesh& m : scene.meshes) add_mesh(m.positions, m.triangles);
   objects_.reserve(scene.objects.size());
+  user_data_.reserve(scene.objects.size());
   for (const Object& o : scene.objects) add_object(o.mesh, o.matrix, o.mask);
   commit(CommitMode::kRebuild);
 }
@@ -82,10 +94,10 @@ std::uint32_t Picker::add_object(std::uint32_t mesh, const glm::mat4& matrix,
                                  std::uint32_t mask, void* user_data) {
   RAYPICK_ASSERT(mesh < meshes_.size(), "mesh id out of range");
   ObjectRec& o = objects_.emplace_back();
-  o.obb = Obb::make(meshes_[mesh].bounds, matrix);
+  o.to_world = glm::mat4x3(matrix);
   o.mesh = mesh;
   o.mask = mask;
-  o.user_data = user_data;
+  user_data_.push_back(user_data);
   structure_dirty_ = true;
   return static_cast<std::uint32_t>(objects_.size() - 1);
 }
@@ -101,24 +113,30 @@ void Picker::set_matrix(std::uint32_t id, const glm::mat4& matrix) {
   RAYPICK_ASSERT(id < objects_.size() && objects_[id].alive,
                  "object id out of range or removed");
   ObjectRec& o = objects_[id];
-  o.obb = Obb::make(o.obb.local, matrix);
+  o.to_world = glm::mat4x3(matrix);
   if (o.prim == kInvalidId) {
     // Not in the tree (it could not be hit at the last build): only a
     // rebuild can add it.
-    if (!o.obb.world_bounds().empty()) structure_dirty_ = true;
+    if (!make_obb(o).world_bounds().empty()) structure_dirty_ = true;
     return;
   }
-  // The leaf copy (in BVH order, a random write) is refreshed at commit.
-  if (!o.dirty) {
-    o.dirty = true;
+  // The inverse, world box and leaf copy are recomputed at commit, where
+  // many moves are taken in the tree's order.
+  if (moved_[o.prim] == 0) {
+    moved_[o.prim] = 1;
     dirty_.push_back(id);
   }
 }
 
-Picker::LeafObb Picker::make_leaf(std::uint32_t id, const ObjectRec& o) {
+Obb Picker::make_obb(const ObjectRec& o) const {
+  return Obb::make(meshes_[o.mesh].bounds, glm::mat4(o.to_world));
+}
+
+Picker::LeafObb Picker::make_leaf(std::uint32_t id, const ObjectRec& o,
+                                  const Obb& obb) {
   LeafObb l;
-  l.to_local = glm::mat4x3(o.obb.to_local);
-  l.local = o.obb.invertible ? o.obb.local : Aabb{};
+  l.to_local = glm::mat4x3(obb.to_local);
+  l.local = obb.invertible ? obb.local : Aabb{};
   l.object = id;
   l.mask = o.mask;
   l.mesh = o.mesh;
@@ -181,81 +199,98 @@ double Picker::sah_cost() const {
 }
 
 void Picker::rebuild() {
-  prim_objects_.clear();
-  prim_boxes_.clear();
+  std::vector<LeafObb> leaves;  // by primitive
+  std::vector<Aabb> boxes;
   std::vector<glm::vec3> centers;
   for (std::uint32_t id = 0; id < objects_.size(); ++id) {
     ObjectRec& o = objects_[id];
     o.prim = kInvalidId;
     if (!o.alive) continue;
-    const Aabb box = padded_world_box(o.obb);
+    const Obb obb = make_obb(o);
+    const Aabb box = padded_world_box(obb);
     if (box.empty()) continue;
-    o.prim = static_cast<std::uint32_t>(prim_objects_.size());
-    prim_objects_.push_back(id);
-    prim_boxes_.push_back(box);
+    o.prim = static_cast<std::uint32_t>(leaves.size());
+    leaves.push_back(make_leaf(id, o, obb));
+    boxes.push_back(box);
     centers.push_back(box.center());
   }
-  top_ = WideBvh::collapse(build_bvh(prim_boxes_, centers, config_.top));
+  top_ = WideBvh::collapse(build_bvh(boxes, centers, config_.top));
   // Renumber the primitives in the tree's entry order, so that a refit's
   // sweep reads the boxes front to back: from here on prim == entry.
-  std::vector<std::uint32_t> objects_by_entry(top_.prim_ids.size());
-  std::vector<Aabb> boxes_by_entry(top_.prim_ids.size());
-  leaf_.resize(top_.prim_ids.size());
-  for (std::uint32_t e = 0; e < top_.prim_ids.size(); ++e) {
+  const std::size_t n = top_.prim_ids.size();
+  prim_boxes_.resize(n);
+  leaf_.resize(n);
+  for (std::uint32_t e = 0; e < n; ++e) {
     const std::uint32_t prim = top_.prim_ids[e];
-    const std::uint32_t id = prim_objects_[prim];
-    objects_by_entry[e] = id;
-    boxes_by_entry[e] = prim_boxes_[prim];
+    prim_boxes_[e] = boxes[prim];
+    leaf_[e] = leaves[prim];
+    objects_[leaves[prim].object].prim = e;
     top_.prim_ids[e] = e;
-    objects_[id].prim = e;
-    leaf_[e] = make_leaf(id, objects_[id]);
   }
-  prim_objects_ = std::move(objects_by_entry);
-  prim_boxes_ = std::move(boxes_by_entry);
+  prim_boxes_.shrink_to_fit();
+  leaf_.shrink_to_fit();
+  moved_.assign(n, 0);
   recompute_sah_sum();
   sah_built_ = sah_cost();
   ++rebuilds_;
 }
 
+void Picker::update_entry(std::uint32_t e, std::uint32_t id) {
+  // As make_obb(), padded_world_box() and make_leaf(), without the Obb's
+  // full matrices: this runs for every moved object at commit.
+  const ObjectRec& o = objects_[id];
+  LeafObb& l = leaf_[e];
+  const Aabb& local = meshes_[o.mesh].bounds;
+  const bool invertible = invert_affine(o.to_world, l.to_local);
+  l.local = invertible ? local : Aabb{};
+  l.object = id;
+  l.mask = o.mask;
+  l.mesh = o.mesh;
+  prim_boxes_[e] = invertible ? pad(transform_aabb(o.to_world, local)) : Aabb{};
+  moved_[e] = 0;
+}
+
 std::size_t Picker::refit_moved(std::span<const std::uint32_t> moved) {
-  // Each moved object's world box and leaf copy: writes scattered over BVH
-  // order, so many of them are spread over the cores.
-  auto update = [&](std::size_t i) {
-    const std::uint32_t id = moved[i];
-    const ObjectRec& o = objects_[id];
-    if (o.prim == kInvalidId) return;
-    prim_boxes_[o.prim] = padded_world_box(o.obb);
-    leaf_[o.prim] = make_leaf(id, o);
-  };
-  if (moved.size() >= 16384) {
-    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, moved.size(), 4096),
-                      [&](const tbb::blocked_range<std::size_t>& r) {
-                        for (std::size_t i = r.begin(); i != r.end(); ++i) update(i);
-                      });
-  } else {
-    for (std::size_t i = 0; i < moved.size(); ++i) update(i);
-  }
   const std::size_t n = top_.nodes.size();
   if (n == 0) return 0;
-  // Walking up costs about depth slots per moved object; past a quarter of
-  // the slots, one bottom-up sweep is cheaper and touches each node once.
+  // Walking up costs about depth slots per moved object; past that, one
+  // bottom-up sweep is cheaper and touches each node once.
   const std::size_t depth = static_cast<std::size_t>(std::bit_width(n));
-  if (moved.size() * depth >= n) {
-    top_.refit(prim_boxes_);
-    recompute_sah_sum();
-    return n;
+  if (moved.size() * depth < n) {
+    std::vector<std::uint32_t> entries;
+    entries.reserve(moved.size());
+    for (std::uint32_t id : moved) {
+      const std::uint32_t e = objects_[id].prim;
+      update_entry(e, id);
+      entries.push_back(e);
+    }
+    // The SAH sum follows each box change, so commit() compares the
+    // tree's cost with the built one without an O(n) pass.
+    return top_.refit_entries(entries, prim_boxes_, config_.top,
+                              [&](double weight, double old_area, double new_area) {
+                                sah_sum_ += weight * (new_area - old_area);
+                              });
   }
-  std::vector<std::uint32_t> entries;
-  entries.reserve(moved.size());
-  for (std::uint32_t id : moved) {
-    if (objects_[id].prim != kInvalidId) entries.push_back(objects_[id].prim);
+  // Many moved: take the entries in order, so the leaf copies and boxes
+  // are written front to back and only the objects are read out of order;
+  // on all cores when there are many.
+  auto update_range = [&](std::size_t begin, std::size_t end) {
+    constexpr std::size_t kAhead = 16;  // object reads in flight
+    for (std::size_t e = begin; e < end; ++e) {
+      if (e + kAhead < end) prefetch(&objects_[leaf_[e + kAhead].object]);
+      if (moved_[e] != 0) update_entry(static_cast<std::uint32_t>(e), leaf_[e].object);
+    }
+  };
+  if (leaf_.size() >= 65536) {
+    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, leaf_.size(), 16384),
+                      [&](const tbb::blocked_range<std::size_t>& r) {
+                        update_range(r.begin(), r.end());
+                      });
+  } else {
+    update_range(0, leaf_.size());
   }
-  // The SAH sum follows each box change, so commit() compares the tree's
-  // cost with the built one without an O(n) pass.
-  return top_.refit_entries(entries, prim_boxes_, config_.top,
-                            [&](double weight, double old_area, double new_area) {
-                              sah_sum_ += weight * (new_area - old_area);
-                            });
+  sah_sum_ = top_.refit(prim_boxes_, config_.top);
+  return n;
 }
 
 CommitStats Picker::commit(CommitMode mode) {
@@ -275,7 +310,6 @@ CommitStats Picker::commit(CommitMode mode) {
       s.rebuilt = true;
     }
   }
-  for (std::uint32_t id : dirty_) objects_[id].dirty = false;
   dirty_.clear();
   structure_dirty_ = false;
   committed_ = true;
@@ -417,8 +451,9 @@ glm::vec3 Picker::world_normal(const Hit& hit) const {
       glm::cross(mesh.positions[idx.y] - p0, mesh.positions[idx.z] - p0);
   // cross(M e1, M e2) = det(M) * M^-T * cross(e1, e2): the inverse
   // transpose alone would flip the normal of a mirrored object.
-  const glm::mat3 m{obj.obb.to_world};
-  const glm::mat3 inv_t = glm::transpose(glm::mat3{obj.obb.to_local});
+  const Obb obb = make_obb(obj);
+  const glm::mat3 m{obb.to_world};
+  const glm::mat3 inv_t = glm::transpose(glm::mat3{obb.to_local});
   glm::vec3 n = inv_t * n_local;
   if (glm::determinant(m) < 0.0f) n = -n;
   const float len = glm::length(n);
@@ -428,7 +463,7 @@ glm::vec3 Picker::world_normal(const Hit& hit) const {
 Aabb Picker::world_box(std::uint32_t id) const {
   RAYPICK_ASSERT(id < objects_.size(), "object id out of range");
   if (!objects_[id].alive) return Aabb{};
-  return padded_world_box(objects_[id].obb);
+  return padded_world_box(make_obb(objects_[id]));
 }
 
 std::size_t Picker::memory_bytes() const {
@@ -437,8 +472,8 @@ std::size_t Picker::memory_bytes() const {
     return bytes(w.nodes) + bytes(w.prim_ids) + bytes(w.parent) +
            bytes(w.parent_slot) + bytes(w.entry_node) + bytes(w.entry_slot);
   };
-  std::size_t n = bytes(objects_) + bytes(meshes_) + bytes(prim_objects_) +
-                  bytes(prim_boxes_) + bytes(leaf_) + bytes(dirty_) + tree(top_);
+  std::size_t n = bytes(objects_) + bytes(user_data_) + bytes(meshes_) + bytes(prim_boxes_) +
+                  bytes(leaf_) + bytes(moved_) + bytes(dirty_) + tree(top_);
   for (const MeshAccel& m : meshes_) {
     n += bytes(m.owned_positions) + bytes(m.owned_triangles) + bytes(m.verts) +
          tree(m.bvh);

@@ -96,17 +96,26 @@ Aabb WideBvh::leaf_box(const WideNode& n, int slot,
   return b;
 }
 
-void WideBvh::refit(std::span<const Aabb> boxes) {
+double WideBvh::refit(std::span<const Aabb> boxes, const BvhConfig& config) {
+  if (nodes.empty()) return 0.0;
+  double sah = 0.0;
+  // Children come after their parents: one backward pass sees every child
+  // before its parent.
   for (std::size_t i = nodes.size(); i-- > 0;) {
     WideNode& n = nodes[i];
     for (int s = 0; s < 4; ++s) {
       if (n.is_leaf(s)) {
-        n.set_slot_box(s, leaf_box(n, s, boxes));
+        const Aabb b = leaf_box(n, s, boxes);
+        n.set_slot_box(s, b);
+        sah += double(config.intersection_cost) * n.count[s] * b.half_area();
       } else if (n.is_inner(s)) {
-        n.set_slot_box(s, nodes[n.child[s]].box());  // children come after
+        const Aabb b = nodes[n.child[s]].box();
+        n.set_slot_box(s, b);
+        sah += double(config.traversal_cost) * b.half_area();
       }
     }
   }
+  return sah + double(config.traversal_cost) * nodes[0].box().half_area();
 }
 
 BvhStats WideBvh::stats(const BvhConfig& config) const {

@@ -210,9 +210,10 @@ class Picker {
   std::size_t object_count() const { return objects_.size(); }
   std::size_t mesh_count() const { return meshes_.size(); }
   bool alive(std::uint32_t id) const { return objects_[id].alive; }
-  const Obb& obb(std::uint32_t id) const { return objects_[id].obb; }
+  // Object `id`'s OBB: its mesh's bounds under its matrix.
+  Obb obb(std::uint32_t id) const { return make_obb(objects_[id]); }
   std::uint32_t mask(std::uint32_t id) const { return objects_[id].mask; }
-  void* user_data(std::uint32_t id) const { return objects_[id].user_data; }
+  void* user_data(std::uint32_t id) const { return user_data_[id]; }
   // The padded world box the top level uses for object `id`; empty when the
   // object cannot be hit.
   Aabb world_box(std::uint32_t id) const;
@@ -241,17 +242,19 @@ class Picker {
     std::vector<std::array<glm::vec3, 3>> verts;
     bool bvh_built = false;
   };
-  struct ObjectRec {
-    Obb obb;
+  // What an object is, not what the tree derives from it (the inverse,
+  // the world box and the leaf copy are recomputed at commit): one cache
+  // line, so a commit after many moves reads one line per object.
+  struct alignas(64) ObjectRec {
+    glm::mat4x3 to_world{1.0f};  // the matrix's top three rows
     std::uint32_t mesh = 0;
     std::uint32_t mask = ~0u;
-    void* user_data = nullptr;
     // Top-level primitive, if in the tree; primitives are numbered in the
-    // tree's entry order, so this indexes leaf_ and prim_boxes_ too.
+    // tree's entry order, so this indexes leaf_, prim_boxes_ and moved_.
     std::uint32_t prim = kInvalidId;
     bool alive = true;
-    bool dirty = false;  // matrix changed since the last commit
   };
+  static_assert(sizeof(ObjectRec) == 64);
   // What the top level's leaf test reads, in entry order so a leaf's
   // objects are adjacent in memory: 84 bytes.
   struct LeafObb {
@@ -261,7 +264,10 @@ class Picker {
     std::uint32_t mask;
     std::uint32_t mesh;
   };
-  static LeafObb make_leaf(std::uint32_t id, const ObjectRec& o);
+  Obb make_obb(const ObjectRec& o) const;
+  static LeafObb make_leaf(std::uint32_t id, const ObjectRec& o, const Obb& obb);
+  // Recomputes entry e's world box and leaf copy from its object.
+  void update_entry(std::uint32_t e, std::uint32_t id);
 
   template <bool kAny>
   Hit mesh_hit(const LeafObb& leaf, const Ray& ray, float tmax) const;
@@ -279,11 +285,12 @@ class Picker {
 
   PickerConfig config_;
   std::vector<ObjectRec> objects_;           // by object id
+  std::vector<void*> user_data_;             // by object id
   std::vector<MeshAccel> meshes_;            // by mesh id
-  std::vector<std::uint32_t> prim_objects_;  // top-level primitive -> object
   std::vector<Aabb> prim_boxes_;             // top-level primitive boxes
   std::vector<LeafObb> leaf_;                // by top-level entry
-  std::vector<std::uint32_t> dirty_;         // moved objects
+  std::vector<std::uint8_t> moved_;          // by entry: 1 if moved
+  std::vector<std::uint32_t> dirty_;         // moved objects (in the tree)
   WideBvh top_;
   bool structure_dirty_ = false;  // adds/removals since the last commit
   bool committed_ = false;

@@ -49,10 +49,23 @@ struct alignas(64) WideNode {
       bounds[3 + a][slot] = b.max[a];
     }
   }
+  // The union of the slot boxes (unused slots are empty: no effect).
   Aabb box() const {
+#if RAYPICK_WIDE_SSE
+    float r[6];
+    for (int a = 0; a < 6; ++a) {
+      const __m128 v = _mm_load_ps(bounds[a]);
+      const __m128 h = a < 3 ? _mm_min_ps(v, _mm_movehl_ps(v, v))
+                             : _mm_max_ps(v, _mm_movehl_ps(v, v));
+      const __m128 g = _mm_shuffle_ps(h, h, 1);
+      r[a] = _mm_cvtss_f32(a < 3 ? _mm_min_ss(h, g) : _mm_max_ss(h, g));
+    }
+    return Aabb{{r[0], r[1], r[2]}, {r[3], r[4], r[5]}};
+#else
     Aabb b;
     for (int s = 0; s < 4; ++s) b.extend(slot_box(s));
     return b;
+#endif
   }
 };
 static_assert(sizeof(WideNode) == 128, "WideNode is documented as 128 bytes");
@@ -86,8 +99,9 @@ class WideBvh {
   BvhStats stats(const BvhConfig& config = {}) const;
 
   // Recomputes every box bottom-up from `boxes` (indexed by primitive id).
-  // O(nodes).
-  void refit(std::span<const Aabb> boxes);
+  // Returns the tree's SAH cost as stats() computes it but not divided by
+  // the root's area (the sum the Picker tracks through refits). O(nodes).
+  double refit(std::span<const Aabb> boxes, const BvhConfig& config = {});
 
   // Recomputes the boxes above the given entries only, walking up from each
   // one's leaf and stopping where a box comes out unchanged. Calls

@@ -5,6 +5,8 @@
 #include "raypick/core/ray.h"
 #include "raypick/core/ray_box.h"
 
+#include <cmath>
+
 #include <glm/mat4x3.hpp>
 #include <glm/mat4x4.hpp>
 
@@ -16,7 +18,31 @@ namespace raypick {
 // of the upper 3x3) as a direction. Two small transforms instead of eight
 // corners, and the same box as the min/max of the eight transformed corners
 // up to rounding. An empty `local` gives an empty box.
-Aabb transform_aabb(const glm::mat4& m, const Aabb& local);
+inline Aabb transform_aabb(const glm::mat4x3& m, const Aabb& local) {
+  if (local.empty()) return Aabb{};
+  const glm::vec3 c = local.center();
+  const glm::vec3 e = local.half_extent();
+  // glm is column-major: m[col][row]. extent'_r = sum_c |m[c][r]| * e_c.
+  glm::vec3 center = m[3];
+  glm::vec3 extent{0.0f};
+  for (int col = 0; col < 3; ++col) {
+    center += m[col] * c[col];
+    // std::fabs, a sign-bit mask; glm::abs compiles to a compare and a
+    // branch per component.
+    const glm::vec3 a{std::fabs(m[col].x), std::fabs(m[col].y), std::fabs(m[col].z)};
+    extent += a * e[col];
+  }
+  return Aabb::from_center_extent(center, extent);
+}
+inline Aabb transform_aabb(const glm::mat4& m, const Aabb& local) {
+  return transform_aabb(glm::mat4x3(m), local);
+}
+
+// The inverse of the affine map whose top three rows are `m`, computed in
+// double precision and rounded once to float, into `inverse` (top three
+// rows). False, with `inverse` zero, when m is singular or the inverse is
+// not finite. Every inverse raypick uses comes from here.
+bool invert_affine(const glm::mat4x3& m, glm::mat4x3& inverse);
 
 // The same box by transforming all eight corners (pbrt's method); the
 // reference that tests hold transform_aabb against.
