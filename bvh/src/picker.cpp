@@ -63,7 +63,6 @@ Picker::Picker(const Scene& scene, const PickerConfig& config)
   meshes_.reserve(scene.meshes.size());
   for (const Mesh& m : scene.meshes) add_mesh(m.positions, m.triangles);
   objects_.reserve(scene.objects.size());
-  user_data_.reserve(scene.objects.size());
   for (const Object& o : scene.objects) add_object(o.mesh, o.matrix, o.mask);
   commit(CommitMode::kRebuild);
 }
@@ -97,9 +96,14 @@ std::uint32_t Picker::add_object(std::uint32_t mesh, const glm::mat4& matrix,
   o.to_world = glm::mat4x3(matrix);
   o.mesh = mesh;
   o.mask = mask;
-  user_data_.push_back(user_data);
+  const std::uint32_t id = static_cast<std::uint32_t>(objects_.size() - 1);
+  if (user_data != nullptr) {
+    // Allocated on first use: scenes without user data pay nothing.
+    user_data_.resize(id + 1, nullptr);
+    user_data_[id] = user_data;
+  }
   structure_dirty_ = true;
-  return static_cast<std::uint32_t>(objects_.size() - 1);
+  return id;
 }
 
 void Picker::remove_object(std::uint32_t id) {
@@ -139,7 +143,6 @@ Picker::LeafObb Picker::make_leaf(std::uint32_t id, const ObjectRec& o,
   l.local = obb.invertible ? obb.local : Aabb{};
   l.object = id;
   l.mask = o.mask;
-  l.mesh = o.mesh;
   return l;
 }
 
@@ -245,7 +248,6 @@ void Picker::update_entry(std::uint32_t e, std::uint32_t id) {
   l.local = invertible ? local : Aabb{};
   l.object = id;
   l.mask = o.mask;
-  l.mesh = o.mesh;
   prim_boxes_[e] = invertible ? pad(transform_aabb(o.to_world, local)) : Aabb{};
   moved_[e] = 0;
 }
@@ -348,7 +350,7 @@ template <bool kAny>
 Hit Picker::mesh_hit(const LeafObb& leaf, const Ray& ray, float tmax) const {
   Hit best;
   if (leaf.local.empty()) return best;  // singular matrix
-  const MeshAccel& mesh = meshes_[leaf.mesh];
+  const MeshAccel& mesh = meshes_[objects_[leaf.object].mesh];
   RAYPICK_ASSERT(mesh.bvh_built, "mesh mode needs PickerConfig::mesh_mode");
   const std::uint32_t id = leaf.object;
   const Ray local = [&] {

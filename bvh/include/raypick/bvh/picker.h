@@ -213,7 +213,9 @@ class Picker {
   // Object `id`'s OBB: its mesh's bounds under its matrix.
   Obb obb(std::uint32_t id) const { return make_obb(objects_[id]); }
   std::uint32_t mask(std::uint32_t id) const { return objects_[id].mask; }
-  void* user_data(std::uint32_t id) const { return user_data_[id]; }
+  void* user_data(std::uint32_t id) const {
+    return id < user_data_.size() ? user_data_[id] : nullptr;
+  }
   // The padded world box the top level uses for object `id`; empty when the
   // object cannot be hit.
   Aabb world_box(std::uint32_t id) const;
@@ -256,14 +258,15 @@ class Picker {
   };
   static_assert(sizeof(ObjectRec) == 64);
   // What the top level's leaf test reads, in entry order so a leaf's
-  // objects are adjacent in memory: 84 bytes.
+  // objects are adjacent in memory: 80 bytes (mesh mode finds the mesh
+  // through the object).
   struct LeafObb {
     glm::mat4x3 to_local;  // inverse matrix, top three rows
     Aabb local;            // empty when the matrix is singular: never hit
     std::uint32_t object;
     std::uint32_t mask;
-    std::uint32_t mesh;
   };
+  static_assert(sizeof(LeafObb) == 80);
   Obb make_obb(const ObjectRec& o) const;
   static LeafObb make_leaf(std::uint32_t id, const ObjectRec& o, const Obb& obb);
   // Recomputes entry e's world box and leaf copy from its object.
@@ -285,7 +288,7 @@ class Picker {
 
   PickerConfig config_;
   std::vector<ObjectRec> objects_;           // by object id
-  std::vector<void*> user_data_;             // by object id
+  std::vector<void*> user_data_;  // by object id, up to the last non-null
   std::vector<MeshAccel> meshes_;            // by mesh id
   std::vector<Aabb> prim_boxes_;             // top-level primitive boxes
   std::vector<LeafObb> leaf_;                // by top-level entry
