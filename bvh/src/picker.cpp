@@ -323,10 +323,6 @@ CommitStats Picker::commit(CommitMode mode) {
   return s;
 }
 
-bool Picker::accepts(const LeafObb& leaf, const QueryOptions& options) const {
-  return (leaf.mask & options.mask) != 0 &&
-         (!options.filter || options.filter(leaf.object));
-}
 
 // The nearest hit on one top-level leaf object with t <= tmax (any hit when
 // kAny): the OBB test on the leaf's own copy of the inverse matrix, or the

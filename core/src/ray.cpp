@@ -15,17 +15,4 @@ bool is_valid(const Ray& ray) {
          !std::isnan(ray.tmax) && ray.tmin <= ray.tmax;
 }
 
-RayInv::RayInv(const Ray& ray)
-    : org(ray.org),
-      tmin(ray.tmin),
-      tmax(ray.tmax < std::numeric_limits<float>::max()
-               ? ray.tmax
-               : std::numeric_limits<float>::max()) {
-  for (int a = 0; a < 3; ++a) {
-    // 1/+0 = +inf and 1/-0 = -inf under IEEE 754, which is what we want.
-    inv_dir[a] = 1.0f / ray.dir[a];
-    neg[a] = std::signbit(ray.dir[a]) ? 1 : 0;
-  }
-}
-
 }  // namespace raypick

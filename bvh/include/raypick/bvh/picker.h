@@ -277,7 +277,10 @@ class Picker {
   template <bool kAny>
   Hit leaf_hit(const LeafObb& leaf, const Ray& ray, float tmax,
                PickMode mode) const;
-  bool accepts(const LeafObb& leaf, const QueryOptions& options) const;
+  static bool accepts(const LeafObb& leaf, const QueryOptions& options) {
+    return (leaf.mask & options.mask) != 0 &&
+           (!options.filter || options.filter(leaf.object));
+  }
   void rebuild();
   void build_mesh_bvhs();
   std::size_t refit_moved(std::span<const std::uint32_t> moved);

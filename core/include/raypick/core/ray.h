@@ -3,6 +3,7 @@
 
 #include <glm/vec3.hpp>
 
+#include <cmath>
 #include <cstdint>
 #include <limits>
 
@@ -46,7 +47,19 @@ struct RayInv {
   // the slab) is a miss under the inclusive test tnear <= tfar.
   float tmax;
 
-  explicit RayInv(const Ray& ray);
+  // Inline: every OBB leaf test builds one for its local-space ray.
+  explicit RayInv(const Ray& ray)
+      : org(ray.org),
+        tmin(ray.tmin),
+        tmax(ray.tmax < std::numeric_limits<float>::max()
+                 ? ray.tmax
+                 : std::numeric_limits<float>::max()) {
+    for (int a = 0; a < 3; ++a) {
+      // 1/+0 = +inf and 1/-0 = -inf under IEEE 754, which is what we want.
+      inv_dir[a] = 1.0f / ray.dir[a];
+      neg[a] = std::signbit(ray.dir[a]) ? 1 : 0;
+    }
+  }
 };
 
 }  // namespace raypick
