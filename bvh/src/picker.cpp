@@ -35,15 +35,6 @@ Aabb pad(const Aabb& box) {
   return Aabb{box.min - margin, box.max + margin};
 }
 
-// A hint that *p will be read soon.
-inline void prefetch(const void* p) {
-#if defined(__GNUC__)
-  __builtin_prefetch(p);
-#else
-  (void)p;
-#endif
-}
-
 }  // namespace
 
 Aabb padded_world_box(const Obb& obb) { return pad(obb.world_bounds()); }
@@ -279,7 +270,7 @@ std::size_t Picker::refit_moved(std::span<const std::uint32_t> moved) {
   auto update_range = [&](std::size_t begin, std::size_t end) {
     constexpr std::size_t kAhead = 16;  // object reads in flight
     for (std::size_t e = begin; e < end; ++e) {
-      if (e + kAhead < end) prefetch(&objects_[leaf_[e + kAhead].object]);
+      if (e + kAhead < end) wide_detail::prefetch(&objects_[leaf_[e + kAhead].object]);
       if (moved_[e] != 0) update_entry(static_cast<std::uint32_t>(e), leaf_[e].object);
     }
   };
@@ -378,20 +369,25 @@ PickResult Picker::intersect_stats(const Ray& ray,
   RAYPICK_ASSERT(!structure_dirty_ && dirty_.empty(),
                  "commit() the picker before querying it");
   PickResult r;
-  Hit& best = r.hit;
   r.stats = top_.traverse(ray, [&](std::uint32_t entry, float& tmax) {
-    const LeafObb& leaf = leaf_[entry];
-    if (!accepts(leaf, options)) return false;
-    const Hit h = leaf_hit<false>(leaf, ray, tmax, options.mode);
-    // Leaf tests are inclusive of tmax, so an equal t reaches here and the
-    // contract's order (t, object, triangle) decides.
-    if (h.hit() && closer(h, best)) {
-      best = h;
-      tmax = h.t;
-    }
-    return false;
+    return closest_leaf(entry, ray, options, tmax, r.hit);
   });
   return r;
+}
+
+bool Picker::closest_leaf(std::uint32_t entry, const Ray& ray,
+                          const QueryOptions& options, float& tmax,
+                          Hit& best) const {
+  const LeafObb& leaf = leaf_[entry];
+  if (!accepts(leaf, options)) return false;
+  const Hit h = leaf_hit<false>(leaf, ray, tmax, options.mode);
+  // Leaf tests are inclusive of tmax, so an equal t reaches here and the
+  // contract's order (t, object, triangle) decides.
+  if (h.hit() && closer(h, best)) {
+    best = h;
+    tmax = h.t;
+  }
+  return false;
 }
 
 bool Picker::occluded(const Ray& ray, const QueryOptions& options) const {
@@ -429,13 +425,35 @@ std::vector<Hit> Picker::intersect_all(const Ray& ray,
 
 std::vector<Hit> Picker::intersect_batch(std::span<const Ray> rays,
                                          const QueryOptions& options) const {
+  RAYPICK_ASSERT(!structure_dirty_ && dirty_.empty(),
+                 "commit() the picker before querying it");
+  for (const Ray& ray : rays) {
+    RAYPICK_ASSERT(is_valid(ray), "ray must be finite with non-zero direction");
+  }
   std::vector<Hit> out(rays.size());
-  tbb::parallel_for(tbb::blocked_range<std::size_t>(0, rays.size(), 256),
-                    [&](const tbb::blocked_range<std::size_t>& range) {
-                      for (std::size_t i = range.begin(); i != range.end(); ++i) {
-                        out[i] = intersect(rays[i], options);
-                      }
-                    });
+  // Each task runs its rays interleaved, several in flight, so that one
+  // ray's cache misses overlap the others' work.
+  constexpr int kInFlight = 32;
+  tbb::parallel_for(
+      tbb::blocked_range<std::size_t>(0, rays.size(), 1024),
+      [&](const tbb::blocked_range<std::size_t>& range) {
+        const std::span<const Ray> part =
+            rays.subspan(range.begin(), range.size());
+        Hit* hits = out.data() + range.begin();
+        top_.traverse_interleaved<kInFlight>(
+            part,
+            [&](std::size_t i, std::uint32_t entry, float& tmax) {
+              return closest_leaf(entry, part[i], options, tmax, hits[i]);
+            },
+            [&](std::uint32_t first, std::uint32_t count) {
+              // Every cache line of the leaf's run of copies.
+              const auto begin = reinterpret_cast<std::uintptr_t>(&leaf_[first]);
+              const auto end = reinterpret_cast<std::uintptr_t>(&leaf_[first + count]);
+              for (std::uintptr_t p = begin & ~std::uintptr_t{63}; p < end; p += 64) {
+                wide_detail::prefetch(reinterpret_cast<const void*>(p));
+              }
+            });
+      });
   return out;
 }
 

@@ -193,6 +193,35 @@ TEST_CASE("batch queries equal single queries, in both modes") {
   }
 }
 
+TEST_CASE("batch queries of every size, with masks and t ranges, equal single queries") {
+  // Batches run 32 rays in flight per task: sizes around that and around a
+  // task's 1024 rays exercise lanes that start late and finish early.
+  Scene scene = tools::make_mesh_scene(1500, 63);
+  for (std::size_t i = 0; i < scene.objects.size(); ++i) {
+    scene.objects[i].mask = 1u << (i % 3);
+  }
+  const Picker picker(scene);
+  std::vector<Ray> rays = test::random_scene_rays(scene, 2100, 64, kMix);
+  for (std::size_t i = 0; i < rays.size(); ++i) {
+    // Some rays start further along or stop short.
+    if (i % 5 == 1) rays[i].tmin = 0.5f;
+    if (i % 7 == 2) rays[i].tmax = 3.0f;
+  }
+  const QueryOptions options{PickMode::kObb, 0b101};
+  for (std::size_t n : {0u, 1u, 31u, 32u, 33u, 1023u, 1025u, 2100u}) {
+    CAPTURE(n);
+    const std::span<const Ray> part = std::span<const Ray>(rays).first(n);
+    const std::vector<Hit> batch = picker.intersect_batch(part, options);
+    REQUIRE(batch.size() == n);
+    for (std::size_t i = 0; i < n; ++i) {
+      const Hit single = picker.intersect(part[i], options);
+      REQUIRE(batch[i].object == single.object);
+      REQUIRE(batch[i].t == single.t);
+      if (single.hit()) REQUIRE((scene.objects[single.object].mask & 0b101u) != 0u);
+    }
+  }
+}
+
 TEST_CASE("concurrent queries from several threads give the single-thread answers") {
   const Scene scene = tools::make_mesh_scene(2000, 71);
   const Picker picker(scene);

@@ -277,6 +277,10 @@ class Picker {
   template <bool kAny>
   Hit leaf_hit(const LeafObb& leaf, const Ray& ray, float tmax,
                PickMode mode) const;
+  // The closest-hit step on top-level entry `entry`: tests its object and
+  // keeps the hit in best (lowering tmax) when closer. Never stops.
+  bool closest_leaf(std::uint32_t entry, const Ray& ray,
+                    const QueryOptions& options, float& tmax, Hit& best) const;
   static bool accepts(const LeafObb& leaf, const QueryOptions& options) {
     return (leaf.mask & options.mask) != 0 &&
            (!options.filter || options.filter(leaf.object));

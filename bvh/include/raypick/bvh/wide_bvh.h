@@ -6,6 +6,9 @@
 #include "raypick/bvh/bvh.h"
 
 #include <bit>
+#include <memory>
+#include <cstddef>
+#include <new>
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -121,6 +124,18 @@ class WideBvh {
   template <class Leaf>
   TraversalStats traverse(const Ray& ray, Leaf&& leaf) const;
 
+  // traverse() for many rays, K of them in flight: each step advances one
+  // ray by one node or leaf and prefetches what that ray visits next, then
+  // turns to the next ray, so that while one waits for memory the others
+  // work. Each ray visits the same nodes and leaves, in the same order, as
+  // under traverse(). Calls
+  //   bool leaf(std::size_t ray, std::uint32_t entry, float& tmax)
+  //   void prefetch_leaf(std::uint32_t first_entry, std::uint32_t count)
+  // with `ray` an index into `rays`.
+  template <int K, class Leaf, class PrefetchLeaf>
+  void traverse_interleaved(std::span<const Ray> rays, Leaf&& leaf,
+                            PrefetchLeaf&& prefetch_leaf) const;
+
  private:
   Aabb leaf_box(const WideNode& n, int slot, std::span<const Aabb> boxes) const;
 };
@@ -157,35 +172,149 @@ std::size_t WideBvh::refit_entries(std::span<const std::uint32_t> entries,
   return updated;
 }
 
+namespace wide_detail {
+
+// A hint that the cache line at p will be read soon.
+inline void prefetch(const void* p) {
+#if defined(__GNUC__)
+  __builtin_prefetch(p);
+#else
+  (void)p;
+#endif
+}
+
+// A stack entry: a node, or a leaf's run of entries, and where the ray
+// enters its box.
+struct Entry {
+  std::uint32_t index;  // node, or first entry of a leaf
+  std::uint32_t count;  // 0: node; else leaf size
+  float tnear;
+};
+
+// Each node visit pops one entry and pushes at most three (the nearest hit
+// slot is taken next without a push).
+inline constexpr int kStackSize = 3 * kBvhMaxDepth + 8;
+
+// What a node test needs of a ray, computed once per ray.
+struct NodeRay {
+  RayInv inv;
+  int near_row[3], far_row[3];  // rows of the near and far planes per axis
+#if RAYPICK_WIDE_SSE
+  __m128 o[3], i[3], tmin;
+#endif
+  explicit NodeRay(const Ray& ray) : inv(ray) {
+    for (int a = 0; a < 3; ++a) {
+      near_row[a] = inv.neg[a] ? 3 + a : a;
+      far_row[a] = inv.neg[a] ? a : 3 + a;
+    }
+#if RAYPICK_WIDE_SSE
+    for (int a = 0; a < 3; ++a) {
+      o[a] = _mm_set1_ps(inv.org[a]);
+      i[a] = _mm_set1_ps(inv.inv_dir[a]);
+    }
+    tmin = _mm_set1_ps(inv.tmin);
+#endif
+  }
+};
+
+// The slab test of the ray against a node's four slots within
+// [tmin, tmax]: a bit per slot hit, and each slot's entry t in tn.
+inline unsigned test_node(const WideNode& n, const NodeRay& r, float tmax,
+                          float* tn) {
+#if RAYPICK_WIDE_SSE
+  // Scalar line per slot and axis, as in slab_interval():
+  //   tnear = t0 > tnear ? t0 : tnear;  tfar = t1 < tfar ? t1 : tfar;
+  // _mm_max_ps(a, b) and _mm_min_ps(a, b) return b when a is NaN, so a NaN
+  // plane distance leaves the interval unchanged, as there.
+  __m128 t_near = r.tmin, t_far = _mm_set1_ps(tmax);
+  for (int a = 0; a < 3; ++a) {
+    t_near = _mm_max_ps(
+        _mm_mul_ps(_mm_sub_ps(_mm_load_ps(n.bounds[r.near_row[a]]), r.o[a]), r.i[a]),
+        t_near);
+    t_far = _mm_min_ps(
+        _mm_mul_ps(_mm_sub_ps(_mm_load_ps(n.bounds[r.far_row[a]]), r.o[a]), r.i[a]),
+        t_far);
+  }
+  _mm_storeu_ps(tn, t_near);
+  return static_cast<unsigned>(_mm_movemask_ps(_mm_cmple_ps(t_near, t_far)));
+#else
+  unsigned mask = 0;
+  for (int s = 0; s < 4; ++s) {
+    float t_near = r.inv.tmin, t_far = tmax;
+    for (int a = 0; a < 3; ++a) {
+      const float t0 = (n.bounds[r.near_row[a]][s] - r.inv.org[a]) * r.inv.inv_dir[a];
+      const float t1 = (n.bounds[r.far_row[a]][s] - r.inv.org[a]) * r.inv.inv_dir[a];
+      t_near = t0 > t_near ? t0 : t_near;
+      t_far = t1 < t_far ? t1 : t_far;
+    }
+    tn[s] = t_near;
+    if (t_near <= t_far) mask |= 1u << s;
+  }
+  return mask;
+#endif
+}
+
+// Given a node's hit slots (mask != 0): returns the nearest, to be visited
+// next, and pushes the others, farthest deepest. One and two hits, the
+// common cases, need no sort.
+inline Entry order_hits(const WideNode& n, unsigned mask, const float* tn,
+                        Entry* stack, int& top) {
+  const int s0 = std::countr_zero(mask);
+  mask &= mask - 1;
+  const Entry e0{n.child[s0], n.count[s0], tn[s0]};
+  if (mask == 0) return e0;
+  const int s1 = std::countr_zero(mask);
+  mask &= mask - 1;
+  const Entry e1{n.child[s1], n.count[s1], tn[s1]};
+  if (mask == 0) {
+    const bool first = e0.tnear <= e1.tnear;
+    stack[top++] = first ? e1 : e0;
+    return first ? e0 : e1;
+  }
+  Entry hits[4] = {e0, e1};
+  int k = 2;
+  while (mask != 0) {
+    const int sk = std::countr_zero(mask);
+    mask &= mask - 1;
+    hits[k++] = Entry{n.child[sk], n.count[sk], tn[sk]};
+  }
+  // Sort by descending t (ties are the leaf callback's to break).
+  for (int i = 1; i < k; ++i) {
+    const Entry h = hits[i];
+    int j = i;
+    while (j > 0 && hits[j - 1].tnear < h.tnear) {
+      hits[j] = hits[j - 1];
+      --j;
+    }
+    hits[j] = h;
+  }
+  for (int j = 0; j + 1 < k; ++j) stack[top++] = hits[j];
+  return hits[k - 1];
+}
+
+// Pops the next entry that can still hold a hit at t <= tmax into cur;
+// tmax may have dropped since the push, and '<=' keeps ties reachable.
+// False when the stack is exhausted.
+inline bool pop(Entry* stack, int& top, float tmax, Entry& cur) {
+  while (top > 0) {
+    cur = stack[--top];
+    if (cur.tnear <= tmax) return true;
+  }
+  return false;
+}
+
+}  // namespace wide_detail
+
 template <class Leaf>
 TraversalStats WideBvh::traverse(const Ray& ray, Leaf&& leaf) const {
+  using namespace wide_detail;
   TraversalStats st;
   if (nodes.empty()) return st;
-  const RayInv inv(ray);
-  float tmax = inv.tmax;
-  // Rows of the near and far planes per axis, by the ray's octant.
-  int near_row[3], far_row[3];
-  for (int a = 0; a < 3; ++a) {
-    near_row[a] = inv.neg[a] ? 3 + a : a;
-    far_row[a] = inv.neg[a] ? a : 3 + a;
-  }
-  struct Entry {
-    std::uint32_t index;  // node, or first entry of a leaf
-    std::uint32_t count;  // 0: node; else leaf size
-    float tnear;
-  };
-  // Each node visit pops one entry and pushes at most three (the nearest
-  // hit slot is taken next without a push).
-  Entry stack[3 * kBvhMaxDepth + 8];
+  const NodeRay r(ray);
+  float tmax = r.inv.tmax;
+  Entry stack[kStackSize];
   int top = 0;
-  Entry cur{0, 0, inv.tmin};
-#if RAYPICK_WIDE_SSE
-  const __m128 ox = _mm_set1_ps(inv.org.x), oy = _mm_set1_ps(inv.org.y),
-               oz = _mm_set1_ps(inv.org.z);
-  const __m128 ix = _mm_set1_ps(inv.inv_dir.x), iy = _mm_set1_ps(inv.inv_dir.y),
-               iz = _mm_set1_ps(inv.inv_dir.z);
-  const __m128 tmin4 = _mm_set1_ps(inv.tmin);
-#endif
+  Entry cur{0, 0, r.inv.tmin};
   for (;;) {
     if (cur.count != 0) {
       ++st.leaves_visited;
@@ -197,82 +326,89 @@ TraversalStats WideBvh::traverse(const Ray& ray, Leaf&& leaf) const {
       const WideNode& n = nodes[cur.index];
       ++st.nodes_visited;
       alignas(16) float tn[4];
-      unsigned mask = 0;
-#if RAYPICK_WIDE_SSE
-      // Scalar line per slot and axis, as in slab_interval():
-      //   tnear = t0 > tnear ? t0 : tnear;  tfar = t1 < tfar ? t1 : tfar;
-      // _mm_max_ps(a, b) and _mm_min_ps(a, b) return b when a is NaN, so a
-      // NaN plane distance leaves the interval unchanged, as there.
-      __m128 t_near = tmin4, t_far = _mm_set1_ps(tmax);
-      t_near = _mm_max_ps(_mm_mul_ps(_mm_sub_ps(_mm_load_ps(n.bounds[near_row[0]]), ox), ix), t_near);
-      t_far = _mm_min_ps(_mm_mul_ps(_mm_sub_ps(_mm_load_ps(n.bounds[far_row[0]]), ox), ix), t_far);
-      t_near = _mm_max_ps(_mm_mul_ps(_mm_sub_ps(_mm_load_ps(n.bounds[near_row[1]]), oy), iy), t_near);
-      t_far = _mm_min_ps(_mm_mul_ps(_mm_sub_ps(_mm_load_ps(n.bounds[far_row[1]]), oy), iy), t_far);
-      t_near = _mm_max_ps(_mm_mul_ps(_mm_sub_ps(_mm_load_ps(n.bounds[near_row[2]]), oz), iz), t_near);
-      t_far = _mm_min_ps(_mm_mul_ps(_mm_sub_ps(_mm_load_ps(n.bounds[far_row[2]]), oz), iz), t_far);
-      mask = static_cast<unsigned>(_mm_movemask_ps(_mm_cmple_ps(t_near, t_far)));
-      _mm_store_ps(tn, t_near);
-#else
-      for (int s = 0; s < 4; ++s) {
-        float t_near = inv.tmin, t_far = tmax;
-        for (int a = 0; a < 3; ++a) {
-          const float t0 = (n.bounds[near_row[a]][s] - inv.org[a]) * inv.inv_dir[a];
-          const float t1 = (n.bounds[far_row[a]][s] - inv.org[a]) * inv.inv_dir[a];
-          t_near = t0 > t_near ? t0 : t_near;
-          t_far = t1 < t_far ? t1 : t_far;
-        }
-        tn[s] = t_near;
-        if (t_near <= t_far) mask |= 1u << s;
-      }
-#endif
+      const unsigned mask = test_node(n, r, tmax, tn);
       if (mask != 0) {
-        // The nearest hit slot is visited next; the others wait on the
-        // stack, farthest deepest. One and two hits, the common cases,
-        // need no sort.
-        const int s0 = std::countr_zero(mask);
-        mask &= mask - 1;
-        const Entry e0{n.child[s0], n.count[s0], tn[s0]};
-        if (mask == 0) {
-          cur = e0;
-          continue;
-        }
-        const int s1 = std::countr_zero(mask);
-        mask &= mask - 1;
-        const Entry e1{n.child[s1], n.count[s1], tn[s1]};
-        if (mask == 0) {
-          const bool first = e0.tnear <= e1.tnear;
-          stack[top++] = first ? e1 : e0;
-          cur = first ? e0 : e1;
-          continue;
-        }
-        Entry hits[4] = {e0, e1};
-        int k = 2;
-        while (mask != 0) {
-          const int sk = std::countr_zero(mask);
-          mask &= mask - 1;
-          hits[k++] = Entry{n.child[sk], n.count[sk], tn[sk]};
-        }
-        // Sort by descending t (ties are the leaf callback's to break).
-        for (int i = 1; i < k; ++i) {
-          const Entry h = hits[i];
-          int j = i;
-          while (j > 0 && hits[j - 1].tnear < h.tnear) {
-            hits[j] = hits[j - 1];
-            --j;
-          }
-          hits[j] = h;
-        }
-        for (int j = 0; j + 1 < k; ++j) stack[top++] = hits[j];
-        cur = hits[k - 1];
+        cur = order_hits(n, mask, tn, stack, top);
         continue;
       }
     }
-    // Pop the next entry that can still hold a hit at t <= tmax; tmax may
-    // have dropped since the push, and '<=' keeps ties reachable.
-    for (;;) {
-      if (top == 0) return st;
-      cur = stack[--top];
-      if (cur.tnear <= tmax) break;
+    if (!pop(stack, top, tmax, cur)) return st;
+  }
+}
+
+template <int K, class Leaf, class PrefetchLeaf>
+void WideBvh::traverse_interleaved(std::span<const Ray> rays, Leaf&& leaf,
+                                   PrefetchLeaf&& prefetch_leaf) const {
+  using namespace wide_detail;
+  if (nodes.empty() || rays.empty()) return;
+  struct Lane {
+    NodeRay r;
+    float tmax;
+    Entry cur;
+    int top;
+    std::size_t ray;
+    Entry* stack;
+  };
+  // Raw storage: NodeRay has no default constructor. The stacks are left
+  // uninitialized: only what is pushed is read.
+  alignas(Lane) unsigned char storage[K * sizeof(Lane)];
+  Lane* lanes = reinterpret_cast<Lane*>(storage);
+  // On the heap: K stacks could overflow a small thread stack.
+  const auto stacks = std::make_unique_for_overwrite<Entry[]>(K * kStackSize);
+  bool active[K];
+  std::size_t next = 0;
+  int running = 0;
+  auto start = [&](int k) {
+    const NodeRay r(rays[next]);
+    new (&lanes[k]) Lane{r, r.inv.tmax, Entry{0, 0, r.inv.tmin}, 0, next, &stacks[k * kStackSize]};
+    ++next;
+  };
+  for (int k = 0; k < K; ++k) {
+    active[k] = next < rays.size();
+    if (active[k]) {
+      start(k);
+      ++running;
+    }
+  }
+  while (running > 0) {
+    for (int k = 0; k < K; ++k) {
+      if (!active[k]) continue;
+      Lane& l = lanes[k];
+      bool more = true;
+      bool stop = false;
+      if (l.cur.count != 0) {
+        for (std::uint32_t i = 0; i < l.cur.count && !stop; ++i) {
+          stop = leaf(l.ray, l.cur.index + i, l.tmax);
+        }
+        more = !stop && pop(l.stack, l.top, l.tmax, l.cur);
+      } else {
+        const WideNode& n = nodes[l.cur.index];
+        alignas(16) float tn[4];
+        const unsigned mask = test_node(n, l.r, l.tmax, tn);
+        if (mask != 0) {
+          l.cur = order_hits(n, mask, tn, l.stack, l.top);
+        } else {
+          more = pop(l.stack, l.top, l.tmax, l.cur);
+        }
+      }
+      if (!more) {
+        // This ray is done: the lane takes the next one.
+        if (next < rays.size()) {
+          start(k);
+        } else {
+          active[k] = false;
+          --running;
+          continue;
+        }
+      }
+      // Ask for what this lane reads next; the other lanes run meanwhile.
+      if (l.cur.count != 0) {
+        prefetch_leaf(l.cur.index, l.cur.count);
+      } else {
+        const char* p = reinterpret_cast<const char*>(&nodes[l.cur.index]);
+        prefetch(p);
+        prefetch(p + 64);
+      }
     }
   }
 }
