@@ -4,9 +4,14 @@
 
 #include <tbb/task_group.h>
 
+#if defined(__SSE2__) || defined(_M_X64)
+#include <xmmintrin.h>
+#endif
+
 #include <algorithm>
 #include <atomic>
 #include <bit>
+#include <new>
 #include <numeric>
 
 namespace raypick {
@@ -16,17 +21,90 @@ int ceil_log2(std::size_t n) {
   return n <= 1 ? 0 : static_cast<int>(std::bit_width(n - 1));
 }
 
+// Four floats: one SSE register where SSE2 is there (every x86-64), four
+// scalars elsewhere, with the same IEEE results either way.
+struct V4 {
+#if defined(__SSE2__) || defined(_M_X64)
+  __m128 v;
+  static V4 load(const float* p) { return {_mm_loadu_ps(p)}; }
+  static V4 splat(float x) { return {_mm_set1_ps(x)}; }
+  friend V4 min(V4 a, V4 b) { return {_mm_min_ps(a.v, b.v)}; }
+  friend V4 max(V4 a, V4 b) { return {_mm_max_ps(a.v, b.v)}; }
+  friend V4 operator-(V4 a, V4 b) { return {_mm_sub_ps(a.v, b.v)}; }
+  friend V4 operator*(V4 a, V4 b) { return {_mm_mul_ps(a.v, b.v)}; }
+  void store(float* p) const { _mm_storeu_ps(p, v); }
+#else
+  float v[4];
+  static V4 load(const float* p) { return {{p[0], p[1], p[2], p[3]}}; }
+  static V4 splat(float x) { return {{x, x, x, x}}; }
+  template <class F>
+  static V4 map(V4 a, V4 b, F f) {
+    return {{f(a.v[0], b.v[0]), f(a.v[1], b.v[1]), f(a.v[2], b.v[2]), f(a.v[3], b.v[3])}};
+  }
+  // As _mm_min_ps / _mm_max_ps: the second operand when either is NaN.
+  friend V4 min(V4 a, V4 b) { return map(a, b, [](float x, float y) { return x < y ? x : y; }); }
+  friend V4 max(V4 a, V4 b) { return map(a, b, [](float x, float y) { return x > y ? x : y; }); }
+  friend V4 operator-(V4 a, V4 b) { return map(a, b, [](float x, float y) { return x - y; }); }
+  friend V4 operator*(V4 a, V4 b) { return map(a, b, [](float x, float y) { return x * y; }); }
+  void store(float* p) const { for (int k = 0; k < 4; ++k) p[k] = v[k]; }
+#endif
+};
+
+// A primitive as the builder moves it: its box, its center and its id in
+// one 48-byte record, so that every pass over a range reads memory front
+// to back instead of through an id array.
+struct alignas(16) PrimRef {
+  float lo[3];
+  std::uint32_t id;
+  float hi[4];
+  float center[4];
+};
+static_assert(sizeof(PrimRef) == 48);
+
+// An open box and centroid box, as four-float rows (the fourth lane is
+// ignored).
+struct Bounds4 {
+  V4 lo = V4::splat(kInfinity), hi = V4::splat(-kInfinity);
+  V4 clo = V4::splat(kInfinity), chi = V4::splat(-kInfinity);
+
+  void add(const PrimRef& r) {
+    const V4 c = V4::load(r.center);
+    lo = min(lo, V4::load(r.lo));
+    hi = max(hi, V4::load(r.hi));
+    clo = min(clo, c);
+    chi = max(chi, c);
+  }
+  void add(const Bounds4& b) {
+    lo = min(lo, b.lo);
+    hi = max(hi, b.hi);
+    clo = min(clo, b.clo);
+    chi = max(chi, b.chi);
+  }
+  Aabb box() const { return to_aabb(lo, hi); }
+  Aabb centroids() const { return to_aabb(clo, chi); }
+  static Aabb to_aabb(V4 a, V4 b) {
+    float x[4], y[4];
+    a.store(x);
+    b.store(y);
+    // min > max on some axis: the empty box, in Aabb's own form.
+    const Aabb out{{x[0], x[1], x[2]}, {y[0], y[1], y[2]}};
+    return out.empty() ? Aabb{} : out;
+  }
+};
+
 struct Bin {
-  Aabb bounds;
+  Bounds4 bounds;
   std::uint32_t count = 0;
 };
 
-// A range of primitives to turn into the subtree at `node`.
+// A range of primitives to turn into the subtree at `node`, with their box
+// and centroid box (known from the parent's split).
 struct Task {
   std::uint32_t node;
   std::uint32_t begin;
   std::uint32_t end;
   int depth;
+  Bounds4 bounds;
 };
 
 // Subtrees at least this large are built as parallel TBB tasks.
@@ -43,29 +121,38 @@ class Builder {
     const std::size_t n = boxes_.size();
     if (n == 0) return bvh;
     RAYPICK_ASSERT(n < (std::size_t{1} << 31), "too many primitives");
-    bvh.prim_ids.resize(n);
-    std::iota(bvh.prim_ids.begin(), bvh.prim_ids.end(), 0u);
-    ids_ = bvh.prim_ids.data();
+    refs_.resize(n);
+    Task root{0, 0, static_cast<std::uint32_t>(n), 0, {}};
+    for (std::uint32_t i = 0; i < n; ++i) {
+      PrimRef& r = refs_[i];
+      for (int a = 0; a < 3; ++a) {
+        r.lo[a] = boxes_[i].min[a];
+        r.hi[a] = boxes_[i].max[a];
+        r.center[a] = centers_[i][a];
+      }
+      r.id = i;
+      r.hi[3] = r.center[3] = 0.0f;
+      root.bounds.add(r);
+    }
     // A binary tree over n leaves of >= 1 primitive has at most 2n - 1
     // nodes: allocate them all and hand out pairs with an atomic counter,
     // so parallel subtrees never move the array.
     bvh.nodes.resize(2 * n - 1);
     nodes_ = bvh.nodes.data();
     next_ = 1;
-    build({0, 0, static_cast<std::uint32_t>(n), 0});
+    build(root);
     bvh.nodes.resize(next_.load());
     bvh.nodes.shrink_to_fit();
+    bvh.prim_ids.resize(n);
+    for (std::size_t i = 0; i < n; ++i) bvh.prim_ids[i] = refs_[i].id;
     return bvh;
   }
 
  private:
   void build(Task task) {
     for (;;) {
-      std::uint32_t mid = 0;
-      if (!split(task, mid)) return;  // a leaf
-      const std::uint32_t left = nodes_[task.node].index;
-      const Task l{left, task.begin, mid, task.depth + 1};
-      const Task r{left + 1, mid, task.end, task.depth + 1};
+      Task l, r;
+      if (!split(task, l, r)) return;  // a leaf
       if (task.end - task.begin >= kParallelGrain) {
         tbb::task_group group;
         group.run([this, l] { build(l); });
@@ -79,24 +166,21 @@ class Builder {
   }
 
   // Makes task.node a leaf (returns false) or an inner node whose children
-  // are allocated and whose primitives [begin, mid) go left (returns true).
-  bool split(const Task& task, std::uint32_t& mid) {
-    Aabb bounds, centroid_bounds;
-    for (std::uint32_t i = task.begin; i < task.end; ++i) {
-      bounds.extend(boxes_[ids_[i]]);
-      centroid_bounds.extend(centers_[ids_[i]]);
-    }
+  // are allocated and described by l and r (returns true).
+  bool split(const Task& task, Task& l, Task& r) {
+    const Aabb bounds = task.bounds.box();
+    const Aabb centroid_bounds = task.bounds.centroids();
     BvhNode& node = nodes_[task.node];
     node.bounds = bounds;
     const std::uint32_t count = task.end - task.begin;
     const float leaf_cost = config_.intersection_cost * count;
 
-    mid = 0;
+    std::uint32_t mid = 0;
     const bool sah_allowed =
         task.depth + 1 + ceil_log2(count) <= kBvhMaxDepth;
     if (sah_allowed) {
       float best_cost = 0.0f;
-      mid = sah_split(task, bounds, centroid_bounds, best_cost);
+      mid = sah_split(task, bounds, centroid_bounds, best_cost, l.bounds, r.bounds);
       if (mid != 0 && count <= config_.max_leaf_size &&
           best_cost >= leaf_cost) {
         mid = 0;  // testing all primitives is no dearer than splitting
@@ -109,20 +193,40 @@ class Builder {
         return false;
       }
       mid = median_split(task, centroid_bounds);
+      l.bounds = r.bounds = Bounds4{};
+      for (std::uint32_t i = task.begin; i < mid; ++i) l.bounds.add(refs_[i]);
+      for (std::uint32_t i = mid; i < task.end; ++i) r.bounds.add(refs_[i]);
     }
     node.index = next_.fetch_add(2);
     node.count = 0;
+    l.node = node.index;
+    l.begin = task.begin;
+    l.end = mid;
+    l.depth = task.depth + 1;
+    r.node = node.index + 1;
+    r.begin = mid;
+    r.end = task.end;
+    r.depth = task.depth + 1;
     return true;
   }
 
+  // The bin of each axis for a center: floor((c - lo) * scale) clamped to
+  // [0, nbins - 1]; the same arithmetic for binning and partitioning.
+  static void bins_of(const float* center, V4 lo, V4 scale, V4 last,
+                      float* out) {
+    const V4 f = min(max((V4::load(center) - lo) * scale, V4::splat(0.0f)), last);
+    f.store(out);
+  }
+
   // Binned SAH over all three axes in one pass over the primitives. Returns
-  // the partition point of the best split (and its cost), or 0 when no bin
-  // boundary separates the centers.
+  // the partition point of the best split (and its cost, and the two
+  // sides' bounds, which the bins hold), or 0 when no bin boundary
+  // separates the centers.
   std::uint32_t sah_split(const Task& task, const Aabb& bounds,
-                          const Aabb& centroid_bounds, float& best_cost) {
+                          const Aabb& centroid_bounds, float& best_cost,
+                          Bounds4& left, Bounds4& right) {
     const std::uint32_t nbins = std::clamp(config_.bins, 2u, 64u);
-    Bin bins[3][64];
-    glm::vec3 scale{0.0f};
+    float scale[4] = {0.0f, 0.0f, 0.0f, 0.0f};
     bool any = false;
     for (int axis = 0; axis < 3; ++axis) {
       const float extent = centroid_bounds.max[axis] - centroid_bounds.min[axis];
@@ -133,14 +237,24 @@ class Builder {
     }
     best_cost = kInfinity;
     if (!any) return 0;
-    const glm::vec3 lo = centroid_bounds.min;
+    const float lo_f[4] = {centroid_bounds.min.x, centroid_bounds.min.y,
+                           centroid_bounds.min.z, 0.0f};
+    const V4 lo = V4::load(lo_f), sc = V4::load(scale);
+    const V4 last = V4::splat(static_cast<float>(nbins - 1));
+    // Only the bins in use are cleared: most calls are on small ranges,
+    // where clearing all 3 x 64 would cost more than the binning.
+    alignas(Bin) unsigned char storage[3 * 64 * sizeof(Bin)];
+    auto* bins = reinterpret_cast<Bin(*)[64]>(storage);
+    for (int axis = 0; axis < 3; ++axis) {
+      for (std::uint32_t b = 0; b < nbins; ++b) new (&bins[axis][b]) Bin{};
+    }
     for (std::uint32_t i = task.begin; i < task.end; ++i) {
-      const std::uint32_t id = ids_[i];
-      const Aabb& box = boxes_[id];
-      const glm::vec3& c = centers_[id];
+      const PrimRef& r = refs_[i];
+      float f[4];
+      bins_of(r.center, lo, sc, last, f);
       for (int axis = 0; axis < 3; ++axis) {
-        Bin& b = bins[axis][bin_of(c[axis], lo[axis], scale[axis], nbins)];
-        b.bounds.extend(box);
+        Bin& b = bins[axis][static_cast<std::uint32_t>(f[axis])];
+        b.bounds.add(r);
         ++b.count;
       }
     }
@@ -153,25 +267,25 @@ class Builder {
       if (scale[axis] == 0.0f) continue;
       // Sweep from the right, then from the left, evaluating each of the
       // nbins - 1 planes between bins.
-      Aabb acc;
+      Bounds4 acc;
       std::uint32_t n_right = 0;
       for (std::uint32_t b = nbins - 1; b > 0; --b) {
-        acc.extend(bins[axis][b].bounds);
+        acc.add(bins[axis][b].bounds);
         n_right += bins[axis][b].count;
-        right_area[b] = acc.half_area();
+        right_area[b] = acc.box().half_area();
         right_count[b] = n_right;
       }
-      acc = Aabb{};
+      acc = Bounds4{};
       std::uint32_t left_count = 0;
       for (std::uint32_t b = 0; b + 1 < nbins; ++b) {
-        acc.extend(bins[axis][b].bounds);
+        acc.add(bins[axis][b].bounds);
         left_count += bins[axis][b].count;
         const std::uint32_t n_r = right_count[b + 1];
         if (left_count == 0 || n_r == 0) continue;
         const float cost =
             config_.traversal_cost +
             config_.intersection_cost * inv_area *
-                (acc.half_area() * static_cast<float>(left_count) +
+                (acc.box().half_area() * static_cast<float>(left_count) +
                  right_area[b + 1] * static_cast<float>(n_r));
         if (cost < best_cost) {
           best_cost = cost;
@@ -181,44 +295,42 @@ class Builder {
       }
     }
     if (best_axis < 0) return 0;
-    std::uint32_t* first = ids_ + task.begin;
-    std::uint32_t* last = ids_ + task.end;
-    std::uint32_t* middle =
-        std::partition(first, last, [&](std::uint32_t id) {
-          return bin_of(centers_[id][best_axis], lo[best_axis],
-                        scale[best_axis], nbins) <= best_bin;
-        });
-    return static_cast<std::uint32_t>(middle - ids_);
+    left = right = Bounds4{};
+    for (std::uint32_t b = 0; b < nbins; ++b) {
+      (b <= best_bin ? left : right).add(bins[best_axis][b].bounds);
+    }
+    PrimRef* first = refs_.data() + task.begin;
+    PrimRef* last_ref = refs_.data() + task.end;
+    PrimRef* middle = std::partition(first, last_ref, [&](const PrimRef& r) {
+      float f[4];
+      bins_of(r.center, lo, sc, last, f);
+      return static_cast<std::uint32_t>(f[best_axis]) <= best_bin;
+    });
+    return static_cast<std::uint32_t>(middle - refs_.data());
   }
 
-  // Splits at the median primitive along the widest centroid axis (by
-  // index when all centers coincide). Always leaves two non-empty halves.
+  // Splits at the median primitive along the widest centroid axis (by id
+  // when centers coincide). Always leaves two non-empty halves.
   std::uint32_t median_split(const Task& task, const Aabb& centroid_bounds) {
     const glm::vec3 extent = centroid_bounds.max - centroid_bounds.min;
     int axis = 0;
     if (extent.y > extent[axis]) axis = 1;
     if (extent.z > extent[axis]) axis = 2;
     const std::uint32_t mid = task.begin + (task.end - task.begin) / 2;
-    std::nth_element(ids_ + task.begin, ids_ + mid, ids_ + task.end,
-                     [&](std::uint32_t a, std::uint32_t b) {
-                       const float ca = centers_[a][axis];
-                       const float cb = centers_[b][axis];
-                       return ca != cb ? ca < cb : a < b;
+    std::nth_element(refs_.data() + task.begin, refs_.data() + mid,
+                     refs_.data() + task.end,
+                     [&](const PrimRef& a, const PrimRef& b) {
+                       const float ca = a.center[axis];
+                       const float cb = b.center[axis];
+                       return ca != cb ? ca < cb : a.id < b.id;
                      });
     return mid;
-  }
-
-  static std::uint32_t bin_of(float c, float lo, float scale,
-                              std::uint32_t nbins) {
-    const float f = (c - lo) * scale;
-    const auto b = f > 0.0f ? static_cast<std::uint32_t>(f) : 0u;
-    return std::min(b, nbins - 1);
   }
 
   std::span<const Aabb> boxes_;
   std::span<const glm::vec3> centers_;
   BvhConfig config_;
-  std::uint32_t* ids_ = nullptr;
+  std::vector<PrimRef> refs_;
   BvhNode* nodes_ = nullptr;
   std::atomic<std::uint32_t> next_{0};
 };
