@@ -431,8 +431,14 @@ std::vector<Hit> Picker::intersect_batch(std::span<const Ray> rays,
     RAYPICK_ASSERT(is_valid(ray), "ray must be finite with non-zero direction");
   }
   std::vector<Hit> out(rays.size());
-  // Each task runs its rays interleaved, several in flight, so that one
-  // ray's cache misses overlap the others' work.
+  // A top level much larger than the caches makes every node a cache miss:
+  // each task then runs its rays interleaved, several in flight, so that
+  // one ray's misses overlap the others' work. A tree in cache gains
+  // nothing from that and coherent rays lose (their branches no longer
+  // repeat), so smaller trees take the rays one at a time.
+  const std::size_t top_bytes =
+      top_.nodes.size() * sizeof(WideNode) + leaf_.size() * sizeof(LeafObb);
+  const bool interleave = top_bytes >= config_.batch_interleave_bytes;
   constexpr int kInFlight = 32;
   tbb::parallel_for(
       tbb::blocked_range<std::size_t>(0, rays.size(), 1024),
@@ -440,6 +446,14 @@ std::vector<Hit> Picker::intersect_batch(std::span<const Ray> rays,
         const std::span<const Ray> part =
             rays.subspan(range.begin(), range.size());
         Hit* hits = out.data() + range.begin();
+        if (!interleave) {
+          for (std::size_t i = 0; i < part.size(); ++i) {
+            top_.traverse(part[i], [&](std::uint32_t entry, float& tmax) {
+              return closest_leaf(entry, part[i], options, tmax, hits[i]);
+            });
+          }
+          return;
+        }
         top_.traverse_interleaved<kInFlight>(
             part,
             [&](std::size_t i, std::uint32_t entry, float& tmax) {

@@ -171,25 +171,30 @@ TEST_CASE("scattering objects far from where they were built triggers a rebuild"
   CHECK(forced.sah_cost > 1.5 * forced.sah_cost_built);
 }
 
-TEST_CASE("batch queries equal single queries, in both modes") {
+TEST_CASE("batch queries equal single queries, in both modes, interleaved or not") {
   const Scene scene = tools::make_mesh_scene(3000, 61);
-  const Picker picker(scene);
   const std::vector<Ray> rays = test::random_scene_rays(scene, 20000, 62, kMix);
-  for (PickMode mode : {PickMode::kObb, PickMode::kMesh}) {
-    QueryOptions opt;
-    opt.mode = mode;
-    opt.filter = [](std::uint32_t id) { return id != 7; };
-    const std::vector<Hit> batch = picker.intersect_batch(rays, opt);
-    REQUIRE(batch.size() == rays.size());
-    std::size_t hits = 0;
-    for (std::size_t i = 0; i < rays.size(); ++i) {
-      const Hit single = picker.intersect(rays[i], opt);
-      REQUIRE(batch[i].object == single.object);
-      REQUIRE(batch[i].t == single.t);
-      REQUIRE(batch[i].triangle == single.triangle);
-      hits += single.hit();
+  for (const bool interleave : {false, true}) {
+    CAPTURE(interleave);
+    PickerConfig config;
+    config.batch_interleave_bytes = interleave ? 0 : SIZE_MAX;
+    const Picker picker(scene, config);
+    for (PickMode mode : {PickMode::kObb, PickMode::kMesh}) {
+      QueryOptions opt;
+      opt.mode = mode;
+      opt.filter = [](std::uint32_t id) { return id != 7; };
+      const std::vector<Hit> batch = picker.intersect_batch(rays, opt);
+      REQUIRE(batch.size() == rays.size());
+      std::size_t hits = 0;
+      for (std::size_t i = 0; i < rays.size(); ++i) {
+        const Hit single = picker.intersect(rays[i], opt);
+        REQUIRE(batch[i].object == single.object);
+        REQUIRE(batch[i].t == single.t);
+        REQUIRE(batch[i].triangle == single.triangle);
+        hits += single.hit();
+      }
+      CHECK(hits > rays.size() / 10);
     }
-    CHECK(hits > rays.size() / 10);
   }
 }
 
@@ -200,7 +205,9 @@ TEST_CASE("batch queries of every size, with masks and t ranges, equal single qu
   for (std::size_t i = 0; i < scene.objects.size(); ++i) {
     scene.objects[i].mask = 1u << (i % 3);
   }
-  const Picker picker(scene);
+  PickerConfig interleaved;
+  interleaved.batch_interleave_bytes = 0;  // this small scene too
+  const Picker picker(scene, interleaved);
   std::vector<Ray> rays = test::random_scene_rays(scene, 2100, 64, kMix);
   for (std::size_t i = 0; i < rays.size(); ++i) {
     // Some rays start further along or stop short.
