@@ -131,7 +131,7 @@ Picker::LeafObb Picker::make_leaf(std::uint32_t id, const ObjectRec& o,
                                   const Obb& obb) {
   LeafObb l;
   l.to_local = glm::mat4x3(obb.to_local);
-  l.local = obb.invertible ? obb.local : Aabb{};
+  l.mesh = obb.invertible ? o.mesh : kInvalidId;
   l.object = id;
   l.mask = o.mask;
   return l;
@@ -175,7 +175,7 @@ void Picker::recompute_sah_sum() {
   if (top_.empty()) return;
   sah_sum_ = double(config_.top.traversal_cost) * top_.bounds().half_area();
   for (const WideNode& n : top_.nodes) {
-    for (int k = 0; k < 4; ++k) {
+    for (int k = 0; k < WideNode::kWidth; ++k) {
       const double area = n.slot_box(k).half_area();
       if (n.is_leaf(k)) {
         sah_sum_ += double(config_.top.intersection_cost) * n.count[k] * area;
@@ -219,8 +219,8 @@ void Picker::rebuild() {
     prim_boxes_[e] = boxes[prim];
     leaf_[e] = leaves[prim];
     objects_[leaves[prim].object].prim = e;
-    top_.prim_ids[e] = e;
   }
+  top_.prim_ids = {};  // the identity from here on
   prim_boxes_.shrink_to_fit();
   leaf_.shrink_to_fit();
   moved_.assign(n, 0);
@@ -236,7 +236,7 @@ void Picker::update_entry(std::uint32_t e, std::uint32_t id) {
   LeafObb& l = leaf_[e];
   const Aabb& local = meshes_[o.mesh].bounds;
   const bool invertible = invert_affine(o.to_world, l.to_local);
-  l.local = invertible ? local : Aabb{};
+  l.mesh = invertible ? o.mesh : kInvalidId;
   l.object = id;
   l.mask = o.mask;
   prim_boxes_[e] = invertible ? pad(transform_aabb(o.to_world, local)) : Aabb{};
@@ -323,7 +323,8 @@ Hit Picker::leaf_hit(const LeafObb& leaf, const Ray& ray, float tmax,
                      PickMode mode) const {
   if (mode == PickMode::kMesh) return mesh_hit<kAny>(leaf, ray, tmax);
   Hit best;
-  const float t = obb_entry(leaf.to_local, leaf.local, ray, tmax);
+  if (leaf.mesh == kInvalidId) return best;  // singular matrix
+  const float t = obb_entry(leaf.to_local, meshes_[leaf.mesh].bounds, ray, tmax);
   if (t != kInfinity) {
     best.object = leaf.object;
     best.t = t;
@@ -336,8 +337,8 @@ Hit Picker::leaf_hit(const LeafObb& leaf, const Ray& ray, float tmax,
 template <bool kAny>
 Hit Picker::mesh_hit(const LeafObb& leaf, const Ray& ray, float tmax) const {
   Hit best;
-  if (leaf.local.empty()) return best;  // singular matrix
-  const MeshAccel& mesh = meshes_[objects_[leaf.object].mesh];
+  if (leaf.mesh == kInvalidId) return best;  // singular matrix
+  const MeshAccel& mesh = meshes_[leaf.mesh];
   RAYPICK_ASSERT(mesh.bvh_built, "mesh mode needs PickerConfig::mesh_mode");
   const std::uint32_t id = leaf.object;
   const Ray local = [&] {

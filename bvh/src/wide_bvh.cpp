@@ -32,8 +32,8 @@ WideBvh WideBvh::collapse(const Bvh& bvh) {
     const Work job = todo.back();
     todo.pop_back();
     // The binary nodes this wide node's slots stand for: start from the
-    // children and keep opening the largest inner one until there are 4.
-    std::uint32_t items[4];
+    // children and keep opening the largest inner one until there are kWidth.
+    std::uint32_t items[WideNode::kWidth];
     int count = 0;
     const BvhNode& b = bvh.nodes[job.binary];
     if (b.is_leaf()) {
@@ -41,7 +41,7 @@ WideBvh WideBvh::collapse(const Bvh& bvh) {
     } else {
       items[count++] = b.index;
       items[count++] = b.index + 1;
-      while (count < 4) {
+      while (count < WideNode::kWidth) {
         int best = -1;
         float best_area = -1.0f;
         for (int i = 0; i < count; ++i) {
@@ -57,7 +57,7 @@ WideBvh WideBvh::collapse(const Bvh& bvh) {
         items[count++] = bvh.nodes[open].index + 1;
       }
     }
-    for (int s = 0; s < 4; ++s) {
+    for (int s = 0; s < WideNode::kWidth; ++s) {
       WideNode& n = w.nodes[job.wide];
       if (s >= count) {
         clear_slot(n, s);
@@ -84,6 +84,10 @@ WideBvh WideBvh::collapse(const Bvh& bvh) {
       }
     }
   }
+  // The reserve above is an upper bound; most trees use far fewer nodes.
+  w.nodes.shrink_to_fit();
+  w.parent.shrink_to_fit();
+  w.parent_slot.shrink_to_fit();
   return w;
 }
 
@@ -91,7 +95,7 @@ Aabb WideBvh::leaf_box(const WideNode& n, int slot,
                        std::span<const Aabb> boxes) const {
   Aabb b;
   for (std::uint32_t e = n.child[slot]; e < n.child[slot] + n.count[slot]; ++e) {
-    b.extend(boxes[prim_ids[e]]);
+    b.extend(boxes[prim_id(e)]);
   }
   return b;
 }
@@ -103,7 +107,7 @@ double WideBvh::refit(std::span<const Aabb> boxes, const BvhConfig& config) {
   // before its parent.
   for (std::size_t i = nodes.size(); i-- > 0;) {
     WideNode& n = nodes[i];
-    for (int s = 0; s < 4; ++s) {
+    for (int s = 0; s < WideNode::kWidth; ++s) {
       if (n.is_leaf(s)) {
         const Aabb b = leaf_box(n, s, boxes);
         n.set_slot_box(s, b);
@@ -122,7 +126,7 @@ BvhStats WideBvh::stats(const BvhConfig& config) const {
   BvhStats s;
   if (nodes.empty()) return s;
   s.nodes = nodes.size();
-  s.primitives = prim_ids.size();
+  s.primitives = entry_count();
   s.min_leaf_size = ~0u;
   const double root_area = std::max(double(nodes[0].box().half_area()), 1e-30);
   std::vector<int> depth(nodes.size(), 0);
@@ -130,7 +134,7 @@ BvhStats WideBvh::stats(const BvhConfig& config) const {
   for (std::size_t i = 0; i < nodes.size(); ++i) {
     const WideNode& n = nodes[i];
     s.max_depth = std::max(s.max_depth, depth[i]);
-    for (int k = 0; k < 4; ++k) {
+    for (int k = 0; k < WideNode::kWidth; ++k) {
       const double rel = n.slot_box(k).half_area() / root_area;
       if (n.is_leaf(k)) {
         ++s.leaves;

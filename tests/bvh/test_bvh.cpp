@@ -204,7 +204,7 @@ TEST_CASE("refit after moving every box keeps closest hits equal to brute force"
   }
 }
 
-// ---- the 4-wide BVH --------------------------------------------------------
+// ---- the wide BVH --------------------------------------------------------
 
 #include "raypick/bvh/wide_bvh.h"
 
@@ -234,7 +234,7 @@ void check_wide(const WideBvh& w, const std::vector<Aabb>& boxes) {
   std::vector<int> seen(boxes.size(), 0);
   for (std::uint32_t i = 0; i < w.nodes.size(); ++i) {
     const WideNode& n = w.nodes[i];
-    for (int s = 0; s < 4; ++s) {
+    for (int s = 0; s < WideNode::kWidth; ++s) {
       Aabb expect;
       if (n.is_leaf(s)) {
         for (std::uint32_t e = n.child[s]; e < n.child[s] + n.count[s]; ++e) {
@@ -257,7 +257,7 @@ void check_wide(const WideBvh& w, const std::vector<Aabb>& boxes) {
 
 }  // namespace
 
-TEST_CASE("the 4-wide BVH keeps every primitive once, with exact boxes, for many sizes") {
+TEST_CASE("the wide BVH keeps every primitive once, with exact boxes, for many sizes") {
   for (std::size_t n : {1, 2, 3, 4, 5, 17, 100, 3000}) {
     CAPTURE(n);
     const auto boxes = random_boxes(n, 300 + n, 20.0f);
@@ -272,7 +272,7 @@ TEST_CASE("the 4-wide BVH keeps every primitive once, with exact boxes, for many
   }
 }
 
-TEST_CASE("4-wide BVH closest hit equals brute force, including zero direction components") {
+TEST_CASE("wide BVH closest hit equals brute force, including zero direction components") {
   for (std::size_t n : {1, 2, 7, 200, 4000}) {
     CAPTURE(n);
     const float spread = 4.0f * std::cbrt(static_cast<float>(n));
@@ -293,7 +293,7 @@ TEST_CASE("4-wide BVH closest hit equals brute force, including zero direction c
   }
 }
 
-TEST_CASE("refitting a few entries of the 4-wide BVH equals a full refit") {
+TEST_CASE("refitting a few entries of the wide BVH equals a full refit") {
   auto boxes = random_boxes(2000, 17, 30.0f);
   WideBvh partial = WideBvh::collapse(build_bvh(boxes, centers_of(boxes)));
   WideBvh full = partial;
@@ -313,9 +313,39 @@ TEST_CASE("refitting a few entries of the 4-wide BVH equals a full refit") {
   CHECK(updated > entries.size());
   CHECK(changes > 0);
   for (std::size_t i = 0; i < full.nodes.size(); ++i) {
-    for (int s = 0; s < 4; ++s) {
+    for (int s = 0; s < WideNode::kWidth; ++s) {
       REQUIRE(partial.nodes[i].slot_box(s) == full.nodes[i].slot_box(s));
     }
   }
   check_wide(full, boxes);
+}
+
+TEST_CASE("a wide BVH without prim_ids numbers its primitives in entry order") {
+  // The Picker's top level renumbers its primitives so that primitive ==
+  // entry and drops the array; refits and stats must read it that way.
+  const auto boxes = random_boxes(3000, 19, 40.0f);
+  WideBvh with_ids = WideBvh::collapse(build_bvh(boxes, centers_of(boxes)));
+  WideBvh identity = with_ids;
+  std::vector<Aabb> by_entry(boxes.size());
+  for (std::uint32_t e = 0; e < boxes.size(); ++e) {
+    by_entry[e] = boxes[with_ids.prim_ids[e]];
+  }
+  identity.prim_ids.clear();
+  for (WideNode& n : identity.nodes) {
+    for (int s = 0; s < WideNode::kWidth; ++s) n.set_slot_box(s, Aabb{});
+  }
+  const double sah_identity = identity.refit(by_entry);
+  const double sah_ids = with_ids.refit(boxes);
+  CHECK(sah_identity == sah_ids);
+  CHECK(identity.prim_id(7) == 7u);
+  CHECK(identity.stats().primitives == boxes.size());
+  CHECK(identity.stats().sah_cost == doctest::Approx(with_ids.stats().sah_cost));
+  for (std::size_t i = 0; i < identity.nodes.size(); ++i) {
+    for (int s = 0; s < WideNode::kWidth; ++s) {
+      // Cleared slots of unused children stay empty; the rest are rebuilt.
+      if (with_ids.nodes[i].is_leaf(s) || with_ids.nodes[i].is_inner(s)) {
+        REQUIRE(identity.nodes[i].slot_box(s) == with_ids.nodes[i].slot_box(s));
+      }
+    }
+  }
 }

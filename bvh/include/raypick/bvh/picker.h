@@ -266,15 +266,15 @@ class Picker {
   };
   static_assert(sizeof(ObjectRec) == 64);
   // What the top level's leaf test reads, in entry order so a leaf's
-  // objects are adjacent in memory: 80 bytes (mesh mode finds the mesh
-  // through the object).
-  struct LeafObb {
+  // objects are adjacent in memory: one cache line. The local box is the
+  // mesh's bounds, shared by its objects.
+  struct alignas(64) LeafObb {
     glm::mat4x3 to_local;  // inverse matrix, top three rows
-    Aabb local;            // empty when the matrix is singular: never hit
     std::uint32_t object;
     std::uint32_t mask;
+    std::uint32_t mesh;  // kInvalidId when the matrix is singular: never hit
   };
-  static_assert(sizeof(LeafObb) == 80);
+  static_assert(sizeof(LeafObb) == 64);
   Obb make_obb(const ObjectRec& o) const;
   static LeafObb make_leaf(std::uint32_t id, const ObjectRec& o, const Obb& obb);
   // Recomputes entry e's world box and leaf copy from its object.

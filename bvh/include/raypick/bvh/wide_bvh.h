@@ -1,5 +1,5 @@
-// A 4-wide BVH for traversal: the binary SAH tree collapsed so that each
-// node holds the boxes of up to four children, tested together with one SSE
+// An 8-wide BVH for traversal: the binary SAH tree collapsed so that each
+// node holds the boxes of up to eight children, tested together by a SIMD
 // slab test. Built from a binary Bvh; refitted in place.
 #pragma once
 
@@ -18,23 +18,26 @@
 #define RAYPICK_WIDE_SSE 1
 #endif
 
+
 namespace raypick {
 
-// A node, 128 bytes (two cache lines), 64-byte aligned in its array:
-//   bytes   0..95   bounds[6][4]  rows min_x, min_y, min_z, max_x, max_y,
-//                                 max_z, one column per child slot (the
-//                                 structure-of-arrays layout SSE reads)
-//   bytes  96..111  child[4]      inner slot: index of the child node;
-//                                 leaf slot: first entry in prim_ids
-//   bytes 112..127  count[4]      0 for an inner slot, else the number of
-//                                 primitives of the leaf slot
+// A node, 256 bytes (four cache lines), 64-byte aligned in its array:
+//   bytes    0..191  bounds[6][8]  rows min_x, min_y, min_z, max_x, max_y,
+//                                  max_z, one column per child slot (the
+//                                  structure-of-arrays layout SIMD reads)
+//   bytes  192..223  child[8]      inner slot: index of the child node;
+//                                  leaf slot: first entry in prim_ids
+//   bytes  224..255  count[8]      0 for an inner slot, else the number of
+//                                  primitives of the leaf slot
 // An unused slot has count 0, child kInvalidSlot and an empty box
 // (+inf, -inf), which the slab test never hits. Children have larger
 // indices than their parents.
 struct alignas(64) WideNode {
-  float bounds[6][4];
-  std::uint32_t child[4];
-  std::uint32_t count[4];
+  static constexpr int kWidth = 8;  // child slots
+
+  float bounds[6][kWidth];
+  std::uint32_t child[kWidth];
+  std::uint32_t count[kWidth];
 
   static constexpr std::uint32_t kInvalidSlot = 0xFFFFFFFFu;
 
@@ -57,7 +60,8 @@ struct alignas(64) WideNode {
 #if RAYPICK_WIDE_SSE
     float r[6];
     for (int a = 0; a < 6; ++a) {
-      const __m128 v = _mm_load_ps(bounds[a]);
+      const __m128 v = a < 3 ? _mm_min_ps(_mm_load_ps(bounds[a]), _mm_load_ps(bounds[a] + 4))
+                             : _mm_max_ps(_mm_load_ps(bounds[a]), _mm_load_ps(bounds[a] + 4));
       const __m128 h = a < 3 ? _mm_min_ps(v, _mm_movehl_ps(v, v))
                              : _mm_max_ps(v, _mm_movehl_ps(v, v));
       const __m128 g = _mm_shuffle_ps(h, h, 1);
@@ -66,18 +70,20 @@ struct alignas(64) WideNode {
     return Aabb{{r[0], r[1], r[2]}, {r[3], r[4], r[5]}};
 #else
     Aabb b;
-    for (int s = 0; s < 4; ++s) b.extend(slot_box(s));
+    for (int s = 0; s < kWidth; ++s) b.extend(slot_box(s));
     return b;
 #endif
   }
 };
-static_assert(sizeof(WideNode) == 128, "WideNode is documented as 128 bytes");
+static_assert(sizeof(WideNode) == 256, "WideNode is documented as 256 bytes");
 
 class WideBvh {
  public:
   // nodes[0] is the root (when not empty). Leaf slots index `prim_ids`,
   // whose entries are primitive ids; a leaf's primitives are contiguous.
   std::vector<WideNode> nodes;
+  // Empty means the identity (entry e is primitive e), which saves the
+  // array for a caller that numbers its primitives in entry order.
   std::vector<std::uint32_t> prim_ids;
   // For refits: each node's parent node and slot in it (root: itself, 0),
   // and each entry of prim_ids' leaf node and slot.
@@ -87,10 +93,14 @@ class WideBvh {
   std::vector<std::uint8_t> entry_slot;
 
   bool empty() const { return nodes.empty(); }
+  std::size_t entry_count() const { return entry_node.size(); }
+  std::uint32_t prim_id(std::uint32_t entry) const {
+    return prim_ids.empty() ? entry : prim_ids[entry];
+  }
 
   // Collapses `bvh` (its prim_ids order is kept for the entries): each wide
   // node takes a binary node's children and keeps opening its largest inner
-  // child until it has four. O(nodes).
+  // child until it has eight. O(nodes).
   static WideBvh collapse(const Bvh& bvh);
 
   // The box of everything (empty when the tree is).
@@ -119,7 +129,7 @@ class WideBvh {
   // The traversal loop, as Bvh::traverse: visits every leaf slot whose box
   // the ray meets within [ray.tmin, tmax], nearest box first, with
   //   bool leaf(std::uint32_t entry, float& tmax)
-  // called for each entry of the leaf (primitive id: prim_ids[entry]); it
+  // called for each entry of the leaf (primitive id: prim_id(entry)); it
   // may lower tmax and returns true to stop. Box tests are inclusive.
   template <class Leaf>
   TraversalStats traverse(const Ray& ray, Leaf&& leaf) const;
@@ -191,9 +201,9 @@ struct Entry {
   float tnear;
 };
 
-// Each node visit pops one entry and pushes at most three (the nearest hit
-// slot is taken next without a push).
-inline constexpr int kStackSize = 3 * kBvhMaxDepth + 8;
+// Each node visit pops one entry and pushes at most kWidth - 1 (the
+// nearest hit slot is taken next without a push).
+inline constexpr int kStackSize = (WideNode::kWidth - 1) * kBvhMaxDepth + 8;
 
 // What a node test needs of a ray, computed once per ray.
 struct NodeRay {
@@ -217,7 +227,7 @@ struct NodeRay {
   }
 };
 
-// The slab test of the ray against a node's four slots within
+// The slab test of the ray against a node's slots within
 // [tmin, tmax]: a bit per slot hit, and each slot's entry t in tn.
 inline unsigned test_node(const WideNode& n, const NodeRay& r, float tmax,
                           float* tn) {
@@ -226,20 +236,25 @@ inline unsigned test_node(const WideNode& n, const NodeRay& r, float tmax,
   //   tnear = t0 > tnear ? t0 : tnear;  tfar = t1 < tfar ? t1 : tfar;
   // _mm_max_ps(a, b) and _mm_min_ps(a, b) return b when a is NaN, so a NaN
   // plane distance leaves the interval unchanged, as there.
-  __m128 t_near = r.tmin, t_far = _mm_set1_ps(tmax);
-  for (int a = 0; a < 3; ++a) {
-    t_near = _mm_max_ps(
-        _mm_mul_ps(_mm_sub_ps(_mm_load_ps(n.bounds[r.near_row[a]]), r.o[a]), r.i[a]),
-        t_near);
-    t_far = _mm_min_ps(
-        _mm_mul_ps(_mm_sub_ps(_mm_load_ps(n.bounds[r.far_row[a]]), r.o[a]), r.i[a]),
-        t_far);
+  unsigned mask = 0;
+  const __m128 tmax4 = _mm_set1_ps(tmax);
+  for (int h = 0; h < WideNode::kWidth; h += 4) {
+    __m128 t_near = r.tmin, t_far = tmax4;
+    for (int a = 0; a < 3; ++a) {
+      t_near = _mm_max_ps(
+          _mm_mul_ps(_mm_sub_ps(_mm_load_ps(n.bounds[r.near_row[a]] + h), r.o[a]), r.i[a]),
+          t_near);
+      t_far = _mm_min_ps(
+          _mm_mul_ps(_mm_sub_ps(_mm_load_ps(n.bounds[r.far_row[a]] + h), r.o[a]), r.i[a]),
+          t_far);
+    }
+    _mm_storeu_ps(tn + h, t_near);
+    mask |= static_cast<unsigned>(_mm_movemask_ps(_mm_cmple_ps(t_near, t_far))) << h;
   }
-  _mm_storeu_ps(tn, t_near);
-  return static_cast<unsigned>(_mm_movemask_ps(_mm_cmple_ps(t_near, t_far)));
+  return mask;
 #else
   unsigned mask = 0;
-  for (int s = 0; s < 4; ++s) {
+  for (int s = 0; s < WideNode::kWidth; ++s) {
     float t_near = r.inv.tmin, t_far = tmax;
     for (int a = 0; a < 3; ++a) {
       const float t0 = (n.bounds[r.near_row[a]][s] - r.inv.org[a]) * r.inv.inv_dir[a];
@@ -271,7 +286,7 @@ inline Entry order_hits(const WideNode& n, unsigned mask, const float* tn,
     stack[top++] = first ? e1 : e0;
     return first ? e0 : e1;
   }
-  Entry hits[4] = {e0, e1};
+  Entry hits[WideNode::kWidth] = {e0, e1};
   int k = 2;
   while (mask != 0) {
     const int sk = std::countr_zero(mask);
@@ -325,7 +340,7 @@ TraversalStats WideBvh::traverse(const Ray& ray, Leaf&& leaf) const {
     } else {
       const WideNode& n = nodes[cur.index];
       ++st.nodes_visited;
-      alignas(16) float tn[4];
+      alignas(16) float tn[WideNode::kWidth];
       const unsigned mask = test_node(n, r, tmax, tn);
       if (mask != 0) {
         cur = order_hits(n, mask, tn, stack, top);
@@ -383,7 +398,7 @@ void WideBvh::traverse_interleaved(std::span<const Ray> rays, Leaf&& leaf,
         more = !stop && pop(l.stack, l.top, l.tmax, l.cur);
       } else {
         const WideNode& n = nodes[l.cur.index];
-        alignas(16) float tn[4];
+        alignas(16) float tn[WideNode::kWidth];
         const unsigned mask = test_node(n, l.r, l.tmax, tn);
         if (mask != 0) {
           l.cur = order_hits(n, mask, tn, l.stack, l.top);
@@ -406,8 +421,7 @@ void WideBvh::traverse_interleaved(std::span<const Ray> rays, Leaf&& leaf,
         prefetch_leaf(l.cur.index, l.cur.count);
       } else {
         const char* p = reinterpret_cast<const char*>(&nodes[l.cur.index]);
-        prefetch(p);
-        prefetch(p + 64);
+        for (std::size_t b = 0; b < sizeof(WideNode); b += 64) prefetch(p + b);
       }
     }
   }
