@@ -12,6 +12,14 @@
 #include <bit>
 #include <cmath>
 
+// The per-leaf steps of the traversal loops: inlined into them, which the
+// compiler's size heuristics would not always do.
+#if defined(__GNUC__)
+#define RAYPICK_HOT_INLINE [[gnu::always_inline]] inline
+#else
+#define RAYPICK_HOT_INLINE inline
+#endif
+
 namespace raypick {
 namespace {
 
@@ -319,7 +327,7 @@ CommitStats Picker::commit(CommitMode mode) {
 // kAny): the OBB test on the leaf's own copy of the inverse matrix, or the
 // object's triangles.
 template <bool kAny>
-Hit Picker::leaf_hit(const LeafObb& leaf, const Ray& ray, float tmax,
+RAYPICK_HOT_INLINE Hit Picker::leaf_hit(const LeafObb& leaf, const Ray& ray, float tmax,
                      PickMode mode) const {
   if (mode == PickMode::kMesh) return mesh_hit<kAny>(leaf, ray, tmax);
   Hit best;
@@ -364,19 +372,7 @@ Hit Picker::mesh_hit(const LeafObb& leaf, const Ray& ray, float tmax) const {
   return best;
 }
 
-PickResult Picker::intersect_stats(const Ray& ray,
-                                   const QueryOptions& options) const {
-  RAYPICK_ASSERT(is_valid(ray), "ray must be finite with non-zero direction");
-  RAYPICK_ASSERT(!structure_dirty_ && dirty_.empty(),
-                 "commit() the picker before querying it");
-  PickResult r;
-  r.stats = top_.traverse(ray, [&](std::uint32_t entry, float& tmax) {
-    return closest_leaf(entry, ray, options, tmax, r.hit);
-  });
-  return r;
-}
-
-bool Picker::closest_leaf(std::uint32_t entry, const Ray& ray,
+RAYPICK_HOT_INLINE bool Picker::closest_leaf(std::uint32_t entry, const Ray& ray,
                           const QueryOptions& options, float& tmax,
                           Hit& best) const {
   const LeafObb& leaf = leaf_[entry];
@@ -390,6 +386,19 @@ bool Picker::closest_leaf(std::uint32_t entry, const Ray& ray,
   }
   return false;
 }
+
+PickResult Picker::intersect_stats(const Ray& ray,
+                                   const QueryOptions& options) const {
+  RAYPICK_ASSERT(is_valid(ray), "ray must be finite with non-zero direction");
+  RAYPICK_ASSERT(!structure_dirty_ && dirty_.empty(),
+                 "commit() the picker before querying it");
+  PickResult r;
+  r.stats = top_.traverse(ray, [&](std::uint32_t entry, float& tmax) {
+    return closest_leaf(entry, ray, options, tmax, r.hit);
+  });
+  return r;
+}
+
 
 bool Picker::occluded(const Ray& ray, const QueryOptions& options) const {
   RAYPICK_ASSERT(is_valid(ray), "ray must be finite with non-zero direction");
