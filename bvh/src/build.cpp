@@ -67,6 +67,11 @@ struct Bounds4 {
   V4 lo = V4::splat(kInfinity), hi = V4::splat(-kInfinity);
   V4 clo = V4::splat(kInfinity), chi = V4::splat(-kInfinity);
 
+  // The bounds of one primitive.
+  static Bounds4 of(const PrimRef& r) {
+    const V4 c = V4::load(r.center);
+    return Bounds4{V4::load(r.lo), V4::load(r.hi), c, c};
+  }
   void add(const PrimRef& r) {
     const V4 c = V4::load(r.center);
     lo = min(lo, V4::load(r.lo));
@@ -81,6 +86,15 @@ struct Bounds4 {
     chi = max(chi, b.chi);
   }
   Aabb box() const { return to_aabb(lo, hi); }
+  // As box().half_area(): 0 when empty.
+  float half_area() const {
+    float x[4], y[4];
+    lo.store(x);
+    hi.store(y);
+    if (!(x[0] <= y[0] && x[1] <= y[1] && x[2] <= y[2])) return 0.0f;
+    const float dx = y[0] - x[0], dy = y[1] - x[1], dz = y[2] - x[2];
+    return dx * dy + dy * dz + dz * dx;
+  }
   Aabb centroids() const { return to_aabb(clo, chi); }
   static Aabb to_aabb(V4 a, V4 b) {
     float x[4], y[4];
@@ -241,12 +255,14 @@ class Builder {
                            centroid_bounds.min.z, 0.0f};
     const V4 lo = V4::load(lo_f), sc = V4::load(scale);
     const V4 last = V4::splat(static_cast<float>(nbins - 1));
-    // Only the bins in use are cleared: most calls are on small ranges,
-    // where clearing all 3 x 64 would cost more than the binning.
+    // Only the counts of the bins in use are cleared; a bin's bounds are
+    // written when its first primitive arrives and read only when its
+    // count is not 0. Most calls are on small ranges, where clearing
+    // 3 x 64 whole bins would cost more than the binning.
     alignas(Bin) unsigned char storage[3 * 64 * sizeof(Bin)];
     auto* bins = reinterpret_cast<Bin(*)[64]>(storage);
     for (int axis = 0; axis < 3; ++axis) {
-      for (std::uint32_t b = 0; b < nbins; ++b) new (&bins[axis][b]) Bin{};
+      for (std::uint32_t b = 0; b < nbins; ++b) bins[axis][b].count = 0;
     }
     for (std::uint32_t i = task.begin; i < task.end; ++i) {
       const PrimRef& r = refs_[i];
@@ -254,8 +270,11 @@ class Builder {
       bins_of(r.center, lo, sc, last, f);
       for (int axis = 0; axis < 3; ++axis) {
         Bin& b = bins[axis][static_cast<std::uint32_t>(f[axis])];
-        b.bounds.add(r);
-        ++b.count;
+        if (b.count++ == 0) {
+          b.bounds = Bounds4::of(r);
+        } else {
+          b.bounds.add(r);
+        }
       }
     }
     int best_axis = -1;
@@ -267,25 +286,34 @@ class Builder {
       if (scale[axis] == 0.0f) continue;
       // Sweep from the right, then from the left, evaluating each of the
       // nbins - 1 planes between bins.
+      // Empty bins change neither side: they are skipped, and the plane
+      // after an empty bin, which splits as the plane before it and costs
+      // the same, is not evaluated (the earlier plane wins ties anyway).
+      // Small ranges, the most common, fill only a few of the bins.
       Bounds4 acc;
       std::uint32_t n_right = 0;
+      float area = 0.0f;
       for (std::uint32_t b = nbins - 1; b > 0; --b) {
-        acc.add(bins[axis][b].bounds);
-        n_right += bins[axis][b].count;
-        right_area[b] = acc.box().half_area();
+        if (bins[axis][b].count != 0) {
+          acc.add(bins[axis][b].bounds);
+          n_right += bins[axis][b].count;
+          area = acc.half_area();
+        }
+        right_area[b] = area;
         right_count[b] = n_right;
       }
       acc = Bounds4{};
       std::uint32_t left_count = 0;
       for (std::uint32_t b = 0; b + 1 < nbins; ++b) {
+        if (bins[axis][b].count == 0) continue;
         acc.add(bins[axis][b].bounds);
         left_count += bins[axis][b].count;
         const std::uint32_t n_r = right_count[b + 1];
-        if (left_count == 0 || n_r == 0) continue;
+        if (n_r == 0) break;  // every later plane has nothing on the right
         const float cost =
             config_.traversal_cost +
             config_.intersection_cost * inv_area *
-                (acc.box().half_area() * static_cast<float>(left_count) +
+                (acc.half_area() * static_cast<float>(left_count) +
                  right_area[b + 1] * static_cast<float>(n_r));
         if (cost < best_cost) {
           best_cost = cost;
@@ -297,6 +325,7 @@ class Builder {
     if (best_axis < 0) return 0;
     left = right = Bounds4{};
     for (std::uint32_t b = 0; b < nbins; ++b) {
+      if (bins[best_axis][b].count == 0) continue;
       (b <= best_bin ? left : right).add(bins[best_axis][b].bounds);
     }
     PrimRef* first = refs_.data() + task.begin;

@@ -34,27 +34,39 @@ WideBvh WideBvh::collapse(const Bvh& bvh) {
     // The binary nodes this wide node's slots stand for: start from the
     // children and keep opening the largest inner one until there are kWidth.
     std::uint32_t items[WideNode::kWidth];
+    // Each item's half area if it is an inner node (to be opened), else -1.
+    float open_area[WideNode::kWidth];
     int count = 0;
+    auto add = [&](std::uint32_t item) {
+      const BvhNode& c = bvh.nodes[item];
+      open_area[count] = c.is_leaf() ? -1.0f : c.bounds.half_area();
+      items[count++] = item;
+    };
     const BvhNode& b = bvh.nodes[job.binary];
     if (b.is_leaf()) {
       items[count++] = job.binary;  // a tree that is a single leaf
     } else {
-      items[count++] = b.index;
-      items[count++] = b.index + 1;
+      add(b.index);
+      add(b.index + 1);
       while (count < WideNode::kWidth) {
         int best = -1;
         float best_area = -1.0f;
         for (int i = 0; i < count; ++i) {
-          const BvhNode& c = bvh.nodes[items[i]];
-          if (!c.is_leaf() && c.bounds.half_area() > best_area) {
+          if (open_area[i] > best_area) {
             best = i;
-            best_area = c.bounds.half_area();
+            best_area = open_area[i];
           }
         }
         if (best < 0) break;
         const std::uint32_t open = items[best];
-        items[best] = bvh.nodes[open].index;
-        items[count++] = bvh.nodes[open].index + 1;
+        // The opened node's first child takes its slot; the second is
+        // appended.
+        const BvhNode& o = bvh.nodes[open];
+        const std::uint32_t first = o.index;
+        open_area[best] = bvh.nodes[first].is_leaf() ? -1.0f
+                                                     : bvh.nodes[first].bounds.half_area();
+        items[best] = first;
+        add(o.index + 1);
       }
     }
     for (int s = 0; s < WideNode::kWidth; ++s) {
