@@ -24,7 +24,16 @@ struct Ray {
 
 // True when org and dir are finite, dir is non-zero and the t range is
 // ordered; the precondition of every query.
-bool is_valid(const Ray& ray);
+inline bool is_valid(const Ray& ray) {
+  for (int a = 0; a < 3; ++a) {
+    if (!std::isfinite(ray.org[a]) || !std::isfinite(ray.dir[a])) return false;
+  }
+  const bool nonzero = ray.dir.x != 0.0f || ray.dir.y != 0.0f ||
+                       ray.dir.z != 0.0f;
+  // tmin must be a real number; tmax may be +inf.
+  return nonzero && std::isfinite(ray.tmin) && ray.tmin >= 0.0f &&
+         !std::isnan(ray.tmax) && ray.tmin <= ray.tmax;
+}
 
 // What every ray/box test of one query needs, computed once per query (as
 // Embree's TravRay or Jolt's RayInvDirection).
