@@ -220,16 +220,13 @@ void Picker::rebuild() {
   // Renumber the primitives in the tree's entry order, so that a refit's
   // sweep reads the boxes front to back: from here on prim == entry.
   const std::size_t n = top_.prim_ids.size();
-  prim_boxes_.resize(n);
   leaf_.resize(n);
   for (std::uint32_t e = 0; e < n; ++e) {
     const std::uint32_t prim = top_.prim_ids[e];
-    prim_boxes_[e] = boxes[prim];
     leaf_[e] = leaves[prim];
     objects_[leaves[prim].object].prim = e;
   }
   top_.prim_ids = {};  // the identity from here on
-  prim_boxes_.shrink_to_fit();
   leaf_.shrink_to_fit();
   moved_.assign(n, 0);
   recompute_sah_sum();
@@ -237,18 +234,31 @@ void Picker::rebuild() {
   ++rebuilds_;
 }
 
-void Picker::update_entry(std::uint32_t e, std::uint32_t id) {
+Aabb Picker::update_entry(std::uint32_t e, std::uint32_t id) {
   // As make_obb(), padded_world_box() and make_leaf(), without the Obb's
   // full matrices: this runs for every moved object at commit.
   const ObjectRec& o = objects_[id];
   LeafObb& l = leaf_[e];
-  const Aabb& local = meshes_[o.mesh].bounds;
   const bool invertible = invert_affine(o.to_world, l.to_local);
   l.mesh = invertible ? o.mesh : kInvalidId;
   l.object = id;
   l.mask = o.mask;
-  prim_boxes_[e] = invertible ? pad(transform_aabb(o.to_world, local)) : Aabb{};
   moved_[e] = 0;
+  return invertible ? pad(transform_aabb(o.to_world, meshes_[o.mesh].bounds)) : Aabb{};
+}
+
+Aabb Picker::entry_box(std::uint32_t e) const {
+  const LeafObb& l = leaf_[e];
+  if (l.mesh == kInvalidId) return Aabb{};
+  return pad(transform_aabb(objects_[l.object].to_world, meshes_[l.mesh].bounds));
+}
+
+Aabb Picker::slot_box(const WideNode& n, int slot) const {
+  Aabb b;
+  for (std::uint32_t e = n.child[slot]; e < n.child[slot] + n.count[slot]; ++e) {
+    b.extend(entry_box(e));
+  }
+  return b;
 }
 
 std::size_t Picker::refit_moved(std::span<const std::uint32_t> moved) {
@@ -267,30 +277,54 @@ std::size_t Picker::refit_moved(std::span<const std::uint32_t> moved) {
     }
     // The SAH sum follows each box change, so commit() compares the
     // tree's cost with the built one without an O(n) pass.
-    return top_.refit_entries(entries, prim_boxes_, config_.top,
-                              [&](double weight, double old_area, double new_area) {
-                                sah_sum_ += weight * (new_area - old_area);
-                              });
+    return top_.refit_entries_with(
+        entries, [&](const WideNode& node, int slot) { return slot_box(node, slot); },
+        config_.top, [&](double weight, double old_area, double new_area) {
+          sah_sum_ += weight * (new_area - old_area);
+        });
   }
-  // Many moved: take the entries in order, so the leaf copies and boxes
-  // are written front to back and only the objects are read out of order;
-  // on all cores when there are many.
+  // Many moved: take the entries in order, so the leaf copies are written
+  // front to back and only the objects are read out of order, and set the
+  // boxes of the leaf slots holding moved entries; on all cores when there
+  // are many. Ranges are moved to slot boundaries, so that each slot's
+  // entries belong to one range only.
+  const std::size_t entries = leaf_.size();
+  auto first_of_slot = [&](std::size_t e) {
+    return e == 0 || e == entries || top_.entry_node[e - 1] != top_.entry_node[e] ||
+           top_.entry_slot[e - 1] != top_.entry_slot[e];
+  };
   auto update_range = [&](std::size_t begin, std::size_t end) {
+    while (!first_of_slot(begin)) ++begin;
+    while (!first_of_slot(end)) ++end;
     constexpr std::size_t kAhead = 16;  // object reads in flight
     for (std::size_t e = begin; e < end; ++e) {
-      if (e + kAhead < end) wide_detail::prefetch(&objects_[leaf_[e + kAhead].object]);
-      if (moved_[e] != 0) update_entry(static_cast<std::uint32_t>(e), leaf_[e].object);
+      if (e + kAhead < end && moved_[e + kAhead] != 0) {
+        wide_detail::prefetch(&objects_[leaf_[e + kAhead].object]);
+      }
+      if (!first_of_slot(e)) continue;
+      // The slot's entries, found from the entry arrays (read in order)
+      // rather than the node (a cache miss).
+      std::size_t last = e + 1;
+      bool any = moved_[e] != 0;
+      for (; !first_of_slot(last); ++last) any = any || moved_[last] != 0;
+      if (!any) continue;
+      Aabb box;
+      for (std::size_t k = e; k < last; ++k) {
+        const auto entry = static_cast<std::uint32_t>(k);
+        box.extend(moved_[k] != 0 ? update_entry(entry, leaf_[k].object) : entry_box(entry));
+      }
+      top_.nodes[top_.entry_node[e]].set_slot_box(top_.entry_slot[e], box);
     }
   };
-  if (leaf_.size() >= 65536) {
-    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, leaf_.size(), 16384),
+  if (entries >= 65536) {
+    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, entries, 16384),
                       [&](const tbb::blocked_range<std::size_t>& r) {
                         update_range(r.begin(), r.end());
                       });
   } else {
-    update_range(0, leaf_.size());
+    update_range(0, entries);
   }
-  sah_sum_ = top_.refit(prim_boxes_, config_.top);
+  sah_sum_ = top_.refit_inner(config_.top);
   return n;
 }
 
@@ -512,7 +546,7 @@ std::size_t Picker::memory_bytes() const {
     return bytes(w.nodes) + bytes(w.prim_ids) + bytes(w.parent) +
            bytes(w.parent_slot) + bytes(w.entry_node) + bytes(w.entry_slot);
   };
-  std::size_t n = bytes(objects_) + bytes(user_data_) + bytes(meshes_) + bytes(prim_boxes_) +
+  std::size_t n = bytes(objects_) + bytes(user_data_) + bytes(meshes_) +
                   bytes(leaf_) + bytes(moved_) + bytes(dirty_) + tree(top_);
   for (const MeshAccel& m : meshes_) {
     n += bytes(m.owned_positions) + bytes(m.owned_triangles) + bytes(m.verts) +

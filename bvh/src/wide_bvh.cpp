@@ -113,6 +113,15 @@ Aabb WideBvh::leaf_box(const WideNode& n, int slot,
 }
 
 double WideBvh::refit(std::span<const Aabb> boxes, const BvhConfig& config) {
+  for (WideNode& n : nodes) {
+    for (int s = 0; s < WideNode::kWidth; ++s) {
+      if (n.is_leaf(s)) n.set_slot_box(s, leaf_box(n, s, boxes));
+    }
+  }
+  return refit_inner(config);
+}
+
+double WideBvh::refit_inner(const BvhConfig& config) {
   if (nodes.empty()) return 0.0;
   double sah = 0.0;
   // Children come after their parents: one backward pass sees every child
@@ -121,9 +130,7 @@ double WideBvh::refit(std::span<const Aabb> boxes, const BvhConfig& config) {
     WideNode& n = nodes[i];
     for (int s = 0; s < WideNode::kWidth; ++s) {
       if (n.is_leaf(s)) {
-        const Aabb b = leaf_box(n, s, boxes);
-        n.set_slot_box(s, b);
-        sah += double(config.intersection_cost) * n.count[s] * b.half_area();
+        sah += double(config.intersection_cost) * n.count[s] * n.slot_box(s).half_area();
       } else if (n.is_inner(s)) {
         const Aabb b = nodes[n.child[s]].box();
         n.set_slot_box(s, b);

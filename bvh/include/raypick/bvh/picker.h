@@ -260,7 +260,7 @@ class Picker {
     std::uint32_t mesh = 0;
     std::uint32_t mask = ~0u;
     // Top-level primitive, if in the tree; primitives are numbered in the
-    // tree's entry order, so this indexes leaf_, prim_boxes_ and moved_.
+    // tree's entry order, so this indexes leaf_ and moved_.
     std::uint32_t prim = kInvalidId;
     bool alive = true;
   };
@@ -277,8 +277,12 @@ class Picker {
   static_assert(sizeof(LeafObb) == 64);
   Obb make_obb(const ObjectRec& o) const;
   static LeafObb make_leaf(std::uint32_t id, const ObjectRec& o, const Obb& obb);
-  // Recomputes entry e's world box and leaf copy from its object.
-  void update_entry(std::uint32_t e, std::uint32_t id);
+  // Recomputes entry e's leaf copy from its object; returns its world box.
+  Aabb update_entry(std::uint32_t e, std::uint32_t id);
+  // The padded world box of top-level entry e (there is no array of them:
+  // the tree's leaf slots hold their union), and of a leaf slot.
+  Aabb entry_box(std::uint32_t e) const;
+  Aabb slot_box(const WideNode& n, int slot) const;
 
   template <bool kAny>
   Hit mesh_hit(const LeafObb& leaf, const Ray& ray, float tmax) const;
@@ -305,7 +309,6 @@ class Picker {
   std::vector<ObjectRec> objects_;           // by object id
   std::vector<void*> user_data_;  // by object id, up to the last non-null
   std::vector<MeshAccel> meshes_;            // by mesh id
-  std::vector<Aabb> prim_boxes_;             // top-level primitive boxes
   std::vector<LeafObb> leaf_;                // by top-level entry
   std::vector<std::uint8_t> moved_;          // by entry: 1 if moved
   std::vector<std::uint32_t> dirty_;         // moved objects (in the tree)

@@ -116,6 +116,10 @@ class WideBvh {
   // the root's area (the sum the Picker tracks through refits). O(nodes).
   double refit(std::span<const Aabb> boxes, const BvhConfig& config = {});
 
+  // The same when the caller has already set every leaf slot's box: only
+  // inner slots are recomputed. Returns the SAH sum as refit(). O(nodes).
+  double refit_inner(const BvhConfig& config = {});
+
   // Recomputes the boxes above the given entries only, walking up from each
   // one's leaf and stopping where a box comes out unchanged. Calls
   // on_change(weight, old_area, new_area) for each slot box that changed,
@@ -124,7 +128,18 @@ class WideBvh {
   template <class OnChange>
   std::size_t refit_entries(std::span<const std::uint32_t> entries,
                             std::span<const Aabb> boxes, const BvhConfig& config,
-                            OnChange&& on_change);
+                            OnChange&& on_change) {
+    return refit_entries_with(
+        entries, [&](const WideNode& n, int slot) { return leaf_box(n, slot, boxes); },
+        config, on_change);
+  }
+
+  // The same with the leaf slots' boxes from slot_box(node, slot), for a
+  // caller that does not keep a box per primitive.
+  template <class SlotBox, class OnChange>
+  std::size_t refit_entries_with(std::span<const std::uint32_t> entries,
+                                 SlotBox&& slot_box, const BvhConfig& config,
+                                 OnChange&& on_change);
 
   // The traversal loop, as Bvh::traverse: visits every leaf slot whose box
   // the ray meets within [ray.tmin, tmax], nearest box first, with
@@ -152,16 +167,16 @@ class WideBvh {
 
 // --------------------------------------------------------------------------
 
-template <class OnChange>
-std::size_t WideBvh::refit_entries(std::span<const std::uint32_t> entries,
-                                   std::span<const Aabb> boxes,
-                                   const BvhConfig& config,
-                                   OnChange&& on_change) {
+template <class SlotBox, class OnChange>
+std::size_t WideBvh::refit_entries_with(std::span<const std::uint32_t> entries,
+                                        SlotBox&& slot_box,
+                                        const BvhConfig& config,
+                                        OnChange&& on_change) {
   std::size_t updated = 0;
   for (std::uint32_t e : entries) {
     std::uint32_t node = entry_node[e];
     int slot = entry_slot[e];
-    Aabb b = leaf_box(nodes[node], slot, boxes);
+    Aabb b = slot_box(nodes[node], slot);
     for (;;) {
       WideNode& n = nodes[node];
       ++updated;

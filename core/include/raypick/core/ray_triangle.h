@@ -43,9 +43,9 @@ struct TriangleHit {
 
 // Tests one triangle for a hit with t in [tmin, tmax] (inclusive). Miss:
 // hit == false and t == +inf.
-inline TriangleHit intersect_triangle(const TriangleRay& ray, const glm::vec3& p0,
-                               const glm::vec3& p1, const glm::vec3& p2,
-                               float tmin, float tmax);
+inline TriangleHit intersect_triangle(const TriangleRay& ray,
+                                      const glm::vec3& p0, const glm::vec3& p1,
+                                      const glm::vec3& p2, float tmin, float tmax);
 
 // Inline: the mesh traversal runs these once per object and triangle.
 inline TriangleRay::TriangleRay(const glm::vec3& origin, const glm::vec3& dir)
@@ -66,9 +66,9 @@ inline TriangleRay::TriangleRay(const glm::vec3& origin, const glm::vec3& dir)
   sz = 1.0f / dir[kz];
 }
 
-inline TriangleHit intersect_triangle(const TriangleRay& ray, const glm::vec3& p0,
-                               const glm::vec3& p1, const glm::vec3& p2,
-                               float tmin, float tmax) {
+inline TriangleHit intersect_triangle(const TriangleRay& ray,
+                                      const glm::vec3& p0, const glm::vec3& p1,
+                                      const glm::vec3& p2, float tmin, float tmax) {
   const glm::vec3 a = p0 - ray.org;
   const glm::vec3 b = p1 - ray.org;
   const glm::vec3 c = p2 - ray.org;
