@@ -21,12 +21,35 @@ namespace {
 
 constexpr auto check = check_embree;
 
-// ---- obb mode: the user geometry's callbacks; geometryUserPtr is the
-// std::vector<Obb> indexed by primID = object id.
+// ---- obb mode: what the user geometry's callbacks read, by primID =
+// object id: the world box (bounds callback) and a 64-byte record with the
+// inverse matrix and the mesh, whose bounds are the local box (intersect
+// callback) -- the same leaf data raypick's top level reads.
+struct ObbRecord {
+  glm::mat4x3 to_local;
+  std::uint32_t mesh;         // kInvalidId: singular matrix, never hit
+  std::uint32_t object_mesh;  // the object's mesh either way
+};
+struct alignas(64) PaddedRecord : ObbRecord {};
+static_assert(sizeof(PaddedRecord) == 64);
+
+struct ObbData {
+  std::vector<Aabb> local;           // by mesh
+  std::vector<PaddedRecord> records; // by object
+  std::vector<Aabb> world;           // by object, padded as raypick's
+  // As Picker's commit: raypick's Obb::make, padded_world_box.
+  void set(std::uint32_t id, const glm::mat4& matrix) {
+    PaddedRecord& r = records[id];
+    const Obb obb = Obb::make(local[r.object_mesh], matrix);
+    r.to_local = glm::mat4x3(obb.to_local);
+    r.mesh = obb.invertible ? r.object_mesh : kInvalidId;
+    world[id] = padded_world_box(obb);
+  }
+};
 
 void obb_bounds(const RTCBoundsFunctionArguments* args) {
-  const auto& obbs = *static_cast<const std::vector<Obb>*>(args->geometryUserPtr);
-  const Aabb b = padded_world_box(obbs[args->primID]);
+  const auto& data = *static_cast<const ObbData*>(args->geometryUserPtr);
+  const Aabb& b = data.world[args->primID];
   // An empty box (lower > upper: the OBB cannot be hit) is not valid for
   // Embree, which then leaves the primitive out of its BVH.
   RTCBounds* o = args->bounds_o;
@@ -39,8 +62,10 @@ void obb_bounds(const RTCBoundsFunctionArguments* args) {
 }
 
 void obb_intersect(const RTCIntersectFunctionNArguments* args) {
-  const auto& obbs = *static_cast<const std::vector<Obb>*>(args->geometryUserPtr);
-  const Obb& obb = obbs[args->primID];
+  const auto& data = *static_cast<const ObbData*>(args->geometryUserPtr);
+  const ObbRecord& rec = data.records[args->primID];
+  if (rec.mesh == kInvalidId) return;
+  const Aabb& local = data.local[rec.mesh];
   const unsigned n = args->N;
   RTCRayN* rays = RTCRayHitN_RayN(args->rayhit, n);
   RTCHitN* hits = RTCRayHitN_HitN(args->rayhit, n);
@@ -56,7 +81,7 @@ void obb_intersect(const RTCIntersectFunctionNArguments* args) {
     ray.tmax = tfar;
     // raypick's leaf test, with the best t so far as the limit, exactly as
     // Picker's traversal calls it.
-    const float t = obb_entry(ray, obb, tfar);
+    const float t = obb_entry(rec.to_local, local, ray, tfar);
     if (t == kInfinity) continue;
     unsigned& prim = RTCHitN_primID(hits, n, k);
     // Embree's node tests are inclusive, so an equal t reaches here; the
@@ -110,7 +135,7 @@ struct EmbreeBenchScene::Impl {
   RTCDevice device = nullptr;
   RTCScene top = nullptr;
   // obb mode
-  std::vector<Obb> obbs;       // by object id = primID
+  ObbData obb;                 // the callbacks' data
   RTCGeometry user = nullptr;  // the one user geometry (our reference)
   // mesh mode
   std::vector<RTCScene> children;      // by mesh; nullptr for an empty mesh
@@ -127,20 +152,21 @@ EmbreeBenchScene::EmbreeBenchScene(const EmbreeDevice& device,
   rtcSetSceneFlags(im.top, RTC_SCENE_FLAG_NONE);
   rtcSetSceneBuildQuality(im.top, RTC_BUILD_QUALITY_MEDIUM);
   if (mode == PickMode::kObb) {
-    std::vector<Aabb> local(scene.meshes.size());
-    std::vector<bool> done(scene.meshes.size(), false);
-    im.obbs.reserve(scene.objects.size());
-    for (const Object& obj : scene.objects) {
-      if (!done[obj.mesh]) {
-        local[obj.mesh] = scene.meshes[obj.mesh].triangle_bounds();
-        done[obj.mesh] = true;
-      }
-      im.obbs.push_back(Obb::make(local[obj.mesh], obj.matrix));
+    im.obb.local.resize(scene.meshes.size());
+    for (std::size_t m = 0; m < scene.meshes.size(); ++m) {
+      im.obb.local[m] = scene.meshes[m].triangle_bounds();
+    }
+    const std::size_t n = scene.objects.size();
+    im.obb.records.resize(n);
+    im.obb.world.resize(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      im.obb.records[i].object_mesh = scene.objects[i].mesh;
+      im.obb.set(static_cast<std::uint32_t>(i), scene.objects[i].matrix);
     }
     im.user = rtcNewGeometry(im.device, RTC_GEOMETRY_TYPE_USER);
     rtcSetGeometryUserPrimitiveCount(im.user,
-                                     static_cast<unsigned>(im.obbs.size()));
-    rtcSetGeometryUserData(im.user, &im.obbs);
+                                     static_cast<unsigned>(n));
+    rtcSetGeometryUserData(im.user, &im.obb);
     rtcSetGeometryBoundsFunction(im.user, obb_bounds, nullptr);
     rtcSetGeometryIntersectFunction(im.user, obb_intersect);
     rtcCommitGeometry(im.user);
@@ -214,7 +240,7 @@ std::vector<Hit> EmbreeBenchScene::intersect_batch(
 void EmbreeBenchScene::set_matrix(std::uint32_t id, const glm::mat4& matrix) {
   Impl& im = *impl_;
   if (im.mode == PickMode::kObb) {
-    im.obbs[id] = Obb::make(im.obbs[id].local, matrix);
+    im.obb.set(id, matrix);
     return;
   }
   RTCGeometry inst = im.instances[id];
@@ -232,7 +258,10 @@ void EmbreeBenchScene::commit() {
 }
 
 std::size_t EmbreeBenchScene::user_data_bytes() const {
-  return impl_->obbs.capacity() * sizeof(Obb);
+  const ObbData& d = impl_->obb;
+  return d.local.capacity() * sizeof(Aabb) +
+         d.records.capacity() * sizeof(PaddedRecord) +
+         d.world.capacity() * sizeof(Aabb);
 }
 
 }  // namespace raypick::tools

@@ -75,9 +75,9 @@ class EmbreeBenchScene {
   std::vector<Hit> intersect_batch(std::span<const Ray> rays) const;
 
   // Moves an object (takes effect at commit()): obb mode recomputes its
-  // Obb (raypick's Obb::make, as Picker::set_matrix does); mesh mode sets
-  // the instance's transform and commits that geometry. Objects left out
-  // at build are ignored.
+  // inverse and world box (raypick's Obb::make, as Picker::commit does);
+  // mesh mode sets the instance's transform and commits that geometry.
+  // Objects left out at build are ignored.
   void set_matrix(std::uint32_t id, const glm::mat4& matrix);
 
   // Recommits after moves. Embree cannot refit a scene's BVH here: obb
@@ -87,8 +87,10 @@ class EmbreeBenchScene {
   void commit();
 
   // Bytes of the arrays this class keeps for Embree's callbacks, outside
-  // Embree: obb mode's Obb per object (the same record raypick keeps per
-  // object); 0 in mesh mode, where Embree holds everything.
+  // Embree: in obb mode 88 bytes per object, a 64-byte record (inverse
+  // matrix, mesh: what raypick's leaf copies hold) and the padded world box
+  // (which the bounds callback needs at every rebuild); 0 in mesh mode,
+  // where Embree holds everything.
   std::size_t user_data_bytes() const;
 
  private:

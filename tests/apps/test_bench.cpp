@@ -130,8 +130,11 @@ TEST_CASE("raypick bench --json writes rows with the documented keys") {
   CHECK(rows[0]["hits"] == rows[1]["hits"]);
   CHECK(rows[0]["sum_t"] == rows[1]["sum_t"]);  // obb mode: identical answers
   CHECK(rows[0]["array_bytes"].get<std::size_t>() > 0);
-  // Embree's arrays outside Embree: the obb callback's Obb per object.
-  CHECK(rows[1]["array_bytes"] == 500 * sizeof(Obb));
+  // Embree's arrays outside Embree: per object the obb callbacks' 64-byte
+  // record and padded world box, plus a local box per mesh (a handful).
+  const auto embree_bytes = rows[1]["array_bytes"].get<std::size_t>();
+  CHECK(embree_bytes >= 500 * (64 + sizeof(Aabb)));
+  CHECK(embree_bytes <= 500 * (64 + sizeof(Aabb)) + 4 * sizeof(Aabb));
   CHECK(rows[3]["array_bytes"] == 0);
 }
 
