@@ -204,6 +204,9 @@ void Picker::rebuild() {
   std::vector<LeafObb> leaves;  // by primitive
   std::vector<Aabb> boxes;
   std::vector<glm::vec3> centers;
+  leaves.reserve(objects_.size());
+  boxes.reserve(objects_.size());
+  centers.reserve(objects_.size());
   for (std::uint32_t id = 0; id < objects_.size(); ++id) {
     ObjectRec& o = objects_[id];
     o.prim = kInvalidId;
@@ -220,14 +223,14 @@ void Picker::rebuild() {
   // Renumber the primitives in the tree's entry order, so that a refit's
   // sweep reads the boxes front to back: from here on prim == entry.
   const std::size_t n = top_.prim_ids.size();
-  leaf_.resize(n);
+  std::vector<LeafObb> by_entry(n);  // allocated at its size: no shrink copy
   for (std::uint32_t e = 0; e < n; ++e) {
     const std::uint32_t prim = top_.prim_ids[e];
-    leaf_[e] = leaves[prim];
+    by_entry[e] = leaves[prim];
     objects_[leaves[prim].object].prim = e;
   }
+  leaf_ = std::move(by_entry);
   top_.prim_ids = {};  // the identity from here on
-  leaf_.shrink_to_fit();
   moved_.assign(n, 0);
   recompute_sah_sum();
   sah_built_ = sah_cost();
