@@ -229,7 +229,7 @@ class Picker {
   Aabb world_box(std::uint32_t id) const;
   // The box around every hittable object (empty when there is none).
   Aabb world_bounds() const;
-  // The top level: a 4-wide BVH over the objects' world boxes.
+  // The top level: an 8-wide BVH over the objects' world boxes.
   const WideBvh& bvh() const { return top_; }
   BvhStats bvh_stats() const { return top_.stats(config_.top); }
   // Bytes held by the picker's own arrays (objects, top-level BVH and its
