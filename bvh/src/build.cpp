@@ -11,7 +11,6 @@
 #include <algorithm>
 #include <atomic>
 #include <bit>
-#include <new>
 #include <numeric>
 
 namespace raypick {
@@ -106,9 +105,20 @@ struct Bounds4 {
   }
 };
 
+// A bin of sah_split. Trivially constructible on purpose: an array of
+// them is left uninitialized; a bin's rows are written when its first
+// primitive arrives and read only when its count is not 0.
 struct Bin {
-  Bounds4 bounds;
-  std::uint32_t count = 0;
+  V4 lo, hi, clo, chi;
+  std::uint32_t count;
+
+  Bounds4 bounds() const { return Bounds4{lo, hi, clo, chi}; }
+  void set(const Bounds4& b) {
+    lo = b.lo;
+    hi = b.hi;
+    clo = b.clo;
+    chi = b.chi;
+  }
 };
 
 // A range of primitives to turn into the subtree at `node`, with their box
@@ -259,8 +269,7 @@ class Builder {
     // written when its first primitive arrives and read only when its
     // count is not 0. Most calls are on small ranges, where clearing
     // 3 x 64 whole bins would cost more than the binning.
-    alignas(Bin) unsigned char storage[3 * 64 * sizeof(Bin)];
-    auto* bins = reinterpret_cast<Bin(*)[64]>(storage);
+    Bin bins[3][64];
     for (int axis = 0; axis < 3; ++axis) {
       for (std::uint32_t b = 0; b < nbins; ++b) bins[axis][b].count = 0;
     }
@@ -271,9 +280,11 @@ class Builder {
       for (int axis = 0; axis < 3; ++axis) {
         Bin& b = bins[axis][static_cast<std::uint32_t>(f[axis])];
         if (b.count++ == 0) {
-          b.bounds = Bounds4::of(r);
+          b.set(Bounds4::of(r));
         } else {
-          b.bounds.add(r);
+          Bounds4 sum = b.bounds();
+          sum.add(r);
+          b.set(sum);
         }
       }
     }
@@ -295,7 +306,7 @@ class Builder {
       float area = 0.0f;
       for (std::uint32_t b = nbins - 1; b > 0; --b) {
         if (bins[axis][b].count != 0) {
-          acc.add(bins[axis][b].bounds);
+          acc.add(bins[axis][b].bounds());
           n_right += bins[axis][b].count;
           area = acc.half_area();
         }
@@ -306,7 +317,7 @@ class Builder {
       std::uint32_t left_count = 0;
       for (std::uint32_t b = 0; b + 1 < nbins; ++b) {
         if (bins[axis][b].count == 0) continue;
-        acc.add(bins[axis][b].bounds);
+        acc.add(bins[axis][b].bounds());
         left_count += bins[axis][b].count;
         const std::uint32_t n_r = right_count[b + 1];
         if (n_r == 0) break;  // every later plane has nothing on the right
@@ -326,7 +337,7 @@ class Builder {
     left = right = Bounds4{};
     for (std::uint32_t b = 0; b < nbins; ++b) {
       if (bins[best_axis][b].count == 0) continue;
-      (b <= best_bin ? left : right).add(bins[best_axis][b].bounds);
+      (b <= best_bin ? left : right).add(bins[best_axis][b].bounds());
     }
     PrimRef* first = refs_.data() + task.begin;
     PrimRef* last_ref = refs_.data() + task.end;
