@@ -135,14 +135,19 @@ Obb Picker::make_obb(const ObjectRec& o) const {
   return Obb::make(meshes_[o.mesh].bounds, glm::mat4(o.to_world));
 }
 
-Picker::LeafObb Picker::make_leaf(std::uint32_t id, const ObjectRec& o,
-                                  const Obb& obb) {
-  LeafObb l;
-  l.to_local = glm::mat4x3(obb.to_local);
-  l.mesh = obb.invertible ? o.mesh : kInvalidId;
+Aabb Picker::padded_box(const ObjectRec& o) const {
+  return pad(transform_aabb(o.to_world, meshes_[o.mesh].bounds));
+}
+
+Aabb Picker::make_leaf(std::uint32_t id, LeafObb& l) const {
+  // As make_obb() and padded_world_box(), without the Obb's full matrices:
+  // this runs for every object at a build and every moved one at commit.
+  const ObjectRec& o = objects_[id];
+  const bool invertible = invert_affine(o.to_world, l.to_local);
   l.object = id;
   l.mask = o.mask;
-  return l;
+  l.mesh = invertible ? o.mesh : kInvalidId;
+  return invertible ? padded_box(o) : Aabb{};
 }
 
 void Picker::set_mask(std::uint32_t id, std::uint32_t mask) {
@@ -211,11 +216,11 @@ void Picker::rebuild() {
     ObjectRec& o = objects_[id];
     o.prim = kInvalidId;
     if (!o.alive) continue;
-    const Obb obb = make_obb(o);
-    const Aabb box = padded_world_box(obb);
+    LeafObb leaf;
+    const Aabb box = make_leaf(id, leaf);
     if (box.empty()) continue;
     o.prim = static_cast<std::uint32_t>(leaves.size());
-    leaves.push_back(make_leaf(id, o, obb));
+    leaves.push_back(leaf);
     boxes.push_back(box);
     centers.push_back(box.center());
   }
@@ -238,22 +243,13 @@ void Picker::rebuild() {
 }
 
 Aabb Picker::update_entry(std::uint32_t e, std::uint32_t id) {
-  // As make_obb(), padded_world_box() and make_leaf(), without the Obb's
-  // full matrices: this runs for every moved object at commit.
-  const ObjectRec& o = objects_[id];
-  LeafObb& l = leaf_[e];
-  const bool invertible = invert_affine(o.to_world, l.to_local);
-  l.mesh = invertible ? o.mesh : kInvalidId;
-  l.object = id;
-  l.mask = o.mask;
   moved_[e] = 0;
-  return invertible ? pad(transform_aabb(o.to_world, meshes_[o.mesh].bounds)) : Aabb{};
+  return make_leaf(id, leaf_[e]);
 }
 
 Aabb Picker::entry_box(std::uint32_t e) const {
   const LeafObb& l = leaf_[e];
-  if (l.mesh == kInvalidId) return Aabb{};
-  return pad(transform_aabb(objects_[l.object].to_world, meshes_[l.mesh].bounds));
+  return l.mesh == kInvalidId ? Aabb{} : padded_box(objects_[l.object]);
 }
 
 Aabb Picker::slot_box(const WideNode& n, int slot) const {

@@ -276,7 +276,11 @@ class Picker {
   };
   static_assert(sizeof(LeafObb) == 64);
   Obb make_obb(const ObjectRec& o) const;
-  static LeafObb make_leaf(std::uint32_t id, const ObjectRec& o, const Obb& obb);
+  // Object o's padded world box, its matrix being invertible.
+  Aabb padded_box(const ObjectRec& o) const;
+  // Fills l with object id's leaf copy; returns its padded world box
+  // (empty when the matrix is singular).
+  Aabb make_leaf(std::uint32_t id, LeafObb& l) const;
   // Recomputes entry e's leaf copy from its object; returns its world box.
   Aabb update_entry(std::uint32_t e, std::uint32_t id);
   // The padded world box of top-level entry e (there is no array of them:
