@@ -7,9 +7,6 @@
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
 
-#include <glm/ext/matrix_double4x4.hpp>
-#include <glm/matrix.hpp>
-
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
@@ -107,11 +104,6 @@ RTCScene make_mesh_child(RTCDevice device, const Mesh& mesh) {
                              RTC_SCENE_FLAG_NONE, RTC_BUILD_QUALITY_MEDIUM);
 }
 
-bool invertible(const glm::mat4& m) {
-  const double det = glm::determinant(glm::dmat3{glm::dmat4{m}});
-  return std::isfinite(det) && det != 0.0;
-}
-
 }  // namespace
 
 // ---------------------------------------------------------- EmbreeDevice
@@ -177,16 +169,12 @@ EmbreeBenchScene::EmbreeBenchScene(const EmbreeDevice& device,
     for (std::size_t i = 0; i < scene.objects.size(); ++i) {
       const Object& obj = scene.objects[i];
       const Mesh& mesh = scene.meshes[obj.mesh];
-      if (mesh.triangles.empty() || !invertible(obj.matrix)) continue;
+      if (mesh.triangles.empty() || !instance_invertible(obj.matrix)) continue;
       RTCScene& child = im.children[obj.mesh];
       if (!child) child = make_mesh_child(im.device, mesh);
-      RTCGeometry inst = rtcNewGeometry(im.device, RTC_GEOMETRY_TYPE_INSTANCE);
-      rtcSetGeometryInstancedScene(inst, child);
-      rtcSetGeometryTransform(inst, 0, RTC_FORMAT_FLOAT4X4_COLUMN_MAJOR,
-                              &obj.matrix[0][0]);
-      rtcCommitGeometry(inst);
-      rtcAttachGeometryByID(im.top, inst, static_cast<unsigned>(i));
-      im.instances[i] = inst;  // the scene holds it too; released in ~
+      // Kept for set_matrix; the scene holds it too; released in ~.
+      im.instances[i] = attach_instance(im.device, im.top, child, obj.matrix,
+                                        static_cast<unsigned>(i));
     }
   }
   rtcCommitScene(im.top);

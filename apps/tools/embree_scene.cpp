@@ -85,6 +85,22 @@ RTCScene make_triangle_scene(RTCDevice device,
   return scene;
 }
 
+bool instance_invertible(const glm::mat4& matrix) {
+  const double det = glm::determinant(glm::dmat3{glm::dmat4{matrix}});
+  return std::isfinite(det) && det != 0.0;
+}
+
+RTCGeometry attach_instance(RTCDevice device, RTCScene top, RTCScene child,
+                            const glm::mat4& matrix, unsigned id) {
+  RTCGeometry inst = rtcNewGeometry(device, RTC_GEOMETRY_TYPE_INSTANCE);
+  rtcSetGeometryInstancedScene(inst, child);
+  rtcSetGeometryTransform(inst, 0, RTC_FORMAT_FLOAT4X4_COLUMN_MAJOR,
+                          &matrix[0][0]);
+  rtcCommitGeometry(inst);
+  rtcAttachGeometryByID(top, inst, id);
+  return inst;
+}
+
 RTCRayHit make_rayhit(const Ray& ray) {
   RTCRayHit rh{};
   rh.ray.org_x = ray.org.x;
@@ -121,15 +137,9 @@ EmbreeScene::EmbreeScene(const Scene& scene, PickMode mode)
   for (std::size_t i = 0; i < scene.objects.size(); ++i) {
     const Object& obj = scene.objects[i];
     RTCScene child = im.children[obj.mesh];
-    const double det = glm::determinant(glm::dmat3{glm::dmat4{obj.matrix}});
-    if (!child || !std::isfinite(det) || det == 0.0) continue;
-    RTCGeometry inst = rtcNewGeometry(im.device, RTC_GEOMETRY_TYPE_INSTANCE);
-    rtcSetGeometryInstancedScene(inst, child);
-    rtcSetGeometryTransform(inst, 0, RTC_FORMAT_FLOAT4X4_COLUMN_MAJOR,
-                            &obj.matrix[0][0]);
-    rtcCommitGeometry(inst);
-    rtcAttachGeometryByID(im.top, inst, static_cast<unsigned>(i));
-    rtcReleaseGeometry(inst);
+    if (!child || !instance_invertible(obj.matrix)) continue;
+    rtcReleaseGeometry(attach_instance(im.device, im.top, child, obj.matrix,
+                                       static_cast<unsigned>(i)));
   }
   rtcCommitScene(im.top);
   check_embree(im.device, "building the reference scene");

@@ -5,6 +5,7 @@
 
 #include "raypick/core/ray.h"
 
+#include <glm/mat4x4.hpp>
 #include <glm/vec3.hpp>
 
 #include <span>
@@ -19,6 +20,16 @@ RTCScene make_triangle_scene(RTCDevice device,
                              std::span<const glm::vec3> positions,
                              std::span<const glm::uvec3> triangles,
                              RTCSceneFlags flags, RTCBuildQuality quality);
+
+// Whether Embree can instance under `matrix`: its upper 3x3 has a finite,
+// non-zero determinant (computed in double).
+bool instance_invertible(const glm::mat4& matrix);
+
+// A committed instance of `child` under `matrix`, attached to `top` as
+// geometry `id` (so hits report instID[0] = id). The caller owns the
+// returned reference (the scene holds one too).
+RTCGeometry attach_instance(RTCDevice device, RTCScene top, RTCScene child,
+                            const glm::mat4& matrix, unsigned id);
 
 // An RTCRayHit for rtcIntersect1: the ray over [tmin, tmax], all mask bits,
 // no hit yet (geomID, primID and instID[0] invalid).

@@ -181,23 +181,6 @@ void Picker::build_mesh_bvhs() {
   }
 }
 
-void Picker::recompute_sah_sum() {
-  // As WideBvh::stats(), unnormalized: the root's visit plus each slot's
-  // weight times its area.
-  sah_sum_ = 0.0;
-  if (top_.empty()) return;
-  sah_sum_ = double(config_.top.traversal_cost) * top_.bounds().half_area();
-  for (const WideNode& n : top_.nodes) {
-    for (int k = 0; k < WideNode::kWidth; ++k) {
-      const double area = n.slot_box(k).half_area();
-      if (n.is_leaf(k)) {
-        sah_sum_ += double(config_.top.intersection_cost) * n.count[k] * area;
-      } else if (n.is_inner(k)) {
-        sah_sum_ += double(config_.top.traversal_cost) * area;
-      }
-    }
-  }
-}
 
 double Picker::sah_cost() const {
   if (top_.empty()) return 0.0;
@@ -237,7 +220,7 @@ void Picker::rebuild() {
   leaf_ = std::move(by_entry);
   top_.prim_ids = {};  // the identity from here on
   moved_.assign(n, 0);
-  recompute_sah_sum();
+  sah_sum_ = top_.sah_sum(config_.top);
   sah_built_ = sah_cost();
   ++rebuilds_;
 }

@@ -129,16 +129,22 @@ double WideBvh::refit_inner(const BvhConfig& config) {
   for (std::size_t i = nodes.size(); i-- > 0;) {
     WideNode& n = nodes[i];
     for (int s = 0; s < WideNode::kWidth; ++s) {
-      if (n.is_leaf(s)) {
-        sah += double(config.intersection_cost) * n.count[s] * n.slot_box(s).half_area();
-      } else if (n.is_inner(s)) {
-        const Aabb b = nodes[n.child[s]].box();
-        n.set_slot_box(s, b);
-        sah += double(config.traversal_cost) * b.half_area();
-      }
+      if (n.is_inner(s)) n.set_slot_box(s, nodes[n.child[s]].box());
+      sah += slot_weight(n, s, config) * n.slot_box(s).half_area();
     }
   }
   return sah + double(config.traversal_cost) * nodes[0].box().half_area();
+}
+
+double WideBvh::sah_sum(const BvhConfig& config) const {
+  if (nodes.empty()) return 0.0;
+  double sah = double(config.traversal_cost) * nodes[0].box().half_area();
+  for (const WideNode& n : nodes) {
+    for (int s = 0; s < WideNode::kWidth; ++s) {
+      sah += slot_weight(n, s, config) * n.slot_box(s).half_area();
+    }
+  }
+  return sah;
 }
 
 BvhStats WideBvh::stats(const BvhConfig& config) const {
@@ -147,22 +153,22 @@ BvhStats WideBvh::stats(const BvhConfig& config) const {
   s.nodes = nodes.size();
   s.primitives = entry_count();
   s.min_leaf_size = ~0u;
-  const double root_area = std::max(double(nodes[0].box().half_area()), 1e-30);
+  const double root_area = double(nodes[0].box().half_area());
+  // The root is always visited: traversal_cost, whatever its area.
+  s.sah_cost = config.traversal_cost +
+               (sah_sum(config) - config.traversal_cost * root_area) /
+                   std::max(root_area, 1e-30);
   std::vector<int> depth(nodes.size(), 0);
-  s.sah_cost = config.traversal_cost;  // the root is always visited
   for (std::size_t i = 0; i < nodes.size(); ++i) {
     const WideNode& n = nodes[i];
     s.max_depth = std::max(s.max_depth, depth[i]);
     for (int k = 0; k < WideNode::kWidth; ++k) {
-      const double rel = n.slot_box(k).half_area() / root_area;
       if (n.is_leaf(k)) {
         ++s.leaves;
         s.min_leaf_size = std::min(s.min_leaf_size, n.count[k]);
         s.max_leaf_size = std::max(s.max_leaf_size, n.count[k]);
-        s.sah_cost += config.intersection_cost * n.count[k] * rel;
       } else if (n.is_inner(k)) {
         depth[n.child[k]] = depth[i] + 1;
-        s.sah_cost += config.traversal_cost * rel;
       }
     }
   }

@@ -80,12 +80,16 @@ std::pair<std::uint32_t, float> brute(const std::vector<Aabb>& boxes,
   return best;
 }
 
-std::pair<std::uint32_t, float> closest(const Bvh& bvh,
-                                        const std::vector<Aabb>& boxes,
-                                        const Ray& ray) {
+// The nearest box (ties to the lower id) found by traversing `tree`, whose
+// leaf callback's argument to_id maps to a box id.
+template <class Tree, class ToId>
+std::pair<std::uint32_t, float> closest_by(const Tree& tree,
+                                           const std::vector<Aabb>& boxes,
+                                           const Ray& ray, ToId to_id) {
   const RayInv inv(ray);
   std::pair<std::uint32_t, float> best{UINT32_MAX, kInfinity};
-  bvh.traverse(ray, [&](std::uint32_t id, float& tmax) {
+  tree.traverse(ray, [&](std::uint32_t leaf_arg, float& tmax) {
+    const std::uint32_t id = to_id(leaf_arg);
     const float t = slab_entry(inv, boxes[id], tmax);
     if (t < best.second || (t == best.second && t != kInfinity && id < best.first)) {
       best = {id, t};
@@ -94,6 +98,13 @@ std::pair<std::uint32_t, float> closest(const Bvh& bvh,
     return false;
   });
   return best;
+}
+
+// Binary Bvh::traverse passes primitive ids.
+std::pair<std::uint32_t, float> closest(const Bvh& bvh,
+                                        const std::vector<Aabb>& boxes,
+                                        const Ray& ray) {
+  return closest_by(bvh, boxes, ray, [](std::uint32_t id) { return id; });
 }
 
 Ray random_ray(std::mt19937_64& rng, float spread) {
@@ -213,18 +224,8 @@ namespace {
 std::pair<std::uint32_t, float> closest_wide(const WideBvh& w,
                                              const std::vector<Aabb>& boxes,
                                              const Ray& ray) {
-  const RayInv inv(ray);
-  std::pair<std::uint32_t, float> best{UINT32_MAX, kInfinity};
-  w.traverse(ray, [&](std::uint32_t entry, float& tmax) {
-    const std::uint32_t id = w.prim_ids[entry];
-    const float t = slab_entry(inv, boxes[id], tmax);
-    if (t < best.second || (t == best.second && t != kInfinity && id < best.first)) {
-      best = {id, t};
-      tmax = t;
-    }
-    return false;
-  });
-  return best;
+  // WideBvh::traverse passes entries.
+  return closest_by(w, boxes, ray, [&](std::uint32_t e) { return w.prim_id(e); });
 }
 
 // Every slot box is exactly the union of what is below it; every entry is

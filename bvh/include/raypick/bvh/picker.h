@@ -308,7 +308,6 @@ class Picker {
   // Top-level SAH cost (BvhStats::sah_cost), kept up to date through refits
   // as an unnormalized sum of cost * area over the nodes.
   double sah_cost() const;
-  void recompute_sah_sum();
 
   PickerConfig config_;
   std::vector<ObjectRec> objects_;           // by object id

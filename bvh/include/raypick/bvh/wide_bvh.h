@@ -106,6 +106,18 @@ class WideBvh {
   // The box of everything (empty when the tree is).
   Aabb bounds() const { return nodes.empty() ? Aabb{} : nodes[0].box(); }
 
+  // A slot's SAH weight: traversal_cost for an inner slot,
+  // intersection_cost * count for a leaf slot, 0 for an unused one.
+  static double slot_weight(const WideNode& n, int slot, const BvhConfig& config) {
+    if (n.is_leaf(slot)) return double(config.intersection_cost) * n.count[slot];
+    return n.is_inner(slot) ? double(config.traversal_cost) : 0.0;
+  }
+
+  // The SAH cost before dividing by the root's area: the root's visit
+  // (traversal_cost times its area) plus each slot's weight times its
+  // area. What refit() returns and what stats() divides. O(nodes).
+  double sah_sum(const BvhConfig& config = {}) const;
+
   // Statistics in BvhStats' terms: nodes are wide nodes, leaves leaf slots;
   // SAH cost weights each slot by its box area relative to the root's:
   // traversal_cost for a node, intersection_cost * count for a leaf.
@@ -183,10 +195,8 @@ std::size_t WideBvh::refit_entries_with(std::span<const std::uint32_t> entries,
       const Aabb old = n.slot_box(slot);
       // Ancestors depend only on this box: unchanged, they are up to date.
       if (b == old) break;
-      const double weight = n.is_leaf(slot)
-                                ? double(config.intersection_cost) * n.count[slot]
-                                : double(config.traversal_cost);
-      on_change(weight, double(old.half_area()), double(b.half_area()));
+      on_change(slot_weight(n, slot, config), double(old.half_area()),
+                double(b.half_area()));
       n.set_slot_box(slot, b);
       if (node == 0) break;
       b = n.box();
