@@ -1576,7 +1576,8 @@ LoadResult load_gltf_unguarded(const std::string& path) {
 
 }  // namespace
 
-LoadResult load_gltf(const std::string& path) {
+LoadResult load_gltf(const std::string& path, const LoadOptions& options) {
+  (void)options;  // TODO(issue 10): buffer confinement and budgets
   return detail::guarded_load(path, [&] { return load_gltf_unguarded(path); });
 }
 

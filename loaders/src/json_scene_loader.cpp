@@ -483,7 +483,9 @@ LoadResult load_json_scene_unguarded(const std::string& path) {
 
 }  // namespace
 
-LoadResult load_json_scene(const std::string& path) {
+LoadResult load_json_scene(const std::string& path,
+                           const LoadOptions& options) {
+  (void)options;  // TODO(issue 10): mesh file confinement and budgets
   return detail::guarded_load(path, [&] { return load_json_scene_unguarded(path); });
 }
 

@@ -32,12 +32,12 @@ std::string ascii_lower(std::string s) {
   return s;
 }
 
-LoadResult dispatch(const std::string& path) {
+LoadResult dispatch(const std::string& path, const LoadOptions& options) {
   const std::string ext =
       ascii_lower(std::filesystem::path(path).extension().string());
-  if (ext == ".obj") return load_obj(path);
-  if (ext == ".gltf" || ext == ".glb") return load_gltf(path);
-  if (ext == ".json") return load_json_scene(path);
+  if (ext == ".obj") return load_obj(path, options);
+  if (ext == ".gltf" || ext == ".glb") return load_gltf(path, options);
+  if (ext == ".json") return load_json_scene(path, options);
   if (ext.empty()) {
     return fail(LoadError::Kind::kUnsupported, path,
                 "scene file has no extension (expected .obj, .gltf, .glb or "
@@ -50,11 +50,11 @@ LoadResult dispatch(const std::string& path) {
 
 }  // namespace
 
-LoadResult load_scene(const std::string& path) {
+LoadResult load_scene(const std::string& path, const LoadOptions& options) {
   // The loaders catch their own libraries' exceptions; this is the last
   // boundary, for what escapes them (allocation failure while building the
   // error itself, a path the filesystem library refuses).
-  return detail::guarded_load(path, [&] { return dispatch(path); });
+  return detail::guarded_load(path, [&] { return dispatch(path, options); });
 }
 
 }  // namespace raypick

@@ -486,7 +486,8 @@ LoadResult load_obj_unguarded(const std::string& path) {
 
 }  // namespace
 
-LoadResult load_obj(const std::string& path) {
+LoadResult load_obj(const std::string& path, const LoadOptions& options) {
+  (void)options;  // TODO(issue 10): mtllib confinement and budgets
   // tinyobjloader reports through strings but allocates freely: what it
   // throws (bad_alloc on a huge file) stops here.
   return detail::guarded_load(path, [&] { return load_obj_unguarded(path); });

@@ -4,6 +4,7 @@
 
 #include "raypick/core/scene.h"
 
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -36,17 +37,38 @@ struct LoadResult {
   bool ok() const { return scene.has_value(); }
 };
 
+// Budgets that bound what one load may cost, whatever the file says. A load
+// that would go past one is refused with a message naming the budget, before
+// the memory is allocated. The defaults suit scenes of tens of millions of
+// triangles; a host that opens files from strangers can lower them.
+struct LoadBudget {
+  std::uint64_t max_bytes = std::uint64_t{1} << 31;      // all files read, in total
+  std::uint64_t max_vertices = std::uint64_t{1} << 27;   // positions kept, in total
+  std::uint64_t max_triangles = std::uint64_t{1} << 27;  // triangles in all meshes
+  std::uint64_t max_objects = std::uint64_t{1} << 24;    // objects in the scene
+};
+
+// How to load. Files that a scene refers to (glTF buffers, a JSON scene's
+// mesh files, OBJ material libraries) are read only when their path is
+// relative and resolves, after `..` and symbolic links, inside `root`.
+struct LoadOptions {
+  // The folder that referenced files must lie in; empty means the folder of
+  // the scene file that names them.
+  std::string root;
+  LoadBudget budget;
+};
+
 // Loads the scene at `path`, choosing the loader by extension
 // (case-insensitive): .obj, .gltf, .glb or .json. Objects come in the
 // contract's id order.
 // Never throws: errors of the underlying libraries are caught and returned.
 // A file that yields no objects at all is an error. Cost: linear in the file.
-LoadResult load_scene(const std::string& path);
+LoadResult load_scene(const std::string& path, const LoadOptions& options = {});
 
 // The OBJ loader: one object per shape that tinyobjloader reports, in file
 // order, identity matrix, named by the shape (or "shape<id>" when unnamed).
 // Each object gets its own mesh holding the vertices its faces use.
-LoadResult load_obj(const std::string& path);
+LoadResult load_obj(const std::string& path, const LoadOptions& options = {});
 
 // The glTF 2.0 loader, for .gltf (JSON, buffers external or in base64 data
 // URIs) and .glb (binary container) alike; the container is told by the
@@ -69,13 +91,13 @@ LoadResult load_obj(const std::string& path);
 // under KHR_mesh_quantization), indices that are not SCALAR unsigned, and
 // required extensions that change geometry (Draco, meshopt, GPU instancing).
 // Cost: linear in the file, plus the objects' count.
-LoadResult load_gltf(const std::string& path);
+LoadResult load_gltf(const std::string& path, const LoadOptions& options = {});
 
 // raypick's JSON scene format (see the README): meshes from OBJ or glTF
 // files (relative to the scene file) or built-in boxes, and objects that
 // instance them with a matrix or translate / rotate / scale. Mesh i of the
 // scene is meshes[i] of the file. Unknown keys, wrong types, duplicate keys
 // and names that refer to nothing are errors naming the key's path and line.
-LoadResult load_json_scene(const std::string& path);
+LoadResult load_json_scene(const std::string& path, const LoadOptions& options = {});
 
 }  // namespace raypick
