@@ -11,6 +11,7 @@
 #include "../tools/validate.h"
 
 #include "raypick/bvh/picker.h"
+#include "raypick/core/text.h"
 #include "raypick/loaders/load.h"
 
 #include <CLI/CLI.hpp>
@@ -83,7 +84,7 @@ double median(std::vector<double> v) {
 
 int fail(int status, const std::string& message) {
   std::fflush(stdout);
-  std::cerr << "raypick: " << message << "\n";
+  std::cerr << "raypick: " << printable(message) << "\n";
   return status;
 }
 
@@ -161,8 +162,9 @@ struct SceneSpec {
   std::string path;   // the file, for kind == "file"
   std::size_t n = 0;  // objects, for generated scenes
   std::string label() const {
-    return kind == "file" ? std::filesystem::path(path).filename().string()
-                          : kind;
+    return kind == "file"
+               ? printable(std::filesystem::path(path).filename().string())
+               : kind;
   }
   std::string json_name() const { return kind == "file" ? path : kind; }
 };
@@ -719,7 +721,7 @@ int BenchCommand::run() const {
       progress.phase("generating crowd-" + std::to_string(spec.n));
       scene = tools::make_crowd_scene(*crowd_model, spec.n, a.seed);
     } else {
-      progress.phase("loading " + spec.path);
+      progress.phase("loading " + printable(spec.path));
       LoadResult r = load_scene(spec.path);
       if (!r.ok()) {
         return fail(r.error->kind == LoadError::Kind::kUnsupported

@@ -7,6 +7,7 @@
 #include "bench.h"
 
 #include "raypick/bvh/picker.h"
+#include "raypick/core/text.h"
 #include "raypick/loaders/load.h"
 
 #include <CLI/CLI.hpp>
@@ -34,9 +35,11 @@ double ms_since(Clock::time_point start) {
 }
 
 // Every failure leaves through here: one line on stderr, then the status.
+// The message goes through printable(), so no control character from a file
+// name or a file's bytes reaches the terminal, and it stays one line.
 int fail(int status, const std::string& message) {
   std::fflush(stdout);
-  std::cerr << "raypick: " << message << "\n";
+  std::cerr << "raypick: " << printable(message) << "\n";
   return status;
 }
 
@@ -60,7 +63,8 @@ std::optional<Loaded> load_or_report(const std::string& path, int& status) {
   std::istringstream warnings(r.warnings);
   for (std::string line; std::getline(warnings, line);) {
     if (!line.empty()) {
-      std::cerr << "raypick: warning: " << path << ": " << line << "\n";
+      std::cerr << "raypick: warning: " << printable(path) << ": "
+                << printable(line) << "\n";
     }
   }
   return Loaded{std::move(*r.scene), ms_since(start)};
@@ -106,14 +110,13 @@ int run_pick(const PickArgs& a) {
   if (!a.ray.empty()) {
     std::string error;
     std::optional<Ray> ray = tools::parse_ray(a.ray, error);
-    if (!ray) return fail(kExitBadInput, "--ray '" + a.ray + "': " + error);
+    if (!ray) {
+      return fail(kExitBadInput,
+                  "--ray '" + printable(a.ray, 80) + "': " + error);
+    }
     rays.rays.push_back(*ray);
-  } else if (a.rays == "-") {
-    rays = tools::read_rays(std::cin, "<stdin>");
   } else {
-    std::ifstream in(a.rays);
-    if (!in) return fail(kExitBadInput, a.rays + ": cannot open rays file");
-    rays = tools::read_rays(in, a.rays);
+    rays = tools::read_rays(a.rays);
   }
   if (!rays.ok()) return fail(kExitBadInput, rays.error);
   for (Ray& ray : rays.rays) ray.tmax = a.max_t;
@@ -194,7 +197,7 @@ int run_validate(const ValidateArgs& a) {
     std::optional<Loaded> l = load_or_report(a.scene, status);
     if (!l) return status;
     loaded = std::move(*l);
-    label = a.scene;
+    label = printable(a.scene);
   }
   const Scene& scene = loaded.scene;
 
@@ -266,7 +269,7 @@ int run_validate(const ValidateArgs& a) {
     tools::write_dump(out, rep);
     if (!out) return fail(kExitBadInput, a.dump + ": cannot write dump file");
     std::printf("dump:           %zu rays written to %s\n",
-                rep.disagreements.size(), a.dump.c_str());
+                rep.disagreements.size(), printable(a.dump).c_str());
   }
   std::fflush(stdout);
   return rep.mismatches() == 0 ? 0 : kExitBadInput;
@@ -291,7 +294,7 @@ int run_info(const std::string& path) {
   for (std::uint32_t i = 0; i < picker.object_count(); ++i) {
     b.extend(picker.obb(i).world_bounds());
   }
-  std::printf("scene:      %s\n", path.c_str());
+  std::printf("scene:      %s\n", printable(path).c_str());
   std::printf("objects:    %zu (%zu can be hit)\n", scene.objects.size(),
               hittable);
   std::printf("meshes:     %zu\n", scene.meshes.size());
@@ -315,7 +318,8 @@ int run_info(const std::string& path) {
               build_ms);
   for (std::size_t i = 0; i < scene.objects.size() && i < 20; ++i) {
     const Object& o = scene.objects[i];
-    std::printf("  object %zu '%s': %zu triangles\n", i, o.name.c_str(),
+    std::printf("  object %zu '%s': %zu triangles\n", i,
+                printable(o.name).c_str(),
                 scene.meshes[o.mesh].triangles.size());
   }
   if (scene.objects.size() > 20) {

@@ -1,10 +1,19 @@
 #include "ray_io.h"
 
+#include "raypick/core/text.h"
+
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 namespace raypick::tools {
 namespace {
@@ -17,6 +26,35 @@ std::string_view trim(std::string_view s) {
   while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
   while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
   return s;
+}
+
+// How much of a bad token a message quotes.
+constexpr std::size_t kQuoteBytes = 40;
+
+// Reads one number that is all of `token` (an optional '+' or '-', then what
+// std::from_chars takes: decimal, exponent, inf, nan). Out of a double's
+// range, a tiny value reads as 0 and a huge one as +-inf, as strtod gives.
+std::optional<double> parse_number(std::string_view token) {
+  // from_chars takes a '-' but no '+'; allow one '+' and nothing more.
+  std::string_view digits = token;
+  if (!digits.empty() && digits.front() == '+') {
+    digits.remove_prefix(1);
+    if (!digits.empty() && digits.front() == '-') return std::nullopt;
+  }
+  if (digits.empty()) return std::nullopt;
+  double value = 0.0;
+  const char* end = digits.data() + digits.size();
+  const auto [ptr, ec] = std::from_chars(digits.data(), end, value);
+  if (ptr != end) return std::nullopt;
+  if (ec == std::errc::result_out_of_range) {
+    // The token is a well-formed number (ptr reached its end); strtod says
+    // which way it left the range. The C locale is in force: raypick never
+    // calls setlocale.
+    const std::string copy(digits);
+    return std::strtod(copy.c_str(), nullptr);
+  }
+  if (ec != std::errc()) return std::nullopt;
+  return value;
 }
 
 }  // namespace
@@ -39,24 +77,16 @@ std::optional<Ray> parse_ray(std::string_view text, std::string& error) {
       error = "empty field (two commas in a row, or a leading comma)";
       return std::nullopt;
     }
-    // from_chars takes a '-' but no '+'; allow one '+' and nothing more.
-    std::string_view digits = token;
-    if (digits.front() == '+') digits.remove_prefix(1);
-    const bool sign_ok = digits.empty() ||
-                         (token.front() != '+' || digits.front() != '-');
-    double value = 0.0;
-    const auto [ptr, ec] =
-        std::from_chars(digits.data(), digits.data() + digits.size(), value);
-    if (!sign_ok || digits.empty() || ec != std::errc() ||
-        ptr != digits.data() + digits.size()) {
-      error = "'" + std::string(token) + "' is not a number";
+    const std::optional<double> value = parse_number(token);
+    if (!value) {
+      error = "'" + printable(token, kQuoteBytes) + "' is not a number";
       return std::nullopt;
     }
     if (count == 6) {
       error = "expected 6 numbers (ox oy oz dx dy dz), found more";
       return std::nullopt;
     }
-    v[count++] = value;
+    v[count++] = *value;
     i = end;
     skip_space();
     if (i < n && text[i] == ',') {
@@ -96,31 +126,176 @@ std::optional<Ray> parse_ray(std::string_view text, std::string& error) {
   return ray;
 }
 
-RayList read_rays(std::istream& in, const std::string& source) {
-  RayList out;
-  std::string line;
-  std::size_t number = 0;
-  while (std::getline(in, line)) {
-    ++number;
+LineSplitter::LineSplitter(std::string source, LineHandler on_line)
+    : source_(std::move(source)), on_line_(std::move(on_line)) {}
+
+std::string LineSplitter::line_error(const std::string& message) const {
+  return printable(source_) + ":" + std::to_string(number_) + ": " + message;
+}
+
+std::string LineSplitter::take_line(std::string_view text) {
+  std::string error = on_line_(number_, text);
+  if (!error.empty()) {
+    failed_ = true;
+    return line_error(error);
+  }
+  ++number_;
+  return {};
+}
+
+std::string LineSplitter::feed(std::string_view bytes) {
+  if (failed_) return {};
+  // The byte-order mark may arrive split over several feeds: hold the first
+  // bytes back until they can be told apart from it.
+  constexpr std::string_view kBom = "\xEF\xBB\xBF";
+  if (seen_ < kBom.size()) {
+    const std::size_t n = std::min(bytes.size(), kBom.size() - seen_);
+    partial_.append(bytes.substr(0, n));
+    bytes.remove_prefix(n);
+    seen_ += n;
+    if (kBom.substr(0, partial_.size()) != partial_) {
+      seen_ = kBom.size();  // not a mark: the bytes are text
+      std::string held;
+      held.swap(partial_);
+      std::string error = feed(held);
+      if (!error.empty()) return error;
+    } else if (partial_.size() == kBom.size()) {
+      partial_.clear();
+    } else {
+      return {};  // a prefix of the mark so far
+    }
+  }
+  while (!bytes.empty()) {
+    const std::size_t nl = bytes.find('\n');
+    const std::string_view piece = bytes.substr(0, nl);
+    if (partial_.size() + piece.size() > kMaxLineBytes) {
+      failed_ = true;
+      return line_error("line is longer than " +
+                        std::to_string(kMaxLineBytes) +
+                        " bytes (is this a text file?)");
+    }
+    if (nl == std::string_view::npos) {
+      partial_.append(piece);
+      return {};
+    }
+    std::string error;
+    if (partial_.empty()) {
+      error = take_line(piece);
+    } else {
+      partial_.append(piece);
+      error = take_line(partial_);
+      partial_.clear();
+    }
+    if (!error.empty()) return error;
+    bytes.remove_prefix(nl + 1);
+  }
+  return {};
+}
+
+std::string LineSplitter::finish() {
+  if (failed_) return {};
+  if (seen_ < 3 && !partial_.empty()) {
+    // A stream shorter than the mark that began like it: plain text.
+    seen_ = 3;
+    std::string held;
+    held.swap(partial_);
+    std::string error = feed(held);
+    if (!error.empty()) return error;
+  }
+  if (partial_.empty()) return {};
+  std::string last;
+  last.swap(partial_);
+  return take_line(last);
+}
+
+namespace {
+
+std::string errno_text(int err) { return std::strerror(err); }
+
+// Reads `fd` to its end through `splitter`.
+std::string read_fd(int fd, const std::string& source, LineSplitter& splitter) {
+  char buf[1 << 16];
+  for (;;) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return printable(source) + ": read error: " + errno_text(errno);
+    }
+    if (n == 0) return splitter.finish();
+    std::string error =
+        splitter.feed(std::string_view(buf, static_cast<std::size_t>(n)));
+    if (!error.empty()) return error;
+  }
+}
+
+}  // namespace
+
+std::string read_lines(const std::string& path, const LineHandler& on_line) {
+  const bool is_stdin = path == "-";
+  const std::string source = is_stdin ? "<stdin>" : path;
+  const std::string shown = printable(source);
+  int fd = STDIN_FILENO;
+  if (!is_stdin) {
+    fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return shown + ": cannot open: " + errno_text(errno);
+  }
+  struct stat st;
+  std::string error;
+  if (::fstat(fd, &st) != 0) {
+    error = is_stdin && errno == EBADF
+                ? shown + ": standard input is closed"
+                : shown + ": cannot read: " + errno_text(errno);
+  } else if (S_ISDIR(st.st_mode)) {
+    error = shown + ": is a directory";
+  } else if (!is_stdin && !S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode)) {
+    error = shown + ": is not a regular file or a pipe";
+  } else {
+    LineSplitter splitter(source, on_line);
+    error = read_fd(fd, source, splitter);
+  }
+  if (!is_stdin) ::close(fd);
+  return error;
+}
+
+namespace {
+
+// The rays handler: parses each ray line into `out`.
+LineHandler ray_handler(RayList& out) {
+  return [&out](std::size_t number, std::string_view line) -> std::string {
     const std::string_view body = trim(line);
-    if (body.empty() || body.front() == '#') continue;
+    if (body.empty() || body.front() == '#') return {};
     std::string error;
     std::optional<Ray> ray = parse_ray(body, error);
-    if (!ray) {
-      out.error = source + ":" + std::to_string(number) + ": " + error;
-      out.rays.clear();
-      out.lines.clear();
-      return out;
-    }
+    if (!ray) return error;
     out.rays.push_back(*ray);
     out.lines.push_back(number);
-  }
-  if (in.bad()) {
-    out.error = source + ": read error";
+    return {};
+  };
+}
+
+RayList finished(RayList out, std::string error) {
+  if (!error.empty()) {
+    out.error = std::move(error);
     out.rays.clear();
     out.lines.clear();
   }
   return out;
+}
+
+}  // namespace
+
+RayList read_rays(const std::string& path) {
+  RayList out;
+  std::string error = read_lines(path, ray_handler(out));
+  return finished(std::move(out), std::move(error));
+}
+
+RayList read_rays_text(std::string_view text, const std::string& source) {
+  RayList out;
+  LineSplitter splitter(source, ray_handler(out));
+  std::string error = splitter.feed(text);
+  if (error.empty()) error = splitter.finish();
+  return finished(std::move(out), std::move(error));
 }
 
 std::string format_float(float v) {
@@ -131,15 +306,39 @@ std::string format_float(float v) {
 
 namespace {
 
+// `text` as a JSON string with no control character left raw. nlohmann's
+// dump escapes quotes, backslashes and C0 controls and replaces invalid
+// UTF-8 with U+FFFD; DEL and the C1 controls (U+0080..U+009F, which some
+// terminals obey) are valid JSON raw, so they are escaped here.
+std::string json_string(const std::string& text) {
+  const std::string dumped = nlohmann::json(text).dump(
+      -1, ' ', false, nlohmann::json::error_handler_t::replace);
+  std::string out;
+  out.reserve(dumped.size());
+  char buf[8];
+  for (std::size_t i = 0; i < dumped.size(); ++i) {
+    const auto c = static_cast<unsigned char>(dumped[i]);
+    const auto next = i + 1 < dumped.size()
+                          ? static_cast<unsigned char>(dumped[i + 1])
+                          : 0;
+    // In valid UTF-8, C2 only ever starts a character, never continues one.
+    if (c == 0x7F || (c == 0xC2 && next >= 0x80 && next < 0xA0)) {
+      const unsigned code = c == 0x7F ? 0x7Fu : next;
+      std::snprintf(buf, sizeof buf, "\\u%04x", code);
+      out += buf;
+      i += c == 0x7F ? 0 : 1;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out;
+}
+
 // "object":o,"name":"...","t":t[,"triangle":k],"point":[x,y,z]
 std::string hit_fields(const Ray& ray, const Hit& hit, const std::string& name) {
   const glm::vec3 p = ray.org + hit.t * ray.dir;
   std::string s = "\"object\":" + std::to_string(hit.object);
-  // nlohmann's dump escapes quotes and control characters and replaces
-  // invalid UTF-8, so any object name gives valid JSON.
-  s += ",\"name\":" +
-       nlohmann::json(name).dump(-1, ' ', false,
-                                 nlohmann::json::error_handler_t::replace);
+  s += ",\"name\":" + json_string(name);
   s += ",\"t\":" + format_float(hit.t);
   if (hit.triangle != kInvalidId) {
     s += ",\"triangle\":" + std::to_string(hit.triangle);
@@ -177,7 +376,7 @@ std::string hit_to_text(std::size_t ray_index, const Ray& ray, const Hit& hit,
   std::string s = "ray " + std::to_string(ray_index) + ": ";
   if (!hit.hit()) return s + "miss";
   const glm::vec3 p = ray.org + hit.t * ray.dir;
-  s += "object " + std::to_string(hit.object) + " '" + name + "'";
+  s += "object " + std::to_string(hit.object) + " '" + printable(name) + "'";
   if (hit.triangle != kInvalidId) {
     s += " triangle " + std::to_string(hit.triangle);
   }

@@ -4,7 +4,7 @@
 #include "raypick/core/hit.h"
 #include "raypick/core/ray.h"
 
-#include <istream>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -16,6 +16,9 @@ namespace raypick::tools {
 // or by one comma with optional white space around it. Returns the ray, or
 // nullopt with `error` set to what is wrong ("expected 6 numbers, found 5",
 // "'1x' is not a number", "direction is zero", "origin is not finite").
+// A number too small for a double (1e-400) reads as 0, as one too small for
+// a float does; one too large is not finite. A token quoted in a message is
+// shown through printable() and cut after 40 bytes.
 std::optional<Ray> parse_ray(std::string_view text, std::string& error);
 
 struct RayList {
@@ -25,10 +28,58 @@ struct RayList {
   bool ok() const { return error.empty(); }
 };
 
+// No line of a rays (or pixels) stream may be longer than this, comments
+// included: a stream without newlines (/dev/zero) is refused at this length
+// instead of being buffered whole.
+inline constexpr std::size_t kMaxLineBytes = 4096;
+
+// Called with each line's 1-based number and its text (without the line
+// break); returns an error message for that line, or "" to go on.
+using LineHandler =
+    std::function<std::string(std::size_t number, std::string_view line)>;
+
+// Cuts a text stream into lines as it arrives: '\n' ends a line (a '\r'
+// before it stays in the line), a UTF-8 byte-order mark at the very start
+// is skipped, and a line longer than kMaxLineBytes is an error. Memory:
+// O(kMaxLineBytes) whatever the stream.
+class LineSplitter {
+ public:
+  LineSplitter(std::string source, LineHandler on_line);
+  // Feeds the next bytes. Returns "" or the first error, as
+  // "source:line: message"; after an error, feed and finish do nothing.
+  std::string feed(std::string_view bytes);
+  // The stream has ended: the last line, if it has no line break.
+  std::string finish();
+
+ private:
+  std::string line_error(const std::string& message) const;
+  std::string take_line(std::string_view text);
+
+  std::string source_;
+  LineHandler on_line_;
+  std::string partial_;  // the current line so far (< kMaxLineBytes)
+  std::size_t number_ = 1;
+  std::size_t seen_ = 0;  // bytes fed so far (for the byte-order mark)
+  bool failed_ = false;
+};
+
+// Reads a text stream line by line: `path` is a file or a pipe, "-" is
+// standard input (named "<stdin>" in messages). Returns "" or the first
+// error: the handler's, as "source:line: message", or why the stream cannot
+// be read ("cannot open", "is a directory", "is not a regular file or a
+// pipe", "standard input is closed", "read error: ..."), as
+// "source: message". A named path must be a regular file or a pipe (devices
+// such as /dev/zero are refused); standard input may be anything readable.
+std::string read_lines(const std::string& path, const LineHandler& on_line);
+
 // Reads a rays file: one ray per line; blank lines and lines whose first
 // non-blank character is '#' are skipped. Stops at the first bad line, whose
-// error names `source` and the line. A read failure is reported as an error.
-RayList read_rays(std::istream& in, const std::string& source);
+// error names the source and the line (an error leaves `rays` empty).
+// `path` as for read_lines.
+RayList read_rays(const std::string& path);
+
+// The same on text already in memory, named `source` in messages.
+RayList read_rays_text(std::string_view text, const std::string& source);
 
 // %.9g: enough digits for every float to read back to itself.
 std::string format_float(float v);
@@ -49,6 +100,8 @@ std::string hits_to_json(std::size_t ray_index, const Ray& ray,
                          const std::vector<std::string>& names);
 
 // A line for people: "ray 0: object 3 'box' at t = 2.5, point (1, 2, 3)".
+// The name is shown through printable(): control characters (a newline
+// included) appear as \xNN, so one result is always one line.
 std::string hit_to_text(std::size_t ray_index, const Ray& ray, const Hit& hit,
                         const std::string& name);
 

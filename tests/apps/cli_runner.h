@@ -37,15 +37,24 @@ inline std::string slurp(const std::filesystem::path& p) {
 
 // Runs `raypick ARGS` through the shell (args are trusted test strings)
 // with `stdin_text` on standard input; returns the exit status and both
-// outputs.
+// outputs. `redirects` are shell redirections applied after the default
+// ones, so they win: "<&-" closes standard input, "< /" makes it a
+// directory, "> /dev/full" a full device (stdout is then empty).
+// `pipe_from`, when given, is a shell command whose output is piped in
+// instead of `stdin_text`, e.g. "printf '0 0 0 1 0 0'".
 inline Run run_raypick(const std::string& args,
-                       const std::string& stdin_text = "") {
+                       const std::string& stdin_text = "",
+                       const std::string& redirects = "",
+                       const std::string& pipe_from = "") {
   const auto out = temp_dir() / "out.txt", err = temp_dir() / "err.txt",
              in = temp_dir() / "in.txt";
   std::ofstream(in) << stdin_text;
-  const std::string cmd = std::string("'") + RAYPICK_EXE + "' " + args +
-                          " < '" + in.string() + "' > '" + out.string() +
-                          "' 2> '" + err.string() + "'";
+  std::filesystem::remove(out);
+  const std::string cmd =
+      (pipe_from.empty() ? std::string() : pipe_from + " | ") + "'" +
+      RAYPICK_EXE + "' " + args +
+      (pipe_from.empty() ? " < '" + in.string() + "'" : std::string()) +
+      " > '" + out.string() + "' 2> '" + err.string() + "' " + redirects;
   const int raw = std::system(cmd.c_str());
   return {WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, slurp(out), slurp(err)};
 }

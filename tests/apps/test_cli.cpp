@@ -220,3 +220,88 @@ TEST_CASE("validate and info run on a scene file and on a generated scene") {
   CHECK(r.out.find("triangles:  26") != std::string::npos);
   CHECK(r.out.find("object 2 'quad': 2 triangles") != std::string::npos);
 }
+
+TEST_CASE("pick --rays reads pipes and refuses devices, directories and a closed or directory stdin") {
+  const fs::path scene = write("scene.obj", kScene);
+  const std::string pick = "pick '" + scene.string() + "' ";
+  SUBCASE("a pipe, named or as standard input") {
+    Run r = run_raypick(pick + "--rays /dev/stdin", "", "", "printf '0 0 -5 0 0 1'");
+    CHECK(r.status == 0);
+    CHECK(r.out.find("\"object\":0") != std::string::npos);
+    r = run_raypick(pick + "--rays -", "", "", "printf '0 0 -5 0 0 1'");
+    CHECK(r.status == 0);
+    CHECK(r.out.find("\"object\":0") != std::string::npos);
+  }
+  SUBCASE("a device is not a rays file") {
+    const Run r = run_raypick(pick + "--rays /dev/zero");
+    CHECK(r.status == 1);
+    CHECK(r.out.empty());
+    CHECK(r.err == "raypick: /dev/zero: is not a regular file or a pipe\n");
+  }
+  SUBCASE("endless bytes without a line break on stdin stop at the line bound") {
+    const Run r = run_raypick(pick + "--rays -", "", "< /dev/zero");
+    CHECK(r.status == 1);
+    CHECK(r.out.empty());
+    CHECK(r.err == "raypick: <stdin>:1: line is longer than 4096 bytes (is this a text file?)\n");
+  }
+  SUBCASE("a directory") {
+    const Run r = run_raypick(pick + "--rays '" + temp_dir().string() + "'");
+    CHECK(r.status == 1);
+    CHECK(r.err == "raypick: " + temp_dir().string() + ": is a directory\n");
+  }
+  SUBCASE("standard input closed") {
+    const Run r = run_raypick(pick + "--rays -", "", "<&-");
+    CHECK(r.status == 1);
+    CHECK(r.out.empty());
+    CHECK(r.err == "raypick: <stdin>: standard input is closed\n");
+  }
+  SUBCASE("standard input a directory") {
+    const Run r = run_raypick(pick + "--rays -", "", "< /");
+    CHECK(r.status == 1);
+    CHECK(r.out.empty());
+    CHECK(r.err == "raypick: <stdin>: is a directory\n");
+  }
+  SUBCASE("a missing file") {
+    const Run r = run_raypick(pick + "--rays '" + (temp_dir() / "gone.txt").string() + "'");
+    CHECK(r.status == 1);
+    CHECK(r.err == "raypick: " + (temp_dir() / "gone.txt").string() +
+                       ": cannot open: No such file or directory\n");
+  }
+}
+
+TEST_CASE("pick --rays skips a byte-order mark and reads an underflow as 0") {
+  const fs::path scene = write("scene.obj", kScene);
+  const fs::path rays = write("bom_rays.txt", "\xEF\xBB\xBF" "0 0 -5 1e-400 0 1\n");
+  const Run r = run_raypick("pick '" + scene.string() + "' --rays '" + rays.string() + "'");
+  CHECK(r.status == 0);
+  CHECK(r.out == "{\"ray\":0,\"hit\":true,\"object\":0,\"name\":\"near\",\"t\":4.5,\"point\":[0,0,-0.5]}\n");
+}
+
+TEST_CASE("messages and text names never pass control bytes to the terminal, nor echo a huge token") {
+  const fs::path scene = write("evil_names.obj",
+                               "o a\x1B[31m\rb\n"  // tinyobjloader keeps the ESC and CR
+                               "v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\n");
+  Run r = run_raypick("pick '" + scene.string() + "' --ray 0.2,0.2,1,0,0,-1");
+  CHECK(r.status == 0);
+  CHECK(r.out.find('\x1B') == std::string::npos);
+  CHECK(r.out.find('\r') == std::string::npos);
+  CHECK(std::count(r.out.begin(), r.out.end(), '\n') == 1);
+  CHECK(r.out.find("'a\\x1B[31m") != std::string::npos);
+  r = run_raypick("info '" + scene.string() + "'");
+  CHECK(r.status == 0);
+  CHECK(r.out.find('\x1B') == std::string::npos);
+  CHECK(r.out.find("object 0 'a\\x1B[31m") != std::string::npos);
+  // A long token in a rays file is quoted by its first 40 bytes.
+  const fs::path rays = write("huge_token.txt", "0 0 0 1 0 " + std::string(1000, '9') + "\x1B" +
+                                                    "\n");
+  r = run_raypick("pick '" + scene.string() + "' --rays '" + rays.string() + "'");
+  CHECK(r.status == 1);
+  CHECK(r.err == "raypick: " + rays.string() + ":1: '" + std::string(40, '9') +
+                     "...' is not a number\n");
+  // A control byte in the file name itself.
+  const fs::path odd = write("odd\x1B.txt", "0 0 0 1 0 x\n");
+  r = run_raypick("pick '" + scene.string() + "' --rays '" + odd.string() + "'");
+  CHECK(r.status == 1);
+  CHECK(r.err.find('\x1B') == std::string::npos);
+  CHECK(r.err.find("odd\\x1B.txt:1: 'x' is not a number") != std::string::npos);
+}
