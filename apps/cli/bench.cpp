@@ -3,6 +3,7 @@
 // workloads are in tools/bench_scenes, the Embree side in
 // tools/embree_bench; this file runs, times, checks and prints.
 #include "bench.h"
+#include "common.h"
 
 #include "../tools/bench_scenes.h"
 #include "../tools/embree_bench.h"
@@ -59,8 +60,8 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-constexpr int kExitVoid = 1;
-constexpr int kExitUsage = 2;
+using cli::fail;
+constexpr int kExitVoid = kExitBadInput;  // a VOID row or a file problem
 // obb mode: relative tolerance on the sum of t over the rays (the answers
 // are identical in practice: Embree runs raypick's leaf test).
 constexpr double kSumTolerance = 1e-5;
@@ -80,12 +81,6 @@ double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   const std::size_t m = v.size() / 2;
   return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
-}
-
-int fail(int status, const std::string& message) {
-  std::fflush(stdout);
-  std::cerr << "raypick: " << printable(message) << "\n";
-  return status;
 }
 
 // Resident bytes after giving freed heap pages back to the system, so that
@@ -773,6 +768,7 @@ int BenchCommand::run() const {
     out << rows.dump(2) << "\n";
     if (!out) return fail(kExitVoid, a.json + ": cannot write the JSON file");
   }
+  if (cli::finish_output(0) != 0) return kExitVoid;
   if (!all_ok) {
     return fail(kExitVoid,
                 "bench: VOID rows: raypick and Embree computed different "

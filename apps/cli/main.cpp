@@ -5,6 +5,7 @@
 #include "../tools/scene_gen.h"
 #include "../tools/validate.h"
 #include "bench.h"
+#include "common.h"
 
 #include "raypick/bvh/picker.h"
 #include "raypick/core/text.h"
@@ -26,21 +27,14 @@ namespace {
 using namespace raypick;
 using Clock = std::chrono::steady_clock;
 
-constexpr int kExitBadInput = 1;
-constexpr int kExitUsage = 2;
+using cli::fail;
+using cli::finish_output;
+using cli::kExitBadInput;
+using cli::kExitUsage;
 
 double ms_since(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start)
       .count();
-}
-
-// Every failure leaves through here: one line on stderr, then the status.
-// The message goes through printable(), so no control character from a file
-// name or a file's bytes reaches the terminal, and it stays one line.
-int fail(int status, const std::string& message) {
-  std::fflush(stdout);
-  std::cerr << "raypick: " << printable(message) << "\n";
-  return status;
 }
 
 struct Loaded {
@@ -158,10 +152,7 @@ int run_pick(const PickArgs& a) {
     }
   }
   std::fwrite(out.data(), 1, out.size(), stdout);
-  if (std::fflush(stdout) != 0) {
-    return fail(kExitBadInput, "cannot write to standard output");
-  }
-  return 0;
+  return finish_output(0);
 }
 
 // ------------------------------------------------------------ validate ---
@@ -271,8 +262,7 @@ int run_validate(const ValidateArgs& a) {
     std::printf("dump:           %zu rays written to %s\n",
                 rep.disagreements.size(), printable(a.dump).c_str());
   }
-  std::fflush(stdout);
-  return rep.mismatches() == 0 ? 0 : kExitBadInput;
+  return finish_output(rep.mismatches() == 0 ? 0 : kExitBadInput);
 }
 
 // ---------------------------------------------------------------- info ---
@@ -325,7 +315,15 @@ int run_info(const std::string& path) {
   if (scene.objects.size() > 20) {
     std::printf("  ... %zu more objects\n", scene.objects.size() - 20);
   }
-  return 0;
+  return finish_output(0);
+}
+
+// CLI11 writes help and version to std::cout: checked like any output.
+int help_written(int status) {
+  if (!std::cout.flush()) {
+    return fail(kExitBadInput, "cannot write to standard output");
+  }
+  return finish_output(status);
 }
 
 }  // namespace
@@ -401,11 +399,11 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
+    return help_written(app.exit(e));
   } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e);
+    return help_written(app.exit(e));
   } catch (const CLI::CallForVersion& e) {
-    return app.exit(e);
+    return help_written(app.exit(e));
   } catch (const CLI::ParseError& e) {
     // One line, like every other error (CLI11's own exit() adds a second).
     return fail(kExitUsage, std::string(e.what()) + " (see raypick --help)");

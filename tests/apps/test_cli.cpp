@@ -305,3 +305,21 @@ TEST_CASE("messages and text names never pass control bytes to the terminal, nor
   CHECK(r.err.find('\x1B') == std::string::npos);
   CHECK(r.err.find("odd\\x1B.txt:1: 'x' is not a number") != std::string::npos);
 }
+
+TEST_CASE("every command checks its writes: a full standard output is exit 1 with a message") {
+  const fs::path scene = write("scene.obj", kScene);
+  const std::string s = "'" + scene.string() + "'";
+  for (const std::string& args : std::vector<std::string>{
+           "info " + s, "validate " + s + " --rays 100", "validate --boxes 20 --rays 100",
+        "pick " + s + " --ray 0,0,-5,0,0,1", "pick " + s + " --rays -",
+        "bench --quick " + s + " --ray-kind camera --camera 8x8", "--help", "pick --help",
+        "--version"}) {
+    CAPTURE(args);
+    const Run r = run_raypick(args, "0 0 -5 0 0 1\n", "> /dev/full");
+    CHECK(r.status == 1);
+    CHECK(r.err.find("raypick: cannot write to standard output") != std::string::npos);
+  }
+  // The same commands succeed when the output has room.
+  CHECK(run_raypick("info " + s).status == 0);
+  CHECK(run_raypick("--help").status == 0);
+}
