@@ -60,7 +60,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-using cli::fail;
 constexpr int kExitVoid = kExitBadInput;  // a VOID row or a file problem
 // obb mode: relative tolerance on the sum of t over the rays (the answers
 // are identical in practice: Embree runs raypick's leaf test).
@@ -587,7 +586,7 @@ BenchCommand::BenchCommand(CLI::App& app)
                    "Objects in generated scenes; repeatable or a list "
                    "(default: boxes 10000,1000000; crowd 300,10000)")
       ->delimiter(',')
-      ->check(CLI::Range(std::size_t{1}, std::size_t{100000000}));
+      ->transform(whole_number(1, 100000000));
   cmd_->add_option("--mode", a.mode,
                    "obb, mesh, both, or auto (default): obb for boxes and "
                    "files, mesh for crowd")
@@ -597,7 +596,7 @@ BenchCommand::BenchCommand(CLI::App& app)
       ->check(CLI::IsMember({"incoherent", "camera", "both"}));
   a.rays_opt = cmd_->add_option("--rays", a.rays, "Incoherent rays")
                    ->capture_default_str()
-                   ->check(CLI::Range(std::size_t{1}, std::size_t{100000000}));
+                   ->transform(whole_number(1, 100000000));
   a.camera_opt = cmd_->add_option("--camera", a.camera,
                                   "Camera rays: WxH pixels, 60 degree field "
                                   "of view")
@@ -606,14 +605,15 @@ BenchCommand::BenchCommand(CLI::App& app)
                                 "Runs of every measurement; the median is "
                                 "reported")
                    ->capture_default_str()
-                   ->check(CLI::Range(1, 1000));
+                   ->transform(whole_number(1, 1000));
   cmd_->add_option("--threads", a.threads,
                    "Threads (Embree device and TBB) for builds and batch "
                    "queries; a list runs each (default 1)")
       ->delimiter(',')
-      ->check(CLI::Range(1, 1024));
+      ->transform(whole_number(1, 1024));
   cmd_->add_option("--seed", a.seed, "Seed of scenes and rays")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->transform(whole_number(0));
   cmd_->add_option("--json", a.json, "Also write the rows to FILE as JSON");
   cmd_->add_option("--model", a.model, "The crowd scenes' model")
       ->capture_default_str();

@@ -3,7 +3,10 @@
 #include "raypick/core/text.h"
 
 #include <cerrno>
+#include <charconv>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 namespace raypick::cli {
@@ -25,6 +28,84 @@ int finish_output(int status) {
   std::string why = "cannot write to standard output";
   if (!flushed && err != 0) why += std::string(": ") + std::strerror(err);
   return fail(kExitBadInput, why);
+}
+
+namespace {
+
+// How much of a bad value a message quotes.
+constexpr std::size_t kQuoteBytes = 40;
+
+std::string quote_value(const std::string& text) {
+  return "'" + printable(text, kQuoteBytes) + "'";
+}
+
+}  // namespace
+
+CLI::Validator whole_number(std::uint64_t min, std::uint64_t max) {
+  const std::string range =
+      max == std::numeric_limits<std::uint64_t>::max()
+          ? ">= " + std::to_string(min)
+          : "from " + std::to_string(min) + " to " + std::to_string(max);
+  return CLI::Validator(
+      [min, max, range](std::string& text) -> std::string {
+        std::string_view digits = text;
+        int base = 10;
+        if (digits.size() > 2 && digits[0] == '0' &&
+            (digits[1] == 'x' || digits[1] == 'X')) {
+          digits.remove_prefix(2);
+          base = 16;
+        }
+        std::uint64_t value = 0;
+        const char* end = digits.data() + digits.size();
+        const auto [ptr, ec] =
+            std::from_chars(digits.data(), end, value, base);
+        if (digits.empty() || ptr != end ||
+            (ec != std::errc() && ec != std::errc::result_out_of_range)) {
+          return "expected a whole number " + range + ", got " + quote_value(text);
+        }
+        if (ec == std::errc::result_out_of_range || value < min ||
+            value > max) {
+          return "expected a whole number " + range + ", got " +
+                 quote_value(text);
+        }
+        text = std::to_string(value);
+        return {};
+      },
+      "", "");
+}
+
+CLI::Validator float_at_least(double min) {
+  char bound[32];
+  std::snprintf(bound, sizeof bound, "%g", min);
+  const std::string what = std::string("a number >= ") + bound;
+  return CLI::Validator(
+      [min, what](std::string& text) -> std::string {
+        std::string_view number = text;
+        if (!number.empty() && number.front() == '+') number.remove_prefix(1);
+        double value = 0.0;
+        const char* end = number.data() + number.size();
+        const auto [ptr, ec] = std::from_chars(number.data(), end, value);
+        const bool parsed =
+            !number.empty() && ptr == end && !std::isnan(value) &&
+            (ec == std::errc() || ec == std::errc::result_out_of_range) &&
+            !(text.front() == '+' && number.front() == '-');
+        if (!parsed) return "expected " + what + ", got " + quote_value(text);
+        if (ec == std::errc::result_out_of_range) {
+          // Well formed but past a double's range: strtod says which way
+          // (a tiny value reads as 0). The C locale is in force.
+          value = std::strtod(std::string(number).c_str(), nullptr);
+        }
+        if (value < min) {
+          return "expected " + what + ", got " + quote_value(text);
+        }
+        const bool finite_float =
+            value <= double(std::numeric_limits<float>::max());
+        char buf[40];
+        std::snprintf(buf, sizeof buf, "%.17g", value);
+        text = finite_float ? std::string(buf) : std::string("inf");
+        return {};
+      },
+      "", "");
 }
 
 }  // namespace raypick::cli

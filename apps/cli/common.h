@@ -2,6 +2,10 @@
 // checked output, plain-worded option checks and the scene-loading options.
 #pragma once
 
+#include <CLI/CLI.hpp>
+
+#include <cstdint>
+#include <limits>
 #include <string>
 
 namespace raypick::cli {
@@ -19,5 +23,23 @@ int fail(int status, const std::string& message);
 // `status` when it did; otherwise reports "cannot write to standard output:
 // REASON" and returns kExitBadInput (so `raypick info > /dev/full` fails).
 int finish_output(int status);
+
+// Option checks with plain messages (CLI11's own say "Value 0 not in range
+// 0.000000 to 1797693...", with 309 digits, even for "1x"). Use with
+// Option::transform: they also rewrite the text to what CLI11's conversion
+// reads the same way.
+
+// A whole number from `min` to `max`, decimal or 0x-hex; leading zeros are
+// decimal ("010" is 10, where CLI11 alone would read octal 8). Refuses signs,
+// fractions and anything past `max` ("--seed: expected a whole number from
+// 0 to 18446744073709551615, got '99999999999999999999'") instead of
+// saturating.
+CLI::Validator whole_number(std::uint64_t min,
+                            std::uint64_t max =
+                                std::numeric_limits<std::uint64_t>::max());
+
+// A number >= `min` (decimal, exponent, or "inf"); NaN is refused. A value
+// beyond a float's range reads as "inf".
+CLI::Validator float_at_least(double min);
 
 }  // namespace raypick::cli

@@ -72,8 +72,8 @@ PickMode parse_mode(const std::string& mode) {
 
 struct PickArgs {
   std::string scene;
-  std::string ray;
-  std::string rays;
+  std::optional<std::string> ray;   // set when --ray is given, even empty
+  std::optional<std::string> rays;
   std::string mode = "obb";
   std::string format;
   bool all = false;
@@ -84,16 +84,22 @@ struct PickArgs {
 
 int run_pick(const PickArgs& a) {
   int status = 0;
-  if (a.ray.empty() == a.rays.empty()) {
-    return fail(kExitUsage, "pick: give exactly one of --ray and --rays");
+  if (!a.ray && !a.rays) {
+    return fail(kExitUsage,
+                "pick: no rays: give --ray ox,oy,oz,dx,dy,dz or --rays FILE "
+                "('-' for standard input)");
+  }
+  if (a.rays && a.rays->empty()) {
+    return fail(kExitUsage,
+                "pick: --rays needs a file name, or '-' for standard input");
   }
   if (!(a.max_t >= 0.0f)) {
     return fail(kExitUsage, "pick: --max-t must be a number >= 0");
   }
   const PickMode mode = parse_mode(a.mode);
   const std::string format =
-      !a.format.empty() ? a.format : (a.ray.empty() ? "jsonl" : "text");
-  if (format == "json" && a.ray.empty()) {
+      !a.format.empty() ? a.format : (a.ray ? "text" : "jsonl");
+  if (format == "json" && !a.ray) {
     return fail(kExitUsage,
                 "pick: --format json is for a single --ray; use --format "
                 "jsonl with --rays");
@@ -101,16 +107,16 @@ int run_pick(const PickArgs& a) {
   // All rays are read and checked before anything is printed, so bad input
   // never leaves a partial answer on stdout.
   tools::RayList rays;
-  if (!a.ray.empty()) {
+  if (a.ray) {
     std::string error;
-    std::optional<Ray> ray = tools::parse_ray(a.ray, error);
+    std::optional<Ray> ray = tools::parse_ray(*a.ray, error);
     if (!ray) {
       return fail(kExitBadInput,
-                  "--ray '" + printable(a.ray, 80) + "': " + error);
+                  "--ray '" + printable(*a.ray, 80) + "': " + error);
     }
     rays.rays.push_back(*ray);
   } else {
-    rays = tools::read_rays(a.rays);
+    rays = tools::read_rays(*a.rays);
   }
   if (!rays.ok()) return fail(kExitBadInput, rays.error);
   for (Ray& ray : rays.rays) ray.tmax = a.max_t;
@@ -355,13 +361,15 @@ int main(int argc, char** argv) {
   pick_cmd->add_option("--limit", pick.limit,
                        "With --all: at most K hits per ray")
       ->needs(all_opt)
-      ->check(CLI::PositiveNumber);
+      ->transform(cli::whole_number(1));
   pick_cmd->add_option("--mask", pick.mask,
                        "Only objects whose pick mask shares a bit with M "
-                       "(a JSON scene's \"layer\": k is bit k)");
+                       "(a JSON scene's \"layer\": k is bit k; decimal or "
+                       "0x-hex)")
+      ->transform(cli::whole_number(0, 0xFFFFFFFFu));
   pick_cmd->add_option("--max-t", pick.max_t,
                        "Only hits with t <= T (in units of the direction)")
-      ->check(CLI::NonNegativeNumber);
+      ->transform(cli::float_at_least(0.0));
   pick_cmd->add_option("--format", pick.format,
                        "Output: text (default for --ray), json (one ray), "
                        "jsonl (default for --rays)")
@@ -376,12 +384,13 @@ int main(int argc, char** argv) {
   val_cmd->add_option("--boxes", val.boxes,
                       "Validate a generated scene of N boxes instead (with "
                       "mirrored, sheared, flat and coincident ones)")
-      ->check(CLI::Range(std::size_t{1}, std::size_t{10000000}));
+      ->transform(cli::whole_number(1, 10000000));
   val_cmd->add_option("--rays", val.rays, "Number of random rays")
       ->capture_default_str()
-      ->check(CLI::Range(std::size_t{1}, std::size_t{100000000}));
+      ->transform(cli::whole_number(1, 100000000));
   val_cmd->add_option("--seed", val.seed, "Seed of the random rays")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->transform(cli::whole_number(0));
   val_cmd->add_option("--mode", val.mode,
                       "obb (default) or mesh: Embree instances the meshes' "
                       "triangles")
@@ -396,6 +405,23 @@ int main(int argc, char** argv) {
 
   raypick::cli::BenchCommand bench(app);
 
+  // CLI11 says "A subcommand is required" both when none is given and when
+  // the first word is no command at all.
+  if (argc < 2 || argv[1][0] != '-') {
+    std::string names;
+    bool known = false;
+    for (const CLI::App* sub : app.get_subcommands({})) {
+      names += (names.empty() ? "" : ", ") + sub->get_name();
+      known = known || (argc >= 2 && sub->get_name() == argv[1]);
+    }
+    if (!known) {
+      return fail(kExitUsage,
+                  (argc < 2 ? std::string("no command given")
+                            : "unknown command '" + printable(argv[1], 40) +
+                                  "'") +
+                      " (commands: " + names + "; see raypick --help)");
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

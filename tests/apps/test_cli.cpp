@@ -323,3 +323,47 @@ TEST_CASE("every command checks its writes: a full standard output is exit 1 wit
   CHECK(run_raypick("info " + s).status == 0);
   CHECK(run_raypick("--help").status == 0);
 }
+
+TEST_CASE("usage errors say plainly what is wrong, exit 2") {
+  const fs::path scene = write("scene.obj", kScene);
+  const std::string pick = "pick '" + scene.string() + "' --ray 0,0,-5,0,0,1 ";
+  const auto err = [](const std::string& args) {
+    const Run r = run_raypick(args);
+    CHECK(r.status == 2);
+    CHECK(r.out.empty());
+    return r.err;
+  };
+  CHECK(err(pick + "--all --limit 0") ==
+        "raypick: --limit: expected a whole number >= 1, got '0' (see raypick --help)\n");
+  CHECK(err(pick + "--max-t 1x") ==
+        "raypick: --max-t: expected a number >= 0, got '1x' (see raypick --help)\n");
+  CHECK(err(pick + "--mask 4294967296") ==
+        "raypick: --mask: expected a whole number from 0 to 4294967295, got '4294967296' "
+        "(see raypick --help)\n");
+  CHECK(err("validate --boxes 10 --seed 99999999999999999999") ==
+        "raypick: --seed: expected a whole number >= 0, got '99999999999999999999' "
+        "(see raypick --help)\n");
+  CHECK(err("bench --threads 0") ==
+        "raypick: --threads: expected a whole number from 1 to 1024, got '0' "
+        "(see raypick --help)\n");
+  CHECK(err("frob") ==
+        "raypick: unknown command 'frob' (commands: pick, validate, info, bench; see "
+        "raypick --help)\n");
+  CHECK(err("") ==
+        "raypick: no command given (commands: pick, validate, info, bench; see raypick "
+        "--help)\n");
+  CHECK(err("pick '" + scene.string() + "'") ==
+        "raypick: pick: no rays: give --ray ox,oy,oz,dx,dy,dz or --rays FILE ('-' for "
+        "standard input)\n");
+  CHECK(err("pick '" + scene.string() + "' --rays ''") ==
+        "raypick: pick: --rays needs a file name, or '-' for standard input\n");
+  // An empty ray is a malformed ray (bad input), not a missing option.
+  const Run r = run_raypick("pick '" + scene.string() + "' --ray ''");
+  CHECK(r.status == 1);
+  CHECK(r.err == "raypick: --ray '': expected 6 numbers (ox oy oz dx dy dz), found 0\n");
+  // Leading zeros are decimal, and --max-t beyond a float is no limit.
+  const Run ok = run_raypick("pick '" + scene.string() +
+                             "' --ray 0,0,-5,0,0,1 --all --limit 010 --max-t 1e39 --format json");
+  CHECK(ok.status == 0);
+  CHECK(nlohmann::json::parse(ok.out)["hits"].size() == 2);
+}
