@@ -21,8 +21,10 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -685,6 +687,31 @@ int BenchCommand::run() const {
     crowd_model = tools::merge_into_one_mesh(*r.scene);
   }
 
+  // Inputs and outputs are checked before anything is printed: every scene
+  // file is loaded now (and kept until its turn), the JSON file opened.
+  std::ofstream json_out;
+  if (!a.json.empty()) {
+    json_out.open(a.json);
+    if (!json_out) {
+      return fail(kExitVoid, a.json + ": cannot write the JSON file: " +
+                                 std::strerror(errno));
+    }
+  }
+  std::vector<Scene> file_scenes(specs.size());
+  for (std::size_t k = 0; k < specs.size(); ++k) {
+    if (specs[k].kind != "file") continue;
+    LoadResult r = load_scene(specs[k].path);
+    if (!r.ok()) {
+      return fail(r.error->kind == LoadError::Kind::kUnsupported ? kExitUsage
+                                                                  : kExitVoid,
+                  r.error->to_string());
+    }
+    if (tools::scene_bounds(*r.scene).empty()) {
+      return fail(kExitVoid, specs[k].path + ": no object can be hit");
+    }
+    file_scenes[k] = std::move(*r.scene);
+  }
+
   std::printf("raypick bench: raypick vs Embree %s on %s (%s, %u hardware "
               "threads); median of %d run%s\n",
               tools::EmbreeDevice::version(), cpu_name().c_str(), cpu_isa(),
@@ -707,7 +734,8 @@ int BenchCommand::run() const {
   Progress progress;
   nlohmann::json rows = nlohmann::json::array();
   bool all_ok = true;
-  for (const SceneSpec& spec : specs) {
+  for (std::size_t k = 0; k < specs.size(); ++k) {
+    const SceneSpec& spec = specs[k];
     Scene scene;
     if (spec.kind == "boxes") {
       progress.phase("generating boxes-" + std::to_string(spec.n));
@@ -716,15 +744,7 @@ int BenchCommand::run() const {
       progress.phase("generating crowd-" + std::to_string(spec.n));
       scene = tools::make_crowd_scene(*crowd_model, spec.n, a.seed);
     } else {
-      progress.phase("loading " + printable(spec.path));
-      LoadResult r = load_scene(spec.path);
-      if (!r.ok()) {
-        return fail(r.error->kind == LoadError::Kind::kUnsupported
-                        ? kExitUsage
-                        : kExitVoid,
-                    r.error->to_string());
-      }
-      scene = std::move(*r.scene);
+      scene = std::move(file_scenes[k]);
     }
     const Aabb bounds = tools::scene_bounds(scene);
     if (bounds.empty()) {
@@ -764,9 +784,11 @@ int BenchCommand::run() const {
   }
   progress.clear();
   if (!a.json.empty()) {
-    std::ofstream out(a.json);
-    out << rows.dump(2) << "\n";
-    if (!out) return fail(kExitVoid, a.json + ": cannot write the JSON file");
+    json_out << rows.dump(2) << "\n";
+    json_out.flush();
+    if (!json_out) {
+      return fail(kExitVoid, a.json + ": cannot write the JSON file");
+    }
   }
   if (cli::finish_output(0) != 0) return kExitVoid;
   if (!all_ok) {

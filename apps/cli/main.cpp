@@ -14,7 +14,9 @@
 #include <CLI/CLI.hpp>
 
 #include <chrono>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <optional>
@@ -179,6 +181,15 @@ int run_validate(const ValidateArgs& a) {
                 "validate: give a SCENE file or --boxes N, not both");
   }
   const PickMode mode = parse_mode(a.mode);
+  // The dump file is opened before any work, so a bad path fails at once.
+  std::ofstream dump;
+  if (!a.dump.empty()) {
+    dump.open(a.dump);
+    if (!dump) {
+      return fail(kExitBadInput, a.dump + ": cannot write the dump file: " +
+                                     std::strerror(errno));
+    }
+  }
   Loaded loaded;
   std::string label;
   if (a.boxes > 0) {
@@ -262,9 +273,9 @@ int run_validate(const ValidateArgs& a) {
     }
   }
   if (!a.dump.empty()) {
-    std::ofstream out(a.dump);
-    tools::write_dump(out, rep);
-    if (!out) return fail(kExitBadInput, a.dump + ": cannot write dump file");
+    tools::write_dump(dump, rep);
+    dump.flush();
+    if (!dump) return fail(kExitBadInput, a.dump + ": cannot write the dump file");
     std::printf("dump:           %zu rays written to %s\n",
                 rep.disagreements.size(), printable(a.dump).c_str());
   }

@@ -367,3 +367,35 @@ TEST_CASE("usage errors say plainly what is wrong, exit 2") {
   CHECK(ok.status == 0);
   CHECK(nlohmann::json::parse(ok.out)["hits"].size() == 2);
 }
+
+TEST_CASE("bench and validate check their inputs and output paths before printing anything") {
+  const fs::path scene = write("scene.obj", kScene);
+  const std::string missing = (temp_dir() / "nope.obj").string();
+  const std::string no_dir = (temp_dir() / "no_such_dir" / "x").string();
+  SUBCASE("bench with a missing scene file, even after a good one") {
+    const Run r = run_raypick("bench --quick '" + scene.string() + "' --scene '" + missing + "'");
+    CHECK(r.status == 1);
+    CHECK(r.out.empty());
+    CHECK(r.err == "raypick: " + missing + ": cannot open file: No such file or directory\n");
+  }
+  SUBCASE("bench with a JSON file that cannot be written") {
+    const Run r = run_raypick("bench --quick --scene boxes --json '" + no_dir + ".json'");
+    CHECK(r.status == 1);
+    CHECK(r.out.empty());
+    CHECK(r.err == "raypick: " + no_dir +
+                       ".json: cannot write the JSON file: No such file or directory\n");
+  }
+  SUBCASE("bench with a scene no ray can hit") {
+    const fs::path flat = write("nothing.obj", "o empty\nv 0 0 0\n");
+    const Run r = run_raypick("bench --quick '" + flat.string() + "'");
+    CHECK(r.status == 1);
+    CHECK(r.out.empty());
+  }
+  SUBCASE("validate with a dump file that cannot be written") {
+    const Run r = run_raypick("validate '" + scene.string() + "' --rays 100 --dump '" + no_dir + "'");
+    CHECK(r.status == 1);
+    CHECK(r.out.empty());
+    CHECK(r.err == "raypick: " + no_dir +
+                       ": cannot write the dump file: No such file or directory\n");
+  }
+}
