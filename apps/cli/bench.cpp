@@ -52,6 +52,7 @@ struct BenchArgs {
   std::string json;
   std::string model = tools::kCrowdModel;
   bool quick = false;
+  LoadOptions load;  // for scene files and the crowd model
   // Which options were given, so that --quick only changes the others.
   CLI::Option* rays_opt = nullptr;
   CLI::Option* camera_opt = nullptr;
@@ -622,6 +623,7 @@ BenchCommand::BenchCommand(CLI::App& app)
   cmd_->add_flag("--quick", a.quick,
                  "Tiny sizes for CI: boxes 1000, crowd 10, 10000 rays, "
                  "camera 64x64, 1 run (options given explicitly win)");
+  add_load_options(*cmd_, a.load);
 }
 
 BenchCommand::~BenchCommand() = default;
@@ -678,7 +680,7 @@ int BenchCommand::run() const {
   std::optional<Mesh> crowd_model;
   for (const SceneSpec& s : specs) {
     if (s.kind != "crowd" || crowd_model) continue;
-    LoadResult r = load_scene(a.model);
+    LoadResult r = load_scene(a.model, a.load);
     if (!r.ok()) {
       return fail(r.error->kind == LoadError::Kind::kUnsupported ? kExitUsage
                                                                   : kExitVoid,
@@ -700,7 +702,7 @@ int BenchCommand::run() const {
   std::vector<Scene> file_scenes(specs.size());
   for (std::size_t k = 0; k < specs.size(); ++k) {
     if (specs[k].kind != "file") continue;
-    LoadResult r = load_scene(specs[k].path);
+    LoadResult r = load_scene(specs[k].path, a.load);
     if (!r.ok()) {
       return fail(r.error->kind == LoadError::Kind::kUnsupported ? kExitUsage
                                                                   : kExitVoid,

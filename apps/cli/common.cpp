@@ -2,6 +2,8 @@
 
 #include "raypick/core/text.h"
 
+#include <sys/stat.h>
+
 #include <cerrno>
 #include <charconv>
 #include <cmath>
@@ -106,6 +108,48 @@ CLI::Validator float_at_least(double min) {
         return {};
       },
       "", "");
+}
+
+void add_load_options(CLI::App& command, LoadOptions& options) {
+  command
+      .add_option("--root", options.root,
+                  "Files that the scene refers to (glTF buffers, mesh files, "
+                  "material libraries) may lie anywhere in DIR (default: "
+                  "only in the scene file's folder)")
+      ->type_name("DIR")
+      ->check(CLI::Validator(
+          [](const std::string& dir) -> std::string {
+            struct stat st;
+            if (::stat(dir.c_str(), &st) != 0) {
+              return quote_value(dir) + ": " + std::strerror(errno);
+            }
+            if (!S_ISDIR(st.st_mode)) {
+              return quote_value(dir) + " is not a directory";
+            }
+            return {};
+          },
+          "", ""));
+  LoadBudget& b = options.budget;
+  const struct {
+    const char* name;
+    std::uint64_t* value;
+    const char* help;
+  } budgets[] = {
+      {"--max-bytes", &b.max_bytes,
+       "Refuse a scene whose files add up to more than N bytes"},
+      {"--max-vertices", &b.max_vertices,
+       "Refuse a scene with more than N vertex positions in all"},
+      {"--max-triangles", &b.max_triangles,
+       "Refuse a scene with more than N triangles in all its meshes"},
+      {"--max-objects", &b.max_objects,
+       "Refuse a scene with more than N objects"},
+  };
+  for (const auto& budget : budgets) {
+    command.add_option(budget.name, *budget.value, budget.help)
+        ->type_name("N")
+        ->capture_default_str()
+        ->transform(whole_number(1));
+  }
 }
 
 }  // namespace raypick::cli

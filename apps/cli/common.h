@@ -2,6 +2,8 @@
 // checked output, plain-worded option checks and the scene-loading options.
 #pragma once
 
+#include "raypick/loaders/load.h"
+
 #include <CLI/CLI.hpp>
 
 #include <cstdint>
@@ -41,5 +43,16 @@ CLI::Validator whole_number(std::uint64_t min,
 // A number >= `min` (decimal, exponent, or "inf"); NaN is refused. A value
 // beyond a float's range reads as "inf".
 CLI::Validator float_at_least(double min);
+
+// Adds the options of every command that loads a scene file, bound to
+// `options`:
+//   --root DIR          referenced files (glTF buffers, a JSON scene's mesh
+//                       files, OBJ material libraries) may lie anywhere in
+//                       DIR, not only in the scene file's folder; DIR must be
+//                       an existing directory
+//   --max-bytes N, --max-vertices N, --max-triangles N, --max-objects N
+//                       the LoadBudget; each defaults to LoadBudget's value
+//                       and must be >= 1
+void add_load_options(CLI::App& command, LoadOptions& options);
 
 }  // namespace raypick::cli

@@ -45,9 +45,10 @@ struct Loaded {
 };
 
 // Loads a scene file, or reports why not (status 1 or 2 in `status`).
-std::optional<Loaded> load_or_report(const std::string& path, int& status) {
+std::optional<Loaded> load_or_report(const std::string& path,
+                                     const LoadOptions& options, int& status) {
   const auto start = Clock::now();
-  LoadResult r = load_scene(path);
+  LoadResult r = load_scene(path, options);
   if (!r.ok()) {
     const LoadError& err = *r.error;
     status = fail(err.kind == LoadError::Kind::kUnsupported ? kExitUsage
@@ -82,6 +83,7 @@ struct PickArgs {
   std::size_t limit = 0;  // 0: no limit
   float max_t = kInfinity;
   std::uint32_t mask = ~0u;
+  LoadOptions load;
 };
 
 int run_pick(const PickArgs& a) {
@@ -123,7 +125,7 @@ int run_pick(const PickArgs& a) {
   if (!rays.ok()) return fail(kExitBadInput, rays.error);
   for (Ray& ray : rays.rays) ray.tmax = a.max_t;
 
-  std::optional<Loaded> loaded = load_or_report(a.scene, status);
+  std::optional<Loaded> loaded = load_or_report(a.scene, a.load, status);
   if (!loaded) return status;
   PickerConfig config;
   config.mesh_mode = mode == PickMode::kMesh;
@@ -172,6 +174,7 @@ struct ValidateArgs {
   std::uint64_t seed = 1;
   std::string mode = "obb";
   std::string dump;
+  LoadOptions load;
 };
 
 int run_validate(const ValidateArgs& a) {
@@ -202,7 +205,7 @@ int run_validate(const ValidateArgs& a) {
     label = "generated boxes-" + std::to_string(a.boxes) + " (seed " +
             std::to_string(a.seed) + ")";
   } else {
-    std::optional<Loaded> l = load_or_report(a.scene, status);
+    std::optional<Loaded> l = load_or_report(a.scene, a.load, status);
     if (!l) return status;
     loaded = std::move(*l);
     label = printable(a.scene);
@@ -284,9 +287,9 @@ int run_validate(const ValidateArgs& a) {
 
 // ---------------------------------------------------------------- info ---
 
-int run_info(const std::string& path) {
+int run_info(const std::string& path, const LoadOptions& options) {
   int status = 0;
-  std::optional<Loaded> loaded = load_or_report(path, status);
+  std::optional<Loaded> loaded = load_or_report(path, options, status);
   if (!loaded) return status;
   const Scene& scene = loaded->scene;
   const auto start = Clock::now();
@@ -385,6 +388,7 @@ int main(int argc, char** argv) {
                        "Output: text (default for --ray), json (one ray), "
                        "jsonl (default for --rays)")
       ->check(CLI::IsMember({"text", "json", "jsonl"}));
+  cli::add_load_options(*pick_cmd, pick.load);
 
   ValidateArgs val;
   CLI::App* val_cmd = app.add_subcommand(
@@ -408,11 +412,14 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"obb", "mesh"}));
   val_cmd->add_option("--dump", val.dump,
                       "Write the disagreeing rays to FILE (a rays file)");
+  cli::add_load_options(*val_cmd, val.load);
 
   std::string info_scene;
   CLI::App* info_cmd = app.add_subcommand(
       "info", "Print a scene's objects, bounds, BVH statistics and timings");
   info_cmd->add_option("SCENE", info_scene, "Scene file (.obj, .gltf, .glb, .json)")->required();
+  LoadOptions info_load;
+  cli::add_load_options(*info_cmd, info_load);
 
   raypick::cli::BenchCommand bench(app);
 
@@ -448,7 +455,7 @@ int main(int argc, char** argv) {
   try {
     if (*pick_cmd) return run_pick(pick);
     if (*val_cmd) return run_validate(val);
-    if (*info_cmd) return run_info(info_scene);
+    if (*info_cmd) return run_info(info_scene, info_load);
     if (bench) return bench.run();
   } catch (const std::bad_alloc&) {
     return fail(kExitBadInput, "out of memory");

@@ -399,3 +399,25 @@ TEST_CASE("bench and validate check their inputs and output paths before printin
                        ": cannot write the dump file: No such file or directory\n");
   }
 }
+
+TEST_CASE("every command that loads a scene takes --root and the load budgets") {
+  const fs::path scene = write("scene.obj", kScene);
+  const std::string s = "'" + scene.string() + "'";
+  const std::string opts = " --root '" + temp_dir().string() +
+                           "' --max-bytes 100000 --max-vertices 1000 --max-triangles 1000 "
+                           "--max-objects 100";
+  CHECK(run_raypick("pick " + s + " --ray 0,0,-5,0,0,1" + opts).status == 0);
+  CHECK(run_raypick("info " + s + opts).status == 0);
+  CHECK(run_raypick("validate " + s + " --rays 100" + opts).status == 0);
+  CHECK(run_raypick("bench --quick " + s + " --ray-kind camera --camera 8x8" + opts).status == 0);
+  for (const char* command : {"pick", "info", "validate", "bench"}) {
+    CAPTURE(command);
+    const Run r = run_raypick(std::string(command) + " --help");
+    CHECK(r.out.find("--root DIR") != std::string::npos);
+    CHECK(r.out.find("--max-triangles N=134217728") != std::string::npos);
+  }
+  const Run r = run_raypick("info " + s + " --root '" + (temp_dir() / "none").string() + "'");
+  CHECK(r.status == 2);
+  CHECK(r.err == "raypick: --root: '" + (temp_dir() / "none").string() +
+                     "': No such file or directory (see raypick --help)\n");
+}

@@ -6,6 +6,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -76,4 +77,46 @@ TEST_CASE("float options take numbers >= the bound, inf included, and refuse NaN
     CHECK(parse_one(float_at_least(0.0), bad, t) ==
           std::string("--n: expected a number >= 0, got '") + bad + "'");
   }
+}
+
+TEST_CASE("the load options fill LoadOptions: --root and every budget, with LoadBudget's defaults") {
+  const auto parse = [](std::vector<std::string> args, raypick::LoadOptions& options) {
+    CLI::App app;
+    raypick::cli::add_load_options(app, options);
+    std::reverse(args.begin(), args.end());  // CLI11 takes them reversed
+    try {
+      app.parse(args);
+    } catch (const CLI::ParseError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  raypick::LoadOptions none;
+  CHECK(parse({}, none).empty());
+  const raypick::LoadBudget defaults;
+  CHECK(none.root.empty());
+  CHECK(none.budget.max_bytes == defaults.max_bytes);
+  CHECK(none.budget.max_vertices == defaults.max_vertices);
+  CHECK(none.budget.max_triangles == defaults.max_triangles);
+  CHECK(none.budget.max_objects == defaults.max_objects);
+
+  raypick::LoadOptions set;
+  const std::string dir = RAYPICK_SOURCE_DIR;
+  CHECK(parse({"--root", dir, "--max-bytes", "1000", "--max-vertices", "0x20",
+               "--max-triangles", "30", "--max-objects", "4"},
+              set)
+            .empty());
+  CHECK(set.root == dir);
+  CHECK(set.budget.max_bytes == 1000);
+  CHECK(set.budget.max_vertices == 32);
+  CHECK(set.budget.max_triangles == 30);
+  CHECK(set.budget.max_objects == 4);
+
+  raypick::LoadOptions bad;
+  CHECK(parse({"--max-objects", "0"}, bad) ==
+        "--max-objects: expected a whole number >= 1, got '0'");
+  CHECK(parse({"--root", dir + "/README.md"}, bad) ==
+        "--root: '" + dir + "/README.md' is not a directory");
+  CHECK(parse({"--root", dir + "/no_such_dir"}, bad) ==
+        "--root: '" + dir + "/no_such_dir': No such file or directory");
 }
