@@ -346,9 +346,22 @@ int help_written(int status) {
   return finish_output(status);
 }
 
-}  // namespace
+// "raypick: COMMAND: out of memory (SCENE)", exit 1. Building that line
+// allocates; should that fail too, a fixed line is written instead.
+int out_of_memory(const char* command, const std::string& scene) noexcept {
+  try {
+    std::string message = command;
+    if (!message.empty()) message += ": ";
+    message += "out of memory";
+    if (!scene.empty()) message += " (" + scene + ")";
+    return fail(kExitBadInput, message);
+  } catch (...) {
+    std::fputs("raypick: out of memory\n", stderr);
+    return kExitBadInput;
+  }
+}
 
-int main(int argc, char** argv) {
+int run_main(int argc, char** argv) {
   CLI::App app{"raypick: pick objects in 3D scenes by ray casting, checked "
                "against Embree"};
   app.require_subcommand(1);
@@ -452,15 +465,43 @@ int main(int argc, char** argv) {
     // One line, like every other error (CLI11's own exit() adds a second).
     return fail(kExitUsage, std::string(e.what()) + " (see raypick --help)");
   }
-  try {
-    if (*pick_cmd) return run_pick(pick);
-    if (*val_cmd) return run_validate(val);
-    if (*info_cmd) return run_info(info_scene, info_load);
-    if (bench) return bench.run();
-  } catch (const std::bad_alloc&) {
-    return fail(kExitBadInput, "out of memory");
-  } catch (const std::exception& e) {
-    return fail(kExitBadInput, e.what());
+  // Whatever a command throws ends as one message, exit 1.
+  const auto guarded = [](const char* command, const std::string& scene,
+                          auto&& run) -> int {
+    try {
+      return run();
+    } catch (const std::bad_alloc&) {
+      return out_of_memory(command, scene);
+    } catch (const std::exception& e) {
+      return fail(kExitBadInput, std::string(command) + ": " + e.what());
+    }
+  };
+  if (*pick_cmd) {
+    return guarded("pick", pick.scene, [&] { return run_pick(pick); });
   }
+  if (*val_cmd) {
+    return guarded("validate", val.scene, [&] { return run_validate(val); });
+  }
+  if (*info_cmd) {
+    return guarded("info", info_scene,
+                   [&] { return run_info(info_scene, info_load); });
+  }
+  if (bench) return guarded("bench", "", [&] { return bench.run(); });
   return kExitUsage;
+}
+
+}  // namespace
+
+// Nothing may leave main as an exception (that would be std::terminate and
+// SIGABRT): an allocation failure while the command line itself is set up or
+// parsed, or while an error is reported, still ends in one line and exit 1.
+int main(int argc, char** argv) {
+  try {
+    return run_main(argc, argv);
+  } catch (const std::bad_alloc&) {
+    return out_of_memory("", "");
+  } catch (...) {
+    std::fputs("raypick: unexpected error\n", stderr);
+    return kExitBadInput;
+  }
 }

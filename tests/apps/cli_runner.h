@@ -59,4 +59,11 @@ inline Run run_raypick(const std::string& args,
   return {WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, slurp(out), slurp(err)};
 }
 
+// Runs `raypick ARGS` with its address space capped at `kib` KiB (ulimit
+// -v), so that a large allocation fails as it would on a loaded machine.
+// Meaningless under AddressSanitizer, which reserves terabytes up front.
+inline Run run_raypick_in_memory(const std::string& args, long kib) {
+  return run_raypick(args, "", "", "ulimit -v " + std::to_string(kib) + "; true");
+}
+
 }  // namespace raypick::test

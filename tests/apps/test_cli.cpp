@@ -421,3 +421,31 @@ TEST_CASE("every command that loads a scene takes --root and the load budgets") 
   CHECK(r.err == "raypick: --root: '" + (temp_dir() / "none").string() +
                      "': No such file or directory (see raypick --help)\n");
 }
+
+#if defined(__SANITIZE_ADDRESS__)
+#define RAYPICK_TEST_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define RAYPICK_TEST_ASAN 1
+#endif
+#endif
+
+#ifndef RAYPICK_TEST_ASAN
+TEST_CASE("running out of memory is one message naming the command (and scene), exit 1") {
+  const fs::path scene = write("scene.obj", kScene);
+  constexpr long kKib = 1000000;  // about 1 GB; 100,000,000 rays need 3.2 GB
+  Run r = raypick::test::run_raypick_in_memory(
+      "validate '" + scene.string() + "' --rays 100000000", kKib);
+  CHECK(r.status == 1);
+  CHECK(r.out.empty());
+  CHECK(r.err == "raypick: validate: out of memory (" + scene.string() + ")\n");
+  r = raypick::test::run_raypick_in_memory(
+      "bench --scene boxes --n 100 --rays 100000000 --ray-kind incoherent", kKib);
+  CHECK(r.status == 1);
+  CHECK(r.err.find("raypick: bench: out of memory\n") != std::string::npos);
+  // The same commands with memory to spare run (so the cap is the cause).
+  CHECK(raypick::test::run_raypick_in_memory("validate '" + scene.string() + "' --rays 1000",
+                                            kKib)
+            .status == 0);
+}
+#endif
