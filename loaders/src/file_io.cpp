@@ -1,5 +1,7 @@
 #include "file_io.h"
 
+#include "text.h"
+
 #include <cerrno>
 #include <cstdio>
 #include <filesystem>
@@ -39,6 +41,76 @@ std::optional<std::string> read_file(const std::string& path,
     return std::nullopt;
   }
   return data;
+}
+
+}  // namespace raypick::detail
+
+namespace raypick::detail {
+
+namespace {
+
+// True when `path` is `folder` or lies below it; both are absolute and
+// normal (weakly_canonical's output), compared element by element so that
+// "/data/scene2" is not inside "/data/scene".
+bool is_inside(const std::filesystem::path& path,
+               const std::filesystem::path& folder) {
+  auto p = path.begin();
+  for (const std::filesystem::path& element : folder) {
+    if (element.empty()) continue;  // the trailing "" of "/a/b/"
+    if (p == path.end() || *p != element) return false;
+    ++p;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::string folder_of(const std::string& scene_file) {
+  const std::filesystem::path dir =
+      std::filesystem::path(scene_file).parent_path();
+  return dir.empty() ? std::string(".") : dir.string();
+}
+
+std::optional<std::string> resolve_reference(const std::string& scene_file,
+                                             const std::string& reference,
+                                             const std::string& root,
+                                             std::string& why) {
+  namespace fs = std::filesystem;
+  const std::string quoted = "'" + printable(reference, 200) + "'";
+  const fs::path ref(reference);
+  if (ref.empty()) {
+    why = "the file reference is empty";
+    return std::nullopt;
+  }
+  if (ref.has_root_name() || ref.has_root_directory()) {
+    why = quoted +
+          " is an absolute path; a scene may only refer to files by a "
+          "relative path inside " +
+          (root.empty() ? std::string("its own folder") : "the root folder");
+    return std::nullopt;
+  }
+  std::error_code ec;
+  const fs::path folder =
+      fs::weakly_canonical(fs::absolute(folder_of(scene_file), ec), ec);
+  fs::path allowed = folder;
+  if (!ec && !root.empty()) {
+    allowed = fs::weakly_canonical(fs::absolute(root, ec), ec);
+  }
+  fs::path target;
+  if (!ec) target = fs::weakly_canonical(folder / ref, ec);
+  if (ec) {
+    why = "cannot resolve the file reference " + quoted + ": " + ec.message();
+    return std::nullopt;
+  }
+  if (!is_inside(target, allowed)) {
+    why = quoted + " resolves to '" + printable(target.string(), 200) +
+          "', outside " +
+          (root.empty() ? "the scene file's folder" : "the root folder") +
+          " '" + printable(allowed.string(), 200) +
+          "' (a scene may only refer to files inside it)";
+    return std::nullopt;
+  }
+  return target.string();
 }
 
 }  // namespace raypick::detail

@@ -18,6 +18,22 @@ namespace raypick::detail {
 // read /dev/zero forever.
 std::optional<std::string> read_file(const std::string& path, std::string& why);
 
+// The file that `reference` (a path as a scene file `scene_file` writes it,
+// already decoded) names, if it may be read: the reference must be relative,
+// and once joined to the scene file's folder and resolved (".." and symbolic
+// links, std::filesystem::weakly_canonical) it must lie inside `root`, or
+// inside the scene file's folder when `root` is empty. Returns the resolved
+// path (the one to open), or nothing and `why`, which quotes the reference.
+// The file need not exist; reading it reports that.
+std::optional<std::string> resolve_reference(const std::string& scene_file,
+                                             const std::string& reference,
+                                             const std::string& root,
+                                             std::string& why);
+
+// The folder of `scene_file` ("." for a bare file name): the allowed root
+// of the files it names when the options set none.
+std::string folder_of(const std::string& scene_file);
+
 // A failed load: no scene, this error.
 inline LoadResult fail_result(LoadError::Kind kind, const std::string& file,
                               std::size_t line, std::string message) {

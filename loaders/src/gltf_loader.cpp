@@ -48,7 +48,9 @@
 #include <utility>
 #include <vector>
 
+#include "budget.h"
 #include "file_io.h"
+#include "text.h"
 #include "json_text.h"
 #include "raypick/loaders/load.h"
 
@@ -383,8 +385,13 @@ std::string check_data_uri(const std::string& uri, std::uint64_t length,
 
 class DocumentChecker {
  public:
-  DocumentChecker(const Container& container, std::string dir)
-      : container_(container), dir_(std::move(dir)) {}
+  // `scene_file` is the glTF file's path; buffer files must lie inside
+  // `root` (its folder when empty), as detail::resolve_reference decides.
+  DocumentChecker(const Container& container, std::string scene_file,
+                  std::string root)
+      : container_(container),
+        scene_file_(std::move(scene_file)),
+        root_(std::move(root)) {}
 
   Checked check(const Json& doc) {
     const JsonPath root;
@@ -542,8 +549,11 @@ class DocumentChecker {
   std::string external_buffer(const std::string& uri, std::uint64_t length,
                               const JsonPath& p) {
     const std::string relative = decode_uri_path(uri, p / "uri");
-    const fs::path file = dir_.empty() ? fs::path(relative)
-                                       : fs::path(dir_) / relative;
+    std::string refused;
+    const std::optional<std::string> resolved =
+        detail::resolve_reference(scene_file_, relative, root_, refused);
+    if (!resolved) fail(p / "uri", refused);
+    const fs::path file(*resolved);
     std::error_code ec;
     const fs::file_status status = fs::status(file, ec);
     std::string why;
@@ -860,7 +870,8 @@ class DocumentChecker {
   };
 
   const Container& container_;
-  std::string dir_;
+  std::string scene_file_;
+  std::string root_;
   Checked out_;
   std::vector<std::uint64_t> buffer_lengths_;
   std::vector<View> views_;
@@ -1519,7 +1530,10 @@ std::string ascii_lower(std::string s) {
   return s;
 }
 
-LoadResult load_gltf_unguarded(const std::string& path) {
+LoadResult load_gltf_unguarded(const std::string& path,
+                               const LoadOptions& options,
+                               detail::Budget& budget) {
+  (void)budget;
   std::string why;
   const std::optional<std::string> data = detail::read_file(path, why);
   if (!data) return fail_result(LoadError::Kind::kIo, path, 0, why);
@@ -1551,7 +1565,7 @@ LoadResult load_gltf_unguarded(const std::string& path) {
 
   LoadResult result;
   try {
-    DocumentChecker checker(container, fs::path(path).parent_path().string());
+    DocumentChecker checker(container, path, options.root);
     const Checked checked = checker.check(*parsed.value);
     parsed.value.reset();  // the reduced copy is all that is needed now
     result.warnings = checked.warnings;
@@ -1576,9 +1590,10 @@ LoadResult load_gltf_unguarded(const std::string& path) {
 
 }  // namespace
 
-LoadResult load_gltf(const std::string& path, const LoadOptions& options) {
-  (void)options;  // TODO(issue 10): buffer confinement and budgets
-  return detail::guarded_load(path, [&] { return load_gltf_unguarded(path); });
+LoadResult detail::load_gltf(const std::string& path,
+                             const LoadOptions& options, Budget& budget) {
+  return guarded_load(
+      path, [&] { return load_gltf_unguarded(path, options, budget); });
 }
 
 }  // namespace raypick

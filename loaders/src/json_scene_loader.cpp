@@ -25,7 +25,9 @@
 #include <variant>
 #include <vector>
 
+#include "budget.h"
 #include "file_io.h"
+#include "text.h"
 #include "json_text.h"
 #include "raypick/loaders/load.h"
 
@@ -99,9 +101,16 @@ struct SceneMesh {
 
 class JsonSceneReader {
  public:
-  JsonSceneReader(std::string scene_path)
+  // Mesh files are loaded with `options`, their root made the scene file's
+  // folder when it is unset, so that they may refer to files anywhere
+  // inside it; `budget` is the whole load's.
+  JsonSceneReader(std::string scene_path, const LoadOptions& options,
+                  detail::Budget& budget)
       : scene_path_(std::move(scene_path)),
-        dir_(fs::path(scene_path_).parent_path()) {}
+        options_(options),
+        budget_(budget) {
+    if (options_.root.empty()) options_.root = detail::folder_of(scene_path_);
+  }
 
   Scene read(const Json& doc) {
     const JsonPath root;
@@ -213,13 +222,19 @@ class JsonSceneReader {
       fail(p, "'" + file +
                   "' is a JSON scene; a mesh file must be OBJ or glTF");
     }
-    const std::string resolved =
-        (relative.is_absolute() ? relative : dir_ / relative)
+    std::string refused;
+    const std::optional<std::string> resolved =
+        detail::resolve_reference(scene_path_, file, options_.root, refused);
+    if (!resolved) fail(p, refused);
+    const auto cached = files_.find(*resolved);
+    if (cached != files_.end()) return cached->second;
+    // Loaded by the path as the user would write it, so that its messages
+    // name it so; it resolves to the same file.
+    const std::string shown =
+        (fs::path(detail::folder_of(scene_path_)) / relative)
             .lexically_normal()
             .string();
-    const auto cached = files_.find(resolved);
-    if (cached != files_.end()) return cached->second;
-    LoadResult loaded = load_scene(resolved);
+    LoadResult loaded = detail::load_any(shown, options_, budget_);
     if (!loaded.ok()) {
       const LoadError& e = *loaded.error;
       JsonError error{p, "cannot load '" + file + "': " + e.to_string(),
@@ -234,7 +249,7 @@ class JsonSceneReader {
                    loaded.warnings.substr(start, end - start) + "\n";
       start = end + 1;
     }
-    return files_.emplace(resolved, std::move(*loaded.scene)).first->second;
+    return files_.emplace(*resolved, std::move(*loaded.scene)).first->second;
   }
 
   // The mesh a "file" entry makes: one object of the file (its mesh, placed
@@ -426,7 +441,8 @@ class JsonSceneReader {
   }
 
   std::string scene_path_;
-  fs::path dir_;
+  LoadOptions options_;
+  detail::Budget& budget_;
   Scene scene_;
   std::vector<SceneMesh> meshes_;
   std::map<std::string, std::size_t> mesh_by_name_;
@@ -436,7 +452,9 @@ class JsonSceneReader {
 
 using detail::fail_result;
 
-LoadResult load_json_scene_unguarded(const std::string& path) {
+LoadResult load_json_scene_unguarded(const std::string& path,
+                                     const LoadOptions& options,
+                                     detail::Budget& budget) {
   std::string why;
   const std::optional<std::string> data = detail::read_file(path, why);
   if (!data) return fail_result(LoadError::Kind::kIo, path, 0, why);
@@ -463,7 +481,7 @@ LoadResult load_json_scene_unguarded(const std::string& path) {
                            "duplicate key '" + key + "'");
   }
 
-  JsonSceneReader reader(path);
+  JsonSceneReader reader(path, options, budget);
   LoadResult result;
   try {
     Scene scene = reader.read(*parsed.value);
@@ -483,10 +501,10 @@ LoadResult load_json_scene_unguarded(const std::string& path) {
 
 }  // namespace
 
-LoadResult load_json_scene(const std::string& path,
-                           const LoadOptions& options) {
-  (void)options;  // TODO(issue 10): mesh file confinement and budgets
-  return detail::guarded_load(path, [&] { return load_json_scene_unguarded(path); });
+LoadResult detail::load_json_scene(const std::string& path,
+                                   const LoadOptions& options, Budget& budget) {
+  return guarded_load(
+      path, [&] { return load_json_scene_unguarded(path, options, budget); });
 }
 
 }  // namespace raypick
