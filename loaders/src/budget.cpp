@@ -6,6 +6,12 @@ namespace raypick::detail {
 
 namespace {
 
+std::string exceeded(std::uint64_t limit, const char* budget,
+                     const char* what) {
+  return std::string("load budget ") + budget + " exceeded: the scene needs " +
+         "more than " + std::to_string(limit) + " " + what;
+}
+
 std::optional<std::string> take(std::uint64_t& used, std::uint64_t limit,
                                 std::uint64_t n, const char* budget,
                                 const char* what) {
@@ -13,11 +19,14 @@ std::optional<std::string> take(std::uint64_t& used, std::uint64_t limit,
     used += n;
     return std::nullopt;
   }
-  return std::string("load budget ") + budget + " exceeded: the scene needs " +
-         "more than " + std::to_string(limit) + " " + what;
+  return exceeded(limit, budget, what);
 }
 
 }  // namespace
+
+std::string Budget::bytes_exceeded() const {
+  return exceeded(limits_.max_bytes, "max_bytes", "bytes of files read");
+}
 
 std::optional<std::string> Budget::take_bytes(std::uint64_t n) {
   return take(used_.max_bytes, limits_.max_bytes, n, "max_bytes",

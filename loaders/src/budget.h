@@ -24,6 +24,9 @@ class Budget {
   std::optional<std::string> take_triangles(std::uint64_t n);
   std::optional<std::string> take_objects(std::uint64_t n);
 
+  // The message for a file that would pass max_bytes.
+  std::string bytes_exceeded() const;
+
   std::uint64_t bytes_left() const { return limits_.max_bytes - used_.max_bytes; }
   std::uint64_t objects_left() const {
     return limits_.max_objects - used_.max_objects;

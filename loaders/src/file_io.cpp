@@ -1,7 +1,9 @@
 #include "file_io.h"
 
+#include "budget.h"
 #include "text.h"
 
+#include <cstdint>
 #include <cerrno>
 #include <cstdio>
 #include <filesystem>
@@ -10,36 +12,59 @@
 
 namespace raypick::detail {
 
-std::optional<std::string> read_file(const std::string& path,
-                                     std::string& why) {
+std::optional<std::string> read_file(const std::string& path, Budget& budget,
+                                     LoadError& error) {
   namespace fs = std::filesystem;
+  const auto fail = [&](LoadError::Kind kind, std::string why) {
+    error = LoadError{kind, path, 0, std::move(why)};
+    return std::nullopt;
+  };
   std::error_code ec;
   const fs::file_status status = fs::status(path, ec);
   if (fs::is_directory(status)) {
-    why = "cannot open file: " +
-          std::make_error_code(std::errc::is_a_directory).message();
-    return std::nullopt;
+    return fail(LoadError::Kind::kIo,
+                "cannot open file: " +
+                    std::make_error_code(std::errc::is_a_directory).message());
   }
   if (fs::exists(status) && !fs::is_regular_file(status)) {
-    why = "cannot open file: not a regular file";
-    return std::nullopt;
+    return fail(LoadError::Kind::kIo, "cannot open file: not a regular file");
   }
   std::FILE* f = std::fopen(path.c_str(), "rb");
   if (f == nullptr) {
-    why = "cannot open file: " + std::generic_category().message(errno);
-    return std::nullopt;
+    return fail(LoadError::Kind::kIo,
+                "cannot open file: " + std::generic_category().message(errno));
   }
+  // The size, to refuse a file past the budget before reading it; the read
+  // stops at the budget too, should the file grow meanwhile.
+  const std::uintmax_t size = fs::file_size(path, ec);
+  const std::uint64_t left = budget.bytes_left();
   std::string data;
-  char chunk[1 << 16];
-  std::size_t n = 0;
-  while ((n = std::fread(chunk, 1, sizeof chunk, f)) > 0) data.append(chunk, n);
-  const bool failed = std::ferror(f) != 0;
-  const int err = errno;
-  std::fclose(f);
-  if (failed) {
-    why = "cannot read file: " + std::generic_category().message(err);
-    return std::nullopt;
+  bool over = !ec && size > left;
+  bool failed = false;
+  int err = 0;
+  if (!over) {
+    if (!ec) data.reserve(static_cast<std::size_t>(size));
+    char chunk[1 << 16];
+    std::size_t n = 0;
+    while ((n = std::fread(chunk, 1, sizeof chunk, f)) > 0) {
+      if (n > left - data.size()) {
+        over = true;
+        break;
+      }
+      data.append(chunk, n);
+    }
+    failed = std::ferror(f) != 0;
+    err = errno;
   }
+  std::fclose(f);
+  if (over) {
+    return fail(LoadError::Kind::kMalformed, budget.bytes_exceeded());
+  }
+  if (failed) {
+    return fail(LoadError::Kind::kIo,
+                "cannot read file: " + std::generic_category().message(err));
+  }
+  (void)budget.take_bytes(data.size());  // fits: checked above
   return data;
 }
 
@@ -76,7 +101,11 @@ std::optional<std::string> resolve_reference(const std::string& scene_file,
                                              const std::string& root,
                                              std::string& why) {
   namespace fs = std::filesystem;
-  const std::string quoted = "'" + printable(reference, 200) + "'";
+  // Built by appending: GCC 12 warns falsely (-Wrestrict) about
+  // "'" + std::string.
+  std::string quoted = "'";
+  quoted += printable(reference, 200);
+  quoted += '\'';
   const fs::path ref(reference);
   if (ref.empty()) {
     why = "the file reference is empty";

@@ -11,12 +11,17 @@
 
 namespace raypick::detail {
 
-// Reads the whole file at `path`, or says why it cannot (strerror's words,
-// e.g. "cannot open file: No such file or directory"). Regular files only: a
-// directory is refused before it is opened (it opens on POSIX and fails only
-// on read), and so are devices and FIFOs, so a scene cannot make a loader
-// read /dev/zero forever.
-std::optional<std::string> read_file(const std::string& path, std::string& why);
+class Budget;
+
+// Reads the whole file at `path`, charging its bytes to `budget` (checked
+// against the file's size before anything is read), or says why it cannot:
+// `error` is a kIo LoadError with strerror's words ("cannot open file: No
+// such file or directory"), or a kMalformed one when the file would pass the
+// budget's max_bytes. Regular files only: a directory is refused before it
+// is opened (it opens on POSIX and fails only on read), and so are devices
+// and FIFOs, so a scene cannot make a loader read /dev/zero forever.
+std::optional<std::string> read_file(const std::string& path, Budget& budget,
+                                     LoadError& error);
 
 // The file that `reference` (a path as a scene file `scene_file` writes it,
 // already decoded) names, if it may be read: the reference must be relative,

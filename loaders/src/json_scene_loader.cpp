@@ -137,6 +137,9 @@ class JsonSceneReader {
     if (objects == nullptr) fail(root, "missing 'objects'");
     detail::require_array(*objects, root / "objects");
     if (objects->empty()) fail(root / "objects", "no objects in scene");
+    if (auto over = budget_.take_objects(objects->size())) {
+      fail(root / "objects", *over);
+    }
     for (std::size_t i = 0; i < objects->size(); ++i) {
       read_object((*objects)[i], (root / "objects")[i], i);
     }
@@ -172,6 +175,7 @@ class JsonSceneReader {
     SceneMesh mesh;
     mesh.name = name;
     if (box != nullptr) {
+      charge(p / "box", 8, 12);
       scene_.meshes.push_back(read_box(*box, p / "box"));
     } else {
       auto [built, pre] = read_file_mesh(*file, object, p);
@@ -262,7 +266,9 @@ class JsonSceneReader {
     if (object != nullptr) {
       const std::size_t id = select_object(source, *object, p / "object", file);
       const Object& o = source.objects[id];
-      return {source.meshes[o.mesh], glm::dmat4{o.matrix}};
+      const Mesh& mesh = source.meshes[o.mesh];
+      charge(p / "object", mesh.positions.size(), mesh.triangles.size());
+      return {mesh, glm::dmat4{o.matrix}};
     }
     Mesh out;
     for (const Object& o : source.objects) {
@@ -274,6 +280,7 @@ class JsonSceneReader {
         fail(p / "file", "the union of the file's objects has more than "
                          "2^32 - 1 vertices");
       }
+      charge(p / "file", src.positions.size(), src.triangles.size());
       const auto base = static_cast<std::uint32_t>(out.positions.size());
       const glm::dmat4 m{o.matrix};
       for (const glm::vec3& v : src.positions) {
@@ -290,6 +297,15 @@ class JsonSceneReader {
       }
     }
     return {std::move(out), glm::dmat4{1.0}};
+  }
+
+  // Charges a mesh copy of `vertices` and `triangles` to the load's budget
+  // before it is made; a mesh file's own meshes were charged when it was
+  // loaded, and each copy of them counts again.
+  void charge(const JsonPath& p, std::uint64_t vertices,
+              std::uint64_t triangles) {
+    if (auto over = budget_.take_vertices(vertices)) fail(p, *over);
+    if (auto over = budget_.take_triangles(triangles)) fail(p, *over);
   }
 
   static std::size_t select_object(const Scene& source, const Json& selector,
@@ -455,9 +471,14 @@ using detail::fail_result;
 LoadResult load_json_scene_unguarded(const std::string& path,
                                      const LoadOptions& options,
                                      detail::Budget& budget) {
-  std::string why;
-  const std::optional<std::string> data = detail::read_file(path, why);
-  if (!data) return fail_result(LoadError::Kind::kIo, path, 0, why);
+  LoadError read_error;
+  const std::optional<std::string> data =
+      detail::read_file(path, budget, read_error);
+  if (!data) {
+    LoadResult failed;
+    failed.error = std::move(read_error);
+    return failed;
+  }
 
   detail::JsonParse parsed = detail::parse_json(*data);
   if (!parsed.value) {

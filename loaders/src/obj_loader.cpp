@@ -345,7 +345,8 @@ std::size_t line_in_message(const std::string& message) {
 // O(indices) per shape rather than O(vertices).
 std::optional<std::string> build_scene(
     const tinyobj::attrib_t& attrib,
-    const std::vector<tinyobj::shape_t>& shapes, Scene& scene) {
+    const std::vector<tinyobj::shape_t>& shapes, detail::Budget& budget,
+    Scene& scene) {
   constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
   const std::size_t vertex_count = attrib.vertices.size() / 3;
   std::vector<std::uint32_t> owner(vertex_count, kNone);
@@ -370,6 +371,7 @@ std::optional<std::string> build_scene(
     };
 
     const std::vector<tinyobj::index_t>& indices = shape.mesh.indices;
+    std::size_t used = 0;  // distinct vertices, counted before storing them
     for (const tinyobj::index_t& index : indices) {
       // The pre-scan makes this unreachable; it guards the indexing above.
       if (index.vertex_index < 0 ||
@@ -378,6 +380,16 @@ std::optional<std::string> build_scene(
                std::to_string(index.vertex_index) + " of " +
                std::to_string(vertex_count);
       }
+      const auto v = static_cast<std::size_t>(index.vertex_index);
+      if (owner[v] != id) {
+        owner[v] = id;
+        ++used;
+      }
+    }
+    if (auto over = budget.take_vertices(used)) return over;
+    mesh.positions.reserve(used);
+    for (const tinyobj::index_t& index : indices) {
+      owner[static_cast<std::size_t>(index.vertex_index)] = kNone;
     }
     std::size_t first = 0;
     mesh.triangles.reserve(indices.size() / 3);
@@ -405,10 +417,14 @@ std::optional<std::string> build_scene(
 LoadResult load_obj_unguarded(const std::string& path,
                               const LoadOptions& options,
                               detail::Budget& budget) {
-  (void)budget;
-  std::string why;
-  std::optional<std::string> data = detail::read_file(path, why);
-  if (!data) return fail(LoadError::Kind::kIo, path, 0, why);
+  LoadError read_error;
+  std::optional<std::string> data =
+      detail::read_file(path, budget, read_error);
+  if (!data) {
+    LoadResult failed;
+    failed.error = std::move(read_error);
+    return failed;
+  }
 
   // tinyobjloader reads bytes: a UTF-16 file would come out as empty lines,
   // and a UTF-8 byte order mark would hide the first statement.
@@ -424,6 +440,11 @@ LoadResult load_obj_unguarded(const std::string& path,
     LoadResult result;
     result.error = std::move(scan.error);
     return result;
+  }
+  // Charged before tinyobjloader triangulates: what the faces make is what
+  // the meshes will hold.
+  if (auto over = budget.take_triangles(scan.face_triangles)) {
+    return fail(LoadError::Kind::kMalformed, path, 0, std::move(*over));
   }
 
   tinyobj::attrib_t attrib;
@@ -501,8 +522,14 @@ LoadResult load_obj_unguarded(const std::string& path,
     return result;
   }
 
+  if (auto over = budget.take_objects(shapes.size())) {
+    result.error =
+        LoadError{LoadError::Kind::kMalformed, path, 0, std::move(*over)};
+    return result;
+  }
   Scene scene;
-  if (std::optional<std::string> problem = build_scene(attrib, shapes, scene)) {
+  if (std::optional<std::string> problem =
+          build_scene(attrib, shapes, budget, scene)) {
     result.error =
         LoadError{LoadError::Kind::kMalformed, path, 0, std::move(*problem)};
     return result;

@@ -207,3 +207,146 @@ TEST_CASE("an OBJ material library outside the OBJ's folder is refused with its 
   REQUIRE(missing.ok());
   CHECK(contains(missing.warnings, "material library 'gone.mtl' not found"));
 }
+
+// ---------------------------------------------------------------------------
+// 2. Budgets
+
+namespace {
+
+LoadOptions with_budget(std::uint64_t bytes, std::uint64_t vertices,
+                        std::uint64_t triangles, std::uint64_t objects) {
+  LoadOptions options;
+  options.budget = LoadBudget{bytes, vertices, triangles, objects};
+  return options;
+}
+
+constexpr std::uint64_t kMany = std::uint64_t{1} << 40;
+
+}  // namespace
+
+TEST_CASE("glTF accessors without a buffer view are charged to the vertex budget before they are filled") {
+  TempDir dir;
+  GltfBuilder b;
+  // 16 meshes, each on a zero-filled accessor of 2^24 - 1 vertices.
+  for (int m = 0; m < 16; ++m) {
+    const int a = b.add_accessor({{"componentType", 5126},
+                                  {"count", (1 << 24) - 1},
+                                  {"type", "VEC3"}});
+    b.add_mesh(Json::array({Json{{"attributes", {{"POSITION", a}}}}}));
+    b.add_node({{"mesh", m}});
+  }
+  const std::string path = dir.write("zeros.gltf", b.gltf_embedded());
+  const std::string message =
+      refusal(path, with_budget(kMany, 1000, kMany, kMany));
+  CHECK(message ==
+        "accessors[0]: POSITION (meshes[0].primitives[0]): load budget "
+        "max_vertices exceeded: the scene needs more than 1000 vertex "
+        "positions in its meshes");
+}
+
+TEST_CASE("a glTF node DAG is charged to the object budget before any object is made") {
+  TempDir dir;
+  // k levels of two children pointing at the same next node: 2^k objects.
+  const auto dag = [&](int levels) {
+    GltfBuilder b = triangle_builder();
+    for (int i = 0; i < levels; ++i) b.add_node({{"children", {i + 1, i + 1}}});
+    b.add_node({{"mesh", 0}});
+    b.doc["scenes"] = Json::array({Json{{"nodes", {0}}}});
+    return dir.write("dag" + std::to_string(levels) + ".gltf", b.gltf_embedded());
+  };
+  const LoadOptions options = with_budget(kMany, kMany, kMany, 64);
+  CHECK(loads(dag(6), options).objects.size() == 64);
+  CHECK(refusal(dag(7), options) ==
+        "nodes: load budget max_objects exceeded: the scene needs more than "
+        "64 objects");
+  // 2^25 objects from a file of a few hundred bytes, under the default.
+  CHECK(contains(refusal(dag(25)), "max_objects exceeded"));
+}
+
+TEST_CASE("one glTF accessor reused by many primitives is charged once per primitive to the triangle budget") {
+  TempDir dir;
+  GltfBuilder b;
+  const int a = b.add_accessor(
+      {{"componentType", 5126}, {"count", 3000}, {"type", "VEC3"}});
+  Json prims = Json::array();
+  for (int k = 0; k < 2000; ++k) prims.push_back({{"attributes", {{"POSITION", a}}}});
+  b.add_mesh(prims);
+  b.add_node({{"mesh", 0}});
+  const std::string path = dir.write("reuse.gltf", b.gltf_embedded(-1));
+  // 2000 x 1000 triangles, all stored.
+  const std::string message =
+      refusal(path, with_budget(kMany, kMany, 1999 * 1000, kMany));
+  CHECK(message ==
+        "meshes[0].primitives[1999]: load budget max_triangles exceeded: the "
+        "scene needs more than 1999000 triangles in its meshes");
+  const Scene scene = loads(path, with_budget(kMany, kMany, 2000 * 1000, kMany));
+  CHECK(scene.meshes[0].triangles.size() == 2000 * 1000);
+  CHECK(scene.meshes[0].positions.size() == 3000);
+}
+
+TEST_CASE("the byte budget covers the scene file and the buffer files it reads") {
+  TempDir dir;
+  const std::string bin = write_gltf_with_buffer_uri(dir, "s.gltf", "s.bin");
+  dir.write("s.bin", bin);
+  const std::string path = dir.path_of("s.gltf");
+  const auto gltf_size = fs::file_size(path);
+  CHECK(loads(path, with_budget(gltf_size + bin.size(), kMany, kMany, kMany))
+            .objects.size() == 1);
+  CHECK(refusal(path, with_budget(gltf_size + bin.size() - 1, kMany, kMany,
+                                  kMany)) ==
+        "buffers[0].uri: load budget max_bytes exceeded: the scene needs more "
+        "than " + std::to_string(gltf_size + bin.size() - 1) +
+            " bytes of files read");
+  CHECK(refusal(path, with_budget(gltf_size - 1, kMany, kMany, kMany)) ==
+        "load budget max_bytes exceeded: the scene needs more than " +
+            std::to_string(gltf_size - 1) + " bytes of files read");
+}
+
+TEST_CASE("OBJ loads are charged to the triangle, vertex and object budgets") {
+  TempDir dir;
+  // Two shapes sharing 4 vertices: each stores its own copy of the ones it
+  // uses.
+  const std::string path = dir.write(
+      "s.obj",
+      "v 0 0 0\nv 1 0 0\nv 0 1 0\nv 1 1 0\no a\nf 1 2 3 4\no b\nf 1 2 3\n");
+  CHECK(loads(path, with_budget(kMany, 7, 3, 2)).objects.size() == 2);
+  CHECK(refusal(path, with_budget(kMany, kMany, 2, kMany)) ==
+        "load budget max_triangles exceeded: the scene needs more than 2 "
+        "triangles in its meshes");
+  CHECK(refusal(path, with_budget(kMany, 6, kMany, kMany)) ==
+        "load budget max_vertices exceeded: the scene needs more than 6 "
+        "vertex positions in its meshes");
+  CHECK(refusal(path, with_budget(kMany, kMany, kMany, 1)) ==
+        "load budget max_objects exceeded: the scene needs more than 1 "
+        "objects");
+}
+
+TEST_CASE("a JSON scene's objects, boxes, mesh files and mesh copies share one budget") {
+  TempDir dir;
+  dir.write("t.obj", kTriangleObj);
+  std::string meshes;
+  for (int i = 0; i < 100; ++i) {
+    meshes += std::string(i ? "," : "") + R"({"name": "m)" + std::to_string(i) +
+              R"(", "file": "t.obj"})";
+  }
+  const std::string path = dir.write(
+      "s.json", R"({"raypick_scene": 1, "meshes": [)" + meshes +
+                    R"(, {"name": "box", "box": {"min": [0,0,0], "max": [1,1,1]}}],
+                    "objects": [{"mesh": "m0"}, {"mesh": "box"}, {"mesh": "box"}]})");
+  // The file once (1 triangle, 3 vertices, 1 object), 100 copies of it, one
+  // box (12 triangles, 8 vertices), 3 objects.
+  CHECK(loads(path, with_budget(kMany, 3 + 300 + 8, 1 + 100 + 12, 1 + 3))
+            .objects.size() == 3);
+  CHECK(contains(refusal(path, with_budget(kMany, kMany, 1 + 100 + 11, kMany)),
+                 "meshes[100].box: load budget max_triangles exceeded"));
+  CHECK(contains(refusal(path, with_budget(kMany, kMany, 50, kMany)),
+                 "meshes[49].file: load budget max_triangles exceeded"));
+  CHECK(contains(refusal(path, with_budget(kMany, 3 + 299, kMany, kMany)),
+                 "meshes[99].file: load budget max_vertices exceeded"));
+  CHECK(contains(refusal(path, with_budget(kMany, kMany, kMany, 3)),
+                 "objects: load budget max_objects exceeded"));
+  // The mesh file's own load is charged too, and its refusal names it.
+  CHECK(contains(refusal(path, with_budget(kMany, 2, kMany, kMany)),
+                 "meshes[0].file: cannot load 't.obj': " + dir.path_of("t.obj") +
+                     ": load budget max_vertices exceeded"));
+}
