@@ -1,5 +1,9 @@
 #include "file_io.h"
 
+#include "budget.h"
+#include "text.h"
+
+#include <cstdint>
 #include <cerrno>
 #include <cstdio>
 #include <filesystem>
@@ -8,37 +12,134 @@
 
 namespace raypick::detail {
 
-std::optional<std::string> read_file(const std::string& path,
-                                     std::string& why) {
+std::optional<std::string> read_file(const std::string& path, Budget& budget,
+                                     LoadError& error) {
   namespace fs = std::filesystem;
+  const auto fail = [&](LoadError::Kind kind, std::string why) {
+    error = LoadError{kind, path, 0, std::move(why)};
+    return std::nullopt;
+  };
   std::error_code ec;
   const fs::file_status status = fs::status(path, ec);
   if (fs::is_directory(status)) {
-    why = "cannot open file: " +
-          std::make_error_code(std::errc::is_a_directory).message();
-    return std::nullopt;
+    return fail(LoadError::Kind::kIo,
+                "cannot open file: " +
+                    std::make_error_code(std::errc::is_a_directory).message());
   }
   if (fs::exists(status) && !fs::is_regular_file(status)) {
-    why = "cannot open file: not a regular file";
-    return std::nullopt;
+    return fail(LoadError::Kind::kIo, "cannot open file: not a regular file");
   }
   std::FILE* f = std::fopen(path.c_str(), "rb");
   if (f == nullptr) {
-    why = "cannot open file: " + std::generic_category().message(errno);
-    return std::nullopt;
+    return fail(LoadError::Kind::kIo,
+                "cannot open file: " + std::generic_category().message(errno));
   }
+  // The size, to refuse a file past the budget before reading it; the read
+  // stops at the budget too, should the file grow meanwhile.
+  const std::uintmax_t size = fs::file_size(path, ec);
+  const std::uint64_t left = budget.bytes_left();
   std::string data;
-  char chunk[1 << 16];
-  std::size_t n = 0;
-  while ((n = std::fread(chunk, 1, sizeof chunk, f)) > 0) data.append(chunk, n);
-  const bool failed = std::ferror(f) != 0;
-  const int err = errno;
+  bool over = !ec && size > left;
+  bool failed = false;
+  int err = 0;
+  if (!over) {
+    if (!ec) data.reserve(static_cast<std::size_t>(size));
+    char chunk[1 << 16];
+    std::size_t n = 0;
+    while ((n = std::fread(chunk, 1, sizeof chunk, f)) > 0) {
+      if (n > left - data.size()) {
+        over = true;
+        break;
+      }
+      data.append(chunk, n);
+    }
+    failed = std::ferror(f) != 0;
+    err = errno;
+  }
   std::fclose(f);
+  if (over) {
+    return fail(LoadError::Kind::kMalformed, budget.bytes_exceeded());
+  }
   if (failed) {
-    why = "cannot read file: " + std::generic_category().message(err);
+    return fail(LoadError::Kind::kIo,
+                "cannot read file: " + std::generic_category().message(err));
+  }
+  (void)budget.take_bytes(data.size());  // fits: checked above
+  return data;
+}
+
+}  // namespace raypick::detail
+
+namespace raypick::detail {
+
+namespace {
+
+// True when `path` is `folder` or lies below it; both are absolute and
+// normal (weakly_canonical's output), compared element by element so that
+// "/data/scene2" is not inside "/data/scene".
+bool is_inside(const std::filesystem::path& path,
+               const std::filesystem::path& folder) {
+  auto p = path.begin();
+  for (const std::filesystem::path& element : folder) {
+    if (element.empty()) continue;  // the trailing "" of "/a/b/"
+    if (p == path.end() || *p != element) return false;
+    ++p;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::string folder_of(const std::string& scene_file) {
+  const std::filesystem::path dir =
+      std::filesystem::path(scene_file).parent_path();
+  return dir.empty() ? std::string(".") : dir.string();
+}
+
+std::optional<std::string> resolve_reference(const std::string& scene_file,
+                                             const std::string& reference,
+                                             const std::string& root,
+                                             std::string& why) {
+  namespace fs = std::filesystem;
+  // Built by appending: GCC 12 warns falsely (-Wrestrict) about
+  // "'" + std::string.
+  std::string quoted = "'";
+  quoted += printable(reference, 200);
+  quoted += '\'';
+  const fs::path ref(reference);
+  if (ref.empty()) {
+    why = "the file reference is empty";
     return std::nullopt;
   }
-  return data;
+  if (ref.has_root_name() || ref.has_root_directory()) {
+    why = quoted +
+          " is an absolute path; a scene may only refer to files by a "
+          "relative path inside " +
+          (root.empty() ? std::string("its own folder") : "the root folder");
+    return std::nullopt;
+  }
+  std::error_code ec;
+  const fs::path folder =
+      fs::weakly_canonical(fs::absolute(folder_of(scene_file), ec), ec);
+  fs::path allowed = folder;
+  if (!ec && !root.empty()) {
+    allowed = fs::weakly_canonical(fs::absolute(root, ec), ec);
+  }
+  fs::path target;
+  if (!ec) target = fs::weakly_canonical(folder / ref, ec);
+  if (ec) {
+    why = "cannot resolve the file reference " + quoted + ": " + ec.message();
+    return std::nullopt;
+  }
+  if (!is_inside(target, allowed)) {
+    why = quoted + " resolves to '" + printable(target.string(), 200) +
+          "', outside " +
+          (root.empty() ? "the scene file's folder" : "the root folder") +
+          " '" + printable(allowed.string(), 200) +
+          "' (a scene may only refer to files inside it)";
+    return std::nullopt;
+  }
+  return target.string();
 }
 
 }  // namespace raypick::detail

@@ -48,7 +48,9 @@
 #include <utility>
 #include <vector>
 
+#include "budget.h"
 #include "file_io.h"
+#include "text.h"
 #include "json_text.h"
 #include "raypick/loaders/load.h"
 
@@ -80,13 +82,12 @@ constexpr std::uint64_t kMaxInt = std::numeric_limits<std::int32_t>::max();
 // Byte offsets, lengths and counts are capped at 2^53 (beyond it JSON
 // numbers are not exact anyway), so stride * count + offset never wraps.
 constexpr std::uint64_t kMaxBytes = std::uint64_t{1} << 53;
-// A node reachable along many paths is an object per path: a small file can
-// describe a DAG of 2^40 paths. Refused beyond this many objects (about 3.5
-// GB of objects).
-constexpr std::uint64_t kMaxObjects = std::uint64_t{1} << 25;
-// An accessor without a buffer view is all zeros (plus sparse values): it
-// costs memory but no file bytes, so its size is capped.
-constexpr std::uint64_t kMaxZeroFilled = std::uint64_t{1} << 24;
+// What a small file can make the loader allocate is bounded by the load's
+// Budget, charged before allocating: objects (a node reachable along many
+// paths is an object per path, and a small file can describe a DAG of 2^40
+// paths), vertices (an accessor without a buffer view is all zeros and
+// costs no file bytes) and triangles (one accessor may serve any number of
+// primitives).
 
 // Size in bytes of one component, or 0 for an invalid component type (5124,
 // a 32-bit signed int, is not a glTF 2.0 component type).
@@ -383,8 +384,14 @@ std::string check_data_uri(const std::string& uri, std::uint64_t length,
 
 class DocumentChecker {
  public:
-  DocumentChecker(const Container& container, std::string dir)
-      : container_(container), dir_(std::move(dir)) {}
+  // `scene_file` is the glTF file's path; buffer files must lie inside
+  // `root` (its folder when empty), as detail::resolve_reference decides.
+  DocumentChecker(const Container& container, std::string scene_file,
+                  std::string root, detail::Budget& budget)
+      : container_(container),
+        scene_file_(std::move(scene_file)),
+        root_(std::move(root)),
+        budget_(budget) {}
 
   Checked check(const Json& doc) {
     const JsonPath root;
@@ -542,8 +549,11 @@ class DocumentChecker {
   std::string external_buffer(const std::string& uri, std::uint64_t length,
                               const JsonPath& p) {
     const std::string relative = decode_uri_path(uri, p / "uri");
-    const fs::path file = dir_.empty() ? fs::path(relative)
-                                       : fs::path(dir_) / relative;
+    std::string refused;
+    const std::optional<std::string> resolved =
+        detail::resolve_reference(scene_file_, relative, root_, refused);
+    if (!resolved) fail(p / "uri", refused);
+    const fs::path file(*resolved);
     std::error_code ec;
     const fs::file_status status = fs::status(file, ec);
     std::string why;
@@ -568,6 +578,7 @@ class DocumentChecker {
                   plural(size, "byte") + ", byteLength says " +
                   std::to_string(length));
     }
+    if (auto over = budget_.take_bytes(length)) fail(p / "uri", *over);
     // tinygltf decodes %XX and '+' in a uri; a token has neither.
     std::string token = "raypick-buffer-" + std::to_string(out_.files.size());
     out_.files[token] = ExternalBuffer{file.string(), length};
@@ -860,7 +871,9 @@ class DocumentChecker {
   };
 
   const Container& container_;
-  std::string dir_;
+  std::string scene_file_;
+  std::string root_;
+  detail::Budget& budget_;
   Checked out_;
   std::vector<std::uint64_t> buffer_lengths_;
   std::vector<View> views_;
@@ -1042,17 +1055,24 @@ std::uint32_t read_index(const unsigned char* p, int component_type) {
 
 class SceneBuilder {
  public:
-  SceneBuilder(const tinygltf::Model& model, bool quantized)
-      : m_(model), quantized_(quantized), mesh_slot_(model.meshes.size(), -1) {}
+  SceneBuilder(const tinygltf::Model& model, bool quantized,
+               detail::Budget& budget)
+      : m_(model),
+        quantized_(quantized),
+        budget_(budget),
+        // Counts saturate one past the objects the budget has left (and
+        // never wrap).
+        max_objects_(std::min<std::uint64_t>(budget.objects_left(),
+                                             std::uint64_t{1} << 62) +
+                     1),
+        mesh_slot_(model.meshes.size(), -1) {}
 
   Scene build() {
     const std::vector<int> roots = root_nodes();
     const std::uint64_t total = count_objects(roots);
     if (total == 0) fail(JsonPath(), "no objects in scene (no node with a mesh)");
-    if (total > kMaxObjects) {
-      fail(JsonPath() / "nodes",
-           "the node graph expands to more than " +
-               std::to_string(kMaxObjects) + " objects");
+    if (auto over = budget_.take_objects(total)) {
+      fail(JsonPath() / "nodes", *over);
     }
     compute_locals();
     scene_.objects.reserve(static_cast<std::size_t>(total));
@@ -1095,7 +1115,7 @@ class SceneBuilder {
 
   // Depth-first over every node, without recursion: refuses a node that is
   // its own ancestor, and counts the objects below each node (a node reached
-  // along k paths is k objects), saturating above kMaxObjects.
+  // along k paths is k objects), saturating at max_objects_.
   std::uint64_t count_objects(const std::vector<int>& roots) {
     const std::size_t n = m_.nodes.size();
     enum : unsigned char { kWhite, kGray, kBlack };
@@ -1139,7 +1159,7 @@ class SceneBuilder {
         std::uint64_t sum = node.mesh >= 0 ? 1 : 0;
         for (const int c : node.children) {
           sum = std::min(sum + below[static_cast<std::size_t>(c)],
-                         kMaxObjects + 1);
+                         max_objects_);
         }
         below[f.node] = sum;
         color[f.node] = kBlack;
@@ -1150,7 +1170,7 @@ class SceneBuilder {
     for (std::size_t k = 0; k < roots.size(); ++k) {
       check_node_index(roots[k], (scene_path_ / "nodes")[k]);
       total = std::min(total + below[static_cast<std::size_t>(roots[k])],
-                       kMaxObjects + 1);
+                       max_objects_);
     }
     return total;
   }
@@ -1280,16 +1300,7 @@ class SceneBuilder {
     const tinygltf::Accessor& acc = m_.accessors[a];
     Elements out;
     out.count = acc.count;
-    if (acc.bufferView < 0) {
-      if (acc.count > kMaxZeroFilled) {
-        fail(accessor_path(a),
-             plural(acc.count, "element") +
-                 " without a bufferView (all zeros); raypick refuses more "
-                 "than " +
-                 std::to_string(kMaxZeroFilled));
-      }
-      return out;
-    }
+    if (acc.bufferView < 0) return out;  // zeros; the caller charged them
     const tinygltf::BufferView& bv =
         m_.bufferViews[static_cast<std::size_t>(acc.bufferView)];
     out.stride = bv.byteStride != 0 ? bv.byteStride : elem_size;
@@ -1351,6 +1362,7 @@ class SceneBuilder {
     }
     const std::size_t elem = element_size(*type, ct);
     const std::size_t csize = component_size(ct);
+    if (auto over = budget_.take_vertices(acc.count)) fail(path, use + ": " + *over);
     const Elements e = elements(a, elem);
     const auto read = [&](const unsigned char* p) {
       return glm::vec3{read_component(p, ct, acc.normalized),
@@ -1445,10 +1457,19 @@ class SceneBuilder {
 
       std::vector<std::uint32_t> indices;
       const bool indexed = prim.indices >= 0;
+      if (indexed &&
+          static_cast<std::size_t>(prim.indices) >= m_.accessors.size()) {
+        fail(path / "indices", "accessor does not exist");
+      }
+      // Charged before the indices are read: n indices make n / 3
+      // triangles, or n - 2 in a strip or fan.
+      const std::uint64_t corners =
+          indexed ? m_.accessors[static_cast<std::size_t>(prim.indices)].count
+                  : vertex_count;
+      const std::uint64_t triangles =
+          mode == kModeTriangles ? corners / 3 : (corners < 3 ? 0 : corners - 2);
+      if (auto over = budget_.take_triangles(triangles)) fail(path, *over);
       if (indexed) {
-        if (static_cast<std::size_t>(prim.indices) >= m_.accessors.size()) {
-          fail(path / "indices", "accessor does not exist");
-        }
         indices = read_indices(static_cast<std::size_t>(prim.indices),
                                "indices " + where);
         for (std::size_t i = 0; i < indices.size(); ++i) {
@@ -1501,6 +1522,8 @@ class SceneBuilder {
 
   const tinygltf::Model& m_;
   bool quantized_;
+  detail::Budget& budget_;
+  std::uint64_t max_objects_;
   std::vector<std::int64_t> mesh_slot_;
   std::vector<glm::dmat4> local_;
   JsonPath scene_path_;
@@ -1519,10 +1542,17 @@ std::string ascii_lower(std::string s) {
   return s;
 }
 
-LoadResult load_gltf_unguarded(const std::string& path) {
-  std::string why;
-  const std::optional<std::string> data = detail::read_file(path, why);
-  if (!data) return fail_result(LoadError::Kind::kIo, path, 0, why);
+LoadResult load_gltf_unguarded(const std::string& path,
+                               const LoadOptions& options,
+                               detail::Budget& budget) {
+  LoadError read_error;
+  const std::optional<std::string> data =
+      detail::read_file(path, budget, read_error);
+  if (!data) {
+    LoadResult failed;
+    failed.error = std::move(read_error);
+    return failed;
+  }
 
   Container container;
   if (data->size() >= 4 && data->compare(0, 4, "glTF") == 0) {
@@ -1551,12 +1581,12 @@ LoadResult load_gltf_unguarded(const std::string& path) {
 
   LoadResult result;
   try {
-    DocumentChecker checker(container, fs::path(path).parent_path().string());
+    DocumentChecker checker(container, path, options.root, budget);
     const Checked checked = checker.check(*parsed.value);
     parsed.value.reset();  // the reduced copy is all that is needed now
     result.warnings = checked.warnings;
     const tinygltf::Model model = load_with_tinygltf(checked, container);
-    SceneBuilder builder(model, checked.quantized);
+    SceneBuilder builder(model, checked.quantized, budget);
     Scene scene = builder.build();
     // Last safety net: what the engine relies on, checked by core itself.
     if (std::string problem = validate_scene(scene); !problem.empty()) {
@@ -1576,9 +1606,10 @@ LoadResult load_gltf_unguarded(const std::string& path) {
 
 }  // namespace
 
-LoadResult load_gltf(const std::string& path, const LoadOptions& options) {
-  (void)options;  // TODO(issue 10): buffer confinement and budgets
-  return detail::guarded_load(path, [&] { return load_gltf_unguarded(path); });
+LoadResult detail::load_gltf(const std::string& path,
+                             const LoadOptions& options, Budget& budget) {
+  return guarded_load(
+      path, [&] { return load_gltf_unguarded(path, options, budget); });
 }
 
 }  // namespace raypick

@@ -25,7 +25,9 @@
 #include <variant>
 #include <vector>
 
+#include "budget.h"
 #include "file_io.h"
+#include "text.h"
 #include "json_text.h"
 #include "raypick/loaders/load.h"
 
@@ -99,9 +101,16 @@ struct SceneMesh {
 
 class JsonSceneReader {
  public:
-  JsonSceneReader(std::string scene_path)
+  // Mesh files are loaded with `options`, their root made the scene file's
+  // folder when it is unset, so that they may refer to files anywhere
+  // inside it; `budget` is the whole load's.
+  JsonSceneReader(std::string scene_path, const LoadOptions& options,
+                  detail::Budget& budget)
       : scene_path_(std::move(scene_path)),
-        dir_(fs::path(scene_path_).parent_path()) {}
+        options_(options),
+        budget_(budget) {
+    if (options_.root.empty()) options_.root = detail::folder_of(scene_path_);
+  }
 
   Scene read(const Json& doc) {
     const JsonPath root;
@@ -128,6 +137,9 @@ class JsonSceneReader {
     if (objects == nullptr) fail(root, "missing 'objects'");
     detail::require_array(*objects, root / "objects");
     if (objects->empty()) fail(root / "objects", "no objects in scene");
+    if (auto over = budget_.take_objects(objects->size())) {
+      fail(root / "objects", *over);
+    }
     for (std::size_t i = 0; i < objects->size(); ++i) {
       read_object((*objects)[i], (root / "objects")[i], i);
     }
@@ -163,6 +175,7 @@ class JsonSceneReader {
     SceneMesh mesh;
     mesh.name = name;
     if (box != nullptr) {
+      charge(p / "box", 8, 12);
       scene_.meshes.push_back(read_box(*box, p / "box"));
     } else {
       auto [built, pre] = read_file_mesh(*file, object, p);
@@ -213,13 +226,19 @@ class JsonSceneReader {
       fail(p, "'" + file +
                   "' is a JSON scene; a mesh file must be OBJ or glTF");
     }
-    const std::string resolved =
-        (relative.is_absolute() ? relative : dir_ / relative)
+    std::string refused;
+    const std::optional<std::string> resolved =
+        detail::resolve_reference(scene_path_, file, options_.root, refused);
+    if (!resolved) fail(p, refused);
+    const auto cached = files_.find(*resolved);
+    if (cached != files_.end()) return cached->second;
+    // Loaded by the path as the user would write it, so that its messages
+    // name it so; it resolves to the same file.
+    const std::string shown =
+        (fs::path(detail::folder_of(scene_path_)) / relative)
             .lexically_normal()
             .string();
-    const auto cached = files_.find(resolved);
-    if (cached != files_.end()) return cached->second;
-    LoadResult loaded = load_scene(resolved);
+    LoadResult loaded = detail::load_any(shown, options_, budget_);
     if (!loaded.ok()) {
       const LoadError& e = *loaded.error;
       JsonError error{p, "cannot load '" + file + "': " + e.to_string(),
@@ -234,7 +253,7 @@ class JsonSceneReader {
                    loaded.warnings.substr(start, end - start) + "\n";
       start = end + 1;
     }
-    return files_.emplace(resolved, std::move(*loaded.scene)).first->second;
+    return files_.emplace(*resolved, std::move(*loaded.scene)).first->second;
   }
 
   // The mesh a "file" entry makes: one object of the file (its mesh, placed
@@ -247,7 +266,9 @@ class JsonSceneReader {
     if (object != nullptr) {
       const std::size_t id = select_object(source, *object, p / "object", file);
       const Object& o = source.objects[id];
-      return {source.meshes[o.mesh], glm::dmat4{o.matrix}};
+      const Mesh& mesh = source.meshes[o.mesh];
+      charge(p / "object", mesh.positions.size(), mesh.triangles.size());
+      return {mesh, glm::dmat4{o.matrix}};
     }
     Mesh out;
     for (const Object& o : source.objects) {
@@ -259,6 +280,7 @@ class JsonSceneReader {
         fail(p / "file", "the union of the file's objects has more than "
                          "2^32 - 1 vertices");
       }
+      charge(p / "file", src.positions.size(), src.triangles.size());
       const auto base = static_cast<std::uint32_t>(out.positions.size());
       const glm::dmat4 m{o.matrix};
       for (const glm::vec3& v : src.positions) {
@@ -275,6 +297,15 @@ class JsonSceneReader {
       }
     }
     return {std::move(out), glm::dmat4{1.0}};
+  }
+
+  // Charges a mesh copy of `vertices` and `triangles` to the load's budget
+  // before it is made; a mesh file's own meshes were charged when it was
+  // loaded, and each copy of them counts again.
+  void charge(const JsonPath& p, std::uint64_t vertices,
+              std::uint64_t triangles) {
+    if (auto over = budget_.take_vertices(vertices)) fail(p, *over);
+    if (auto over = budget_.take_triangles(triangles)) fail(p, *over);
   }
 
   static std::size_t select_object(const Scene& source, const Json& selector,
@@ -426,7 +457,8 @@ class JsonSceneReader {
   }
 
   std::string scene_path_;
-  fs::path dir_;
+  LoadOptions options_;
+  detail::Budget& budget_;
   Scene scene_;
   std::vector<SceneMesh> meshes_;
   std::map<std::string, std::size_t> mesh_by_name_;
@@ -436,10 +468,17 @@ class JsonSceneReader {
 
 using detail::fail_result;
 
-LoadResult load_json_scene_unguarded(const std::string& path) {
-  std::string why;
-  const std::optional<std::string> data = detail::read_file(path, why);
-  if (!data) return fail_result(LoadError::Kind::kIo, path, 0, why);
+LoadResult load_json_scene_unguarded(const std::string& path,
+                                     const LoadOptions& options,
+                                     detail::Budget& budget) {
+  LoadError read_error;
+  const std::optional<std::string> data =
+      detail::read_file(path, budget, read_error);
+  if (!data) {
+    LoadResult failed;
+    failed.error = std::move(read_error);
+    return failed;
+  }
 
   detail::JsonParse parsed = detail::parse_json(*data);
   if (!parsed.value) {
@@ -463,7 +502,7 @@ LoadResult load_json_scene_unguarded(const std::string& path) {
                            "duplicate key '" + key + "'");
   }
 
-  JsonSceneReader reader(path);
+  JsonSceneReader reader(path, options, budget);
   LoadResult result;
   try {
     Scene scene = reader.read(*parsed.value);
@@ -483,10 +522,10 @@ LoadResult load_json_scene_unguarded(const std::string& path) {
 
 }  // namespace
 
-LoadResult load_json_scene(const std::string& path,
-                           const LoadOptions& options) {
-  (void)options;  // TODO(issue 10): mesh file confinement and budgets
-  return detail::guarded_load(path, [&] { return load_json_scene_unguarded(path); });
+LoadResult detail::load_json_scene(const std::string& path,
+                                   const LoadOptions& options, Budget& budget) {
+  return guarded_load(
+      path, [&] { return load_json_scene_unguarded(path, options, budget); });
 }
 
 }  // namespace raypick

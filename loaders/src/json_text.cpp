@@ -1,5 +1,7 @@
 #include "json_text.h"
 
+#include "text.h"
+
 #include <cmath>
 #include <cstdio>
 #include <exception>
@@ -70,28 +72,6 @@ std::size_t line_of_offset(std::string_view text, std::size_t offset) {
 // Parsing
 
 namespace {
-
-// Bytes of a parser message that are not printable ASCII (the parser quotes
-// what it last read, which may be binary) are shown as \xNN; long quotes
-// are cut.
-std::string printable(std::string_view s, std::size_t limit = 120) {
-  std::string out;
-  for (const char c : s) {
-    if (out.size() >= limit) {
-      out += "...";
-      break;
-    }
-    const auto u = static_cast<unsigned char>(c);
-    if (u >= 0x20 && u < 0x7F) {
-      out += c;
-    } else {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\x%02X", u);
-      out += buf;
-    }
-  }
-  return out;
-}
 
 // nlohmann's what() reads "[json.exception.parse_error.101] parse error at
 // line 3, column 7: syntax error while parsing value - invalid literal; last

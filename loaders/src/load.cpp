@@ -2,6 +2,7 @@
 // every loader.
 #include "raypick/loaders/load.h"
 
+#include "budget.h"
 #include "file_io.h"
 
 #include <exception>
@@ -32,12 +33,15 @@ std::string ascii_lower(std::string s) {
   return s;
 }
 
-LoadResult dispatch(const std::string& path, const LoadOptions& options) {
+LoadResult dispatch(const std::string& path, const LoadOptions& options,
+                    detail::Budget& budget) {
   const std::string ext =
       ascii_lower(std::filesystem::path(path).extension().string());
-  if (ext == ".obj") return load_obj(path, options);
-  if (ext == ".gltf" || ext == ".glb") return load_gltf(path, options);
-  if (ext == ".json") return load_json_scene(path, options);
+  if (ext == ".obj") return detail::load_obj(path, options, budget);
+  if (ext == ".gltf" || ext == ".glb") {
+    return detail::load_gltf(path, options, budget);
+  }
+  if (ext == ".json") return detail::load_json_scene(path, options, budget);
   if (ext.empty()) {
     return fail(LoadError::Kind::kUnsupported, path,
                 "scene file has no extension (expected .obj, .gltf, .glb or "
@@ -50,11 +54,33 @@ LoadResult dispatch(const std::string& path, const LoadOptions& options) {
 
 }  // namespace
 
-LoadResult load_scene(const std::string& path, const LoadOptions& options) {
+LoadResult detail::load_any(const std::string& path, const LoadOptions& options,
+                            Budget& budget) {
   // The loaders catch their own libraries' exceptions; this is the last
   // boundary, for what escapes them (allocation failure while building the
   // error itself, a path the filesystem library refuses).
-  return detail::guarded_load(path, [&] { return dispatch(path, options); });
+  return guarded_load(path, [&] { return dispatch(path, options, budget); });
+}
+
+LoadResult load_scene(const std::string& path, const LoadOptions& options) {
+  detail::Budget budget(options.budget);
+  return detail::load_any(path, options, budget);
+}
+
+LoadResult load_obj(const std::string& path, const LoadOptions& options) {
+  detail::Budget budget(options.budget);
+  return detail::load_obj(path, options, budget);
+}
+
+LoadResult load_gltf(const std::string& path, const LoadOptions& options) {
+  detail::Budget budget(options.budget);
+  return detail::load_gltf(path, options, budget);
+}
+
+LoadResult load_json_scene(const std::string& path,
+                           const LoadOptions& options) {
+  detail::Budget budget(options.budget);
+  return detail::load_json_scene(path, options, budget);
 }
 
 }  // namespace raypick

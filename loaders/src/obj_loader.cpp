@@ -25,7 +25,9 @@
 #include <utility>
 #include <vector>
 
+#include "budget.h"
 #include "file_io.h"
+#include "text.h"
 #include "raypick/loaders/load.h"
 
 namespace raypick {
@@ -45,26 +47,36 @@ class BufferStreambuf : public std::streambuf {
   BufferStreambuf(char* begin, char* end) { setg(begin, begin, end); }
 };
 
-// Loads material libraries from the OBJ's directory. Unlike
-// tinyobjloader::MaterialFileReader it does not split the directory at ':'
-// (a search-path separator there), and it opens regular files only, so a
-// scene cannot make us read /dev/zero. Picking never reads materials; they
-// are loaded so that `usemtl` of a defined material raises no warning.
+// Loads material libraries named by `mtllib`, relative to the OBJ's folder.
+// Unlike tinyobjloader::MaterialFileReader it does not split the folder at
+// ':' (a search-path separator there), it reads only files inside the
+// allowed root (detail::resolve_reference; the first library outside it is
+// kept in `refused()`, and the load is refused after parsing), and it opens
+// regular files only, so a scene cannot make us read /dev/zero. Picking
+// never reads materials; they are loaded so that `usemtl` of a defined
+// material raises no warning.
 class MtlFileReader : public tinyobj::MaterialReader {
  public:
-  explicit MtlFileReader(fs::path dir) : dir_(std::move(dir)) {}
+  MtlFileReader(std::string obj_path, std::string root)
+      : obj_path_(std::move(obj_path)), root_(std::move(root)) {}
 
   bool operator()(const std::string& name,
                   std::vector<tinyobj::material_t>* materials,
                   std::map<std::string, int>* material_map, std::string* warn,
                   std::string* err) override {
-    const fs::path path = dir_ / name;
+    std::string why;
+    const std::optional<std::string> path =
+        detail::resolve_reference(obj_path_, name, root_, why);
+    if (!path) {
+      if (!refused_) refused_ = Refusal{name, why};
+      return false;
+    }
     std::error_code ec;
     std::ifstream in;
-    if (fs::is_regular_file(path, ec)) in.open(path, std::ios::binary);
+    if (fs::is_regular_file(*path, ec)) in.open(*path, std::ios::binary);
     if (!in.is_open()) {
       if (warn != nullptr) {
-        *warn += "material library '" + name +
+        *warn += "material library '" + detail::printable(name) +
                  "' not found; materials are ignored\n";
       }
       return false;
@@ -73,8 +85,16 @@ class MtlFileReader : public tinyobj::MaterialReader {
     return true;
   }
 
+  struct Refusal {
+    std::string name;  // as the `mtllib` line spells it
+    std::string why;
+  };
+  const std::optional<Refusal>& refused() const { return refused_; }
+
  private:
-  fs::path dir_;
+  std::string obj_path_;
+  std::string root_;
+  std::optional<Refusal> refused_;
 };
 
 // ---------------------------------------------------------------------------
@@ -154,6 +174,8 @@ bool fits_float(std::string_view s) {
 // tinyobjloader's ear clipping gives up on.
 struct PreScan {
   std::vector<std::size_t> vertex_lines;
+  // Each `mtllib` line: its number and what follows the keyword.
+  std::vector<std::pair<std::size_t, std::string>> mtllib_lines;
   std::size_t face_triangles = 0;
   std::optional<LoadError> error;
 };
@@ -260,6 +282,9 @@ PreScan prescan(std::string& data, const std::string& file) {
       FaceCheck face = check_face(body.substr(2), scan.vertex_lines.size());
       problem = std::move(face.problem);
       if (!problem) scan.face_triangles += face.corners - 2;
+    } else if (body.size() > 6 && body.substr(0, 6) == "mtllib" &&
+               is_blank(body[6])) {
+      scan.mtllib_lines.emplace_back(line_no, std::string(body.substr(7)));
     } else if (body[0] == 't' && is_blank(body[1])) {
       data[at] = '#';
     } else if (body.size() >= 3 && body[0] == 'v' && body[1] == 'w' &&
@@ -320,7 +345,8 @@ std::size_t line_in_message(const std::string& message) {
 // O(indices) per shape rather than O(vertices).
 std::optional<std::string> build_scene(
     const tinyobj::attrib_t& attrib,
-    const std::vector<tinyobj::shape_t>& shapes, Scene& scene) {
+    const std::vector<tinyobj::shape_t>& shapes, detail::Budget& budget,
+    Scene& scene) {
   constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
   const std::size_t vertex_count = attrib.vertices.size() / 3;
   std::vector<std::uint32_t> owner(vertex_count, kNone);
@@ -345,6 +371,7 @@ std::optional<std::string> build_scene(
     };
 
     const std::vector<tinyobj::index_t>& indices = shape.mesh.indices;
+    std::size_t used = 0;  // distinct vertices, counted before storing them
     for (const tinyobj::index_t& index : indices) {
       // The pre-scan makes this unreachable; it guards the indexing above.
       if (index.vertex_index < 0 ||
@@ -353,6 +380,16 @@ std::optional<std::string> build_scene(
                std::to_string(index.vertex_index) + " of " +
                std::to_string(vertex_count);
       }
+      const auto v = static_cast<std::size_t>(index.vertex_index);
+      if (owner[v] != id) {
+        owner[v] = id;
+        ++used;
+      }
+    }
+    if (auto over = budget.take_vertices(used)) return over;
+    mesh.positions.reserve(used);
+    for (const tinyobj::index_t& index : indices) {
+      owner[static_cast<std::size_t>(index.vertex_index)] = kNone;
     }
     std::size_t first = 0;
     mesh.triangles.reserve(indices.size() / 3);
@@ -377,10 +414,17 @@ std::optional<std::string> build_scene(
   return std::nullopt;
 }
 
-LoadResult load_obj_unguarded(const std::string& path) {
-  std::string why;
-  std::optional<std::string> data = detail::read_file(path, why);
-  if (!data) return fail(LoadError::Kind::kIo, path, 0, why);
+LoadResult load_obj_unguarded(const std::string& path,
+                              const LoadOptions& options,
+                              detail::Budget& budget) {
+  LoadError read_error;
+  std::optional<std::string> data =
+      detail::read_file(path, budget, read_error);
+  if (!data) {
+    LoadResult failed;
+    failed.error = std::move(read_error);
+    return failed;
+  }
 
   // tinyobjloader reads bytes: a UTF-16 file would come out as empty lines,
   // and a UTF-8 byte order mark would hide the first statement.
@@ -397,6 +441,11 @@ LoadResult load_obj_unguarded(const std::string& path) {
     result.error = std::move(scan.error);
     return result;
   }
+  // Charged before tinyobjloader triangulates: what the faces make is what
+  // the meshes will hold.
+  if (auto over = budget.take_triangles(scan.face_triangles)) {
+    return fail(LoadError::Kind::kMalformed, path, 0, std::move(*over));
+  }
 
   tinyobj::attrib_t attrib;
   std::vector<tinyobj::shape_t> shapes;
@@ -405,7 +454,7 @@ LoadResult load_obj_unguarded(const std::string& path) {
   std::string err;
   BufferStreambuf buffer(data->data(), data->data() + data->size());
   std::istream stream(&buffer);
-  MtlFileReader material_reader(fs::path(path).parent_path());
+  MtlFileReader material_reader(path, options.root);
   const bool parsed =
       tinyobj::LoadObj(&attrib, &shapes, &materials, &warn, &err, &stream,
                        &material_reader, /*triangulate=*/true,
@@ -423,6 +472,22 @@ LoadResult load_obj_unguarded(const std::string& path) {
     if (seen.insert(line).second) result.warnings += line + "\n";
   }
 
+  // A material library outside the allowed root is refused, as the contract
+  // asks of every file a scene refers to, although picking never reads it:
+  // whether the file exists must not leak either. Its line is the first
+  // `mtllib` line that names it.
+  if (const auto& refused = material_reader.refused()) {
+    std::size_t line = 0;
+    for (const auto& [number, text] : scan.mtllib_lines) {
+      if (text.find(refused->name) != std::string::npos) {
+        line = number;
+        break;
+      }
+    }
+    result.error = LoadError{LoadError::Kind::kMalformed, path, line,
+                             "mtllib: " + refused->why};
+    return result;
+  }
   if (!parsed) {
     const std::vector<std::string> lines = message_lines(err);
     const std::string message =
@@ -457,8 +522,14 @@ LoadResult load_obj_unguarded(const std::string& path) {
     return result;
   }
 
+  if (auto over = budget.take_objects(shapes.size())) {
+    result.error =
+        LoadError{LoadError::Kind::kMalformed, path, 0, std::move(*over)};
+    return result;
+  }
   Scene scene;
-  if (std::optional<std::string> problem = build_scene(attrib, shapes, scene)) {
+  if (std::optional<std::string> problem =
+          build_scene(attrib, shapes, budget, scene)) {
     result.error =
         LoadError{LoadError::Kind::kMalformed, path, 0, std::move(*problem)};
     return result;
@@ -486,11 +557,12 @@ LoadResult load_obj_unguarded(const std::string& path) {
 
 }  // namespace
 
-LoadResult load_obj(const std::string& path, const LoadOptions& options) {
-  (void)options;  // TODO(issue 10): mtllib confinement and budgets
+LoadResult detail::load_obj(const std::string& path, const LoadOptions& options,
+                            Budget& budget) {
   // tinyobjloader reports through strings but allocates freely: what it
   // throws (bad_alloc on a huge file) stops here.
-  return detail::guarded_load(path, [&] { return load_obj_unguarded(path); });
+  return guarded_load(path,
+                      [&] { return load_obj_unguarded(path, options, budget); });
 }
 
 }  // namespace raypick

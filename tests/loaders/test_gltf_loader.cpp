@@ -647,7 +647,9 @@ TEST_CASE("a glTF node graph of too many paths is refused") {
   b.add_node({{"mesh", 0}});
   b.doc["scenes"] = scene_of({0});
   const LoadError error = embedded_error(dir, b);
-  CHECK(error.message == "nodes: the node graph expands to more than 33554432 objects");
+  CHECK(error.message ==
+        "nodes: load budget max_objects exceeded: the scene needs more than "
+        "8388608 objects");
 }
 
 TEST_CASE("glTF accessors and buffer views out of range are refused") {

@@ -37,20 +37,32 @@ struct LoadResult {
   bool ok() const { return scene.has_value(); }
 };
 
-// Budgets that bound what one load may cost, whatever the file says. A load
-// that would go past one is refused with a message naming the budget, before
-// the memory is allocated. The defaults suit scenes of tens of millions of
+// Budgets that bound what one load may cost, whatever the files say. They
+// cover the whole load: a JSON scene's mesh files and a glTF's buffer files
+// draw on the same budget as the scene file. Each is checked before the
+// memory is allocated, and a load that would pass one is refused
+// (LoadError::Kind::kMalformed) with a message naming the budget: "load
+// budget max_triangles exceeded: the scene needs more than 67108864
+// triangles in its meshes". The defaults suit scenes of tens of millions of
 // triangles; a host that opens files from strangers can lower them.
 struct LoadBudget {
-  std::uint64_t max_bytes = std::uint64_t{1} << 31;      // all files read, in total
-  std::uint64_t max_vertices = std::uint64_t{1} << 27;   // positions kept, in total
-  std::uint64_t max_triangles = std::uint64_t{1} << 27;  // triangles in all meshes
-  std::uint64_t max_objects = std::uint64_t{1} << 24;    // objects in the scene
+  // Bytes of all files read: scene files, mesh files, buffer files.
+  std::uint64_t max_bytes = std::uint64_t{1} << 31;  // 2 GiB
+  // Vertex positions stored in all meshes (a mesh shared by many objects
+  // counts once; each copy a JSON scene makes of a mesh counts again).
+  std::uint64_t max_vertices = std::uint64_t{1} << 26;  // 67,108,864
+  // Triangles stored in all meshes, counted as the vertices are.
+  std::uint64_t max_triangles = std::uint64_t{1} << 26;  // 67,108,864
+  // Objects, in the scene and in the mesh files a JSON scene loads.
+  std::uint64_t max_objects = std::uint64_t{1} << 23;  // 8,388,608
 };
 
 // How to load. Files that a scene refers to (glTF buffers, a JSON scene's
 // mesh files, OBJ material libraries) are read only when their path is
-// relative and resolves, after `..` and symbolic links, inside `root`.
+// relative and resolves, after `..` and symbolic links, inside `root`;
+// anything else is refused (kMalformed) naming the file and the reference.
+// A JSON scene's mesh files get its options, with `root` its own folder
+// when unset.
 struct LoadOptions {
   // The folder that referenced files must lie in; empty means the folder of
   // the scene file that names them.

@@ -1,0 +1,352 @@
+// Hostile scene files (issue 10): files a scene refers to stay inside the
+// allowed root, loads stay within their budgets, deep or huge inputs are
+// refused cleanly, and what the loaders cannot read correctly is refused.
+// Every hostile file is written at test time.
+#include "gltf_builder.h"
+#include "loader_test_util.h"
+
+#include "raypick/loaders/load.h"
+
+#include <doctest/doctest.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+using namespace raypick;
+using namespace raypick::test;
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// Loads `path` with `options`, requires a malformed-scene error for that
+// file and returns its message.
+std::string refusal(const std::string& path, const LoadOptions& options = {}) {
+  const LoadResult result = load_scene(path, options);
+  INFO("unexpectedly loaded: ", path);
+  REQUIRE_FALSE(result.ok());
+  REQUIRE(result.error.has_value());
+  CHECK(result.error->kind == LoadError::Kind::kMalformed);
+  CHECK(result.error->file == path);
+  return result.error->message;
+}
+
+Scene loads(const std::string& path, const LoadOptions& options = {}) {
+  LoadResult result = load_scene(path, options);
+  INFO("load error: ",
+       (result.error ? result.error->to_string() : std::string()));
+  REQUIRE(result.ok());
+  return std::move(*result.scene);
+}
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+// A .gltf at `name` in `dir` holding the unit triangle, its buffer in the
+// file `uri` names; the buffer's bytes are returned for writing.
+std::string write_gltf_with_buffer_uri(const TempDir& dir,
+                                       const std::string& name,
+                                       const std::string& uri) {
+  const GltfBuilder b = triangle_builder();
+  Json doc = Json::parse(b.gltf_external(uri));
+  doc["nodes"] = Json::array({Json{{"mesh", 0}}});
+  dir.write(name, doc.dump(2));
+  return b.bin;
+}
+
+constexpr const char* kTriangleObj = "v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\n";
+
+}  // namespace
+
+// ---------------------------------------------------------------------------
+// 1. Files a scene refers to
+
+TEST_CASE("a glTF buffer uri that is an absolute path is refused, naming the uri") {
+  TempDir dir;
+  for (const std::string uri : {"/etc/passwd", "%2Fetc%2Fpasswd"}) {
+    CAPTURE(uri);
+    write_gltf_with_buffer_uri(dir, "s.gltf", uri);
+    const std::string message = refusal(dir.path_of("s.gltf"));
+    CHECK(contains(message, "buffers[0].uri"));
+    CHECK(contains(message, "'/etc/passwd' is an absolute path"));
+  }
+}
+
+TEST_CASE("a glTF buffer uri that climbs out of the scene's folder is refused") {
+  TempDir dir;
+  fs::create_directories(dir.path() / "scenes");
+  const std::string bin = write_gltf_with_buffer_uri(
+      dir, "scenes/s.gltf", "../../../../../../../../etc/passwd");
+  std::string message = refusal(dir.path_of("scenes/s.gltf"));
+  CHECK(contains(message, "'../../../../../../../../etc/passwd' resolves to "
+                          "'/etc/passwd', outside the scene file's folder"));
+  // Climbing out and back in is fine: only where it ends matters.
+  dir.write("scenes/t.bin", bin);
+  write_gltf_with_buffer_uri(dir, "scenes/t.gltf", "../scenes/./t.bin");
+  CHECK(loads(dir.path_of("scenes/t.gltf")).objects.size() == 1);
+  // A sibling folder is outside too.
+  dir.write("t.bin", bin);
+  write_gltf_with_buffer_uri(dir, "scenes/u.gltf", "../t.bin");
+  message = refusal(dir.path_of("scenes/u.gltf"));
+  CHECK(contains(message, "outside the scene file's folder"));
+}
+
+TEST_CASE("a symbolic link inside the scene's folder that points outside it is refused") {
+  TempDir outside;
+  TempDir dir;
+  const std::string bin = write_gltf_with_buffer_uri(dir, "s.gltf", "link.bin");
+  outside.write("real.bin", bin);
+  fs::create_symlink(outside.path() / "real.bin", dir.path() / "link.bin");
+  const std::string message = refusal(dir.path_of("s.gltf"));
+  CHECK(contains(message, "'link.bin' resolves to '" +
+                              fs::canonical(outside.path() / "real.bin").string() +
+                              "', outside"));
+  // A folder link out is the same.
+  fs::create_directory_symlink(outside.path(), dir.path() / "out");
+  write_gltf_with_buffer_uri(dir, "t.gltf", "out/real.bin");
+  CHECK(contains(refusal(dir.path_of("t.gltf")), "outside"));
+  // A link that stays inside is followed.
+  dir.write("real.bin", bin);
+  fs::remove(dir.path() / "link.bin");
+  fs::create_symlink("real.bin", dir.path() / "link.bin");
+  CHECK(loads(dir.path_of("s.gltf")).objects.size() == 1);
+}
+
+TEST_CASE("an explicit root lets a scene refer to files in a sibling folder, and no further") {
+  TempDir dir;
+  fs::create_directories(dir.path() / "scenes");
+  fs::create_directories(dir.path() / "data");
+  const std::string bin =
+      write_gltf_with_buffer_uri(dir, "scenes/s.gltf", "../data/s.bin");
+  dir.write("data/s.bin", bin);
+  const std::string path = dir.path_of("scenes/s.gltf");
+  CHECK(contains(refusal(path), "outside the scene file's folder"));
+  LoadOptions options;
+  options.root = dir.path().string();
+  CHECK(loads(path, options).objects.size() == 1);
+  // The root bounds it still.
+  options.root = (dir.path() / "scenes").string();
+  CHECK(contains(refusal(path, options), "outside the root folder"));
+  // A root spelled with "..", relative parts or a trailing slash is the
+  // same folder.
+  options.root = (dir.path() / "scenes" / ".." / "").string();
+  CHECK(loads(path, options).objects.size() == 1);
+}
+
+TEST_CASE("a JSON scene's mesh file outside its folder, or absolute, is refused") {
+  TempDir dir;
+  fs::create_directories(dir.path() / "scenes");
+  dir.write("x.obj", kTriangleObj);
+  for (const std::string file :
+       {std::string("../x.obj"), dir.path_of("x.obj"),
+        std::string("sub/../../x.obj")}) {
+    CAPTURE(file);
+    const std::string path = dir.write(
+        "scenes/s.json", R"({"raypick_scene": 1, "meshes": [{"name": "m", "file": ")" +
+                             file + R"("}], "objects": [{"mesh": "m"}]})");
+    const std::string message = refusal(path);
+    CHECK(contains(message, "meshes[0].file"));
+    CHECK(contains(message, "'" + file + "'"));
+  }
+  // With the parent as root it loads.
+  LoadOptions options;
+  options.root = dir.path().string();
+  CHECK(loads(dir.path_of("scenes/s.json"), options).objects.size() == 1);
+}
+
+TEST_CASE("a JSON scene's mesh files may refer to files anywhere in the JSON scene's folder, not beyond") {
+  TempDir dir;
+  fs::create_directories(dir.path() / "top/models");
+  fs::create_directories(dir.path() / "top/buffers");
+  const std::string bin = write_gltf_with_buffer_uri(
+      dir, "top/models/m.gltf", "../buffers/m.bin");
+  dir.write("top/buffers/m.bin", bin);
+  const std::string path = dir.write(
+      "top/s.json", R"({"raypick_scene": 1, "meshes": [{"name": "m", "file": "models/m.gltf"}],
+                        "objects": [{"mesh": "m"}]})");
+  CHECK(loads(path).objects.size() == 1);
+  // Loaded alone, the glTF may not leave its own folder.
+  CHECK(contains(refusal(dir.path_of("top/models/m.gltf")), "outside"));
+  // Past the JSON scene's folder is refused, naming both files.
+  dir.write("m.bin", bin);
+  write_gltf_with_buffer_uri(dir, "top/models/m.gltf", "../../m.bin");
+  const std::string message = refusal(path);
+  CHECK(contains(message, "meshes[0].file: cannot load 'models/m.gltf'"));
+  CHECK(contains(message, "buffers[0].uri: '../../m.bin' resolves to"));
+}
+
+TEST_CASE("an OBJ material library outside the OBJ's folder is refused with its line") {
+  TempDir dir;
+  fs::create_directories(dir.path() / "scenes");
+  dir.write("outside.mtl", "newmtl red\nKd 1 0 0\n");
+  for (const std::string lib :
+       {std::string("../outside.mtl"), dir.path_of("outside.mtl"),
+        std::string("/etc/passwd")}) {
+    CAPTURE(lib);
+    const std::string path = dir.write(
+        "scenes/s.obj", std::string("# materials\nmtllib ") + lib + "\n" + kTriangleObj);
+    const LoadResult result = load_scene(path);
+    REQUIRE_FALSE(result.ok());
+    CHECK(result.error->kind == LoadError::Kind::kMalformed);
+    CHECK(result.error->line == 2);
+    CHECK(contains(result.error->message, "mtllib: '" + lib + "'"));
+  }
+  // Inside the root it is read (no warning); missing inside it is a warning.
+  const std::string path = dir.write(
+      "scenes/s.obj", std::string("mtllib ../outside.mtl\nusemtl red\n") + kTriangleObj);
+  LoadOptions options;
+  options.root = dir.path().string();
+  const LoadResult result = load_scene(path, options);
+  REQUIRE(result.ok());
+  CHECK(result.warnings.empty());
+  dir.write("scenes/t.obj", std::string("mtllib gone.mtl\n") + kTriangleObj);
+  const LoadResult missing = load_scene(dir.path_of("scenes/t.obj"));
+  REQUIRE(missing.ok());
+  CHECK(contains(missing.warnings, "material library 'gone.mtl' not found"));
+}
+
+// ---------------------------------------------------------------------------
+// 2. Budgets
+
+namespace {
+
+LoadOptions with_budget(std::uint64_t bytes, std::uint64_t vertices,
+                        std::uint64_t triangles, std::uint64_t objects) {
+  LoadOptions options;
+  options.budget = LoadBudget{bytes, vertices, triangles, objects};
+  return options;
+}
+
+constexpr std::uint64_t kMany = std::uint64_t{1} << 40;
+
+}  // namespace
+
+TEST_CASE("glTF accessors without a buffer view are charged to the vertex budget before they are filled") {
+  TempDir dir;
+  GltfBuilder b;
+  // 16 meshes, each on a zero-filled accessor of 2^24 - 1 vertices.
+  for (int m = 0; m < 16; ++m) {
+    const int a = b.add_accessor({{"componentType", 5126},
+                                  {"count", (1 << 24) - 1},
+                                  {"type", "VEC3"}});
+    b.add_mesh(Json::array({Json{{"attributes", {{"POSITION", a}}}}}));
+    b.add_node({{"mesh", m}});
+  }
+  const std::string path = dir.write("zeros.gltf", b.gltf_embedded());
+  const std::string message =
+      refusal(path, with_budget(kMany, 1000, kMany, kMany));
+  CHECK(message ==
+        "accessors[0]: POSITION (meshes[0].primitives[0]): load budget "
+        "max_vertices exceeded: the scene needs more than 1000 vertex "
+        "positions in its meshes");
+}
+
+TEST_CASE("a glTF node DAG is charged to the object budget before any object is made") {
+  TempDir dir;
+  // k levels of two children pointing at the same next node: 2^k objects.
+  const auto dag = [&](int levels) {
+    GltfBuilder b = triangle_builder();
+    for (int i = 0; i < levels; ++i) b.add_node({{"children", {i + 1, i + 1}}});
+    b.add_node({{"mesh", 0}});
+    b.doc["scenes"] = Json::array({Json{{"nodes", {0}}}});
+    return dir.write("dag" + std::to_string(levels) + ".gltf", b.gltf_embedded());
+  };
+  const LoadOptions options = with_budget(kMany, kMany, kMany, 64);
+  CHECK(loads(dag(6), options).objects.size() == 64);
+  CHECK(refusal(dag(7), options) ==
+        "nodes: load budget max_objects exceeded: the scene needs more than "
+        "64 objects");
+  // 2^25 objects from a file of a few hundred bytes, under the default.
+  CHECK(contains(refusal(dag(25)), "max_objects exceeded"));
+}
+
+TEST_CASE("one glTF accessor reused by many primitives is charged once per primitive to the triangle budget") {
+  TempDir dir;
+  GltfBuilder b;
+  const int a = b.add_accessor(
+      {{"componentType", 5126}, {"count", 3000}, {"type", "VEC3"}});
+  Json prims = Json::array();
+  for (int k = 0; k < 2000; ++k) prims.push_back({{"attributes", {{"POSITION", a}}}});
+  b.add_mesh(prims);
+  b.add_node({{"mesh", 0}});
+  const std::string path = dir.write("reuse.gltf", b.gltf_embedded(-1));
+  // 2000 x 1000 triangles, all stored.
+  const std::string message =
+      refusal(path, with_budget(kMany, kMany, 1999 * 1000, kMany));
+  CHECK(message ==
+        "meshes[0].primitives[1999]: load budget max_triangles exceeded: the "
+        "scene needs more than 1999000 triangles in its meshes");
+  const Scene scene = loads(path, with_budget(kMany, kMany, 2000 * 1000, kMany));
+  CHECK(scene.meshes[0].triangles.size() == 2000 * 1000);
+  CHECK(scene.meshes[0].positions.size() == 3000);
+}
+
+TEST_CASE("the byte budget covers the scene file and the buffer files it reads") {
+  TempDir dir;
+  const std::string bin = write_gltf_with_buffer_uri(dir, "s.gltf", "s.bin");
+  dir.write("s.bin", bin);
+  const std::string path = dir.path_of("s.gltf");
+  const auto gltf_size = fs::file_size(path);
+  CHECK(loads(path, with_budget(gltf_size + bin.size(), kMany, kMany, kMany))
+            .objects.size() == 1);
+  CHECK(refusal(path, with_budget(gltf_size + bin.size() - 1, kMany, kMany,
+                                  kMany)) ==
+        "buffers[0].uri: load budget max_bytes exceeded: the scene needs more "
+        "than " + std::to_string(gltf_size + bin.size() - 1) +
+            " bytes of files read");
+  CHECK(refusal(path, with_budget(gltf_size - 1, kMany, kMany, kMany)) ==
+        "load budget max_bytes exceeded: the scene needs more than " +
+            std::to_string(gltf_size - 1) + " bytes of files read");
+}
+
+TEST_CASE("OBJ loads are charged to the triangle, vertex and object budgets") {
+  TempDir dir;
+  // Two shapes sharing 4 vertices: each stores its own copy of the ones it
+  // uses.
+  const std::string path = dir.write(
+      "s.obj",
+      "v 0 0 0\nv 1 0 0\nv 0 1 0\nv 1 1 0\no a\nf 1 2 3 4\no b\nf 1 2 3\n");
+  CHECK(loads(path, with_budget(kMany, 7, 3, 2)).objects.size() == 2);
+  CHECK(refusal(path, with_budget(kMany, kMany, 2, kMany)) ==
+        "load budget max_triangles exceeded: the scene needs more than 2 "
+        "triangles in its meshes");
+  CHECK(refusal(path, with_budget(kMany, 6, kMany, kMany)) ==
+        "load budget max_vertices exceeded: the scene needs more than 6 "
+        "vertex positions in its meshes");
+  CHECK(refusal(path, with_budget(kMany, kMany, kMany, 1)) ==
+        "load budget max_objects exceeded: the scene needs more than 1 "
+        "objects");
+}
+
+TEST_CASE("a JSON scene's objects, boxes, mesh files and mesh copies share one budget") {
+  TempDir dir;
+  dir.write("t.obj", kTriangleObj);
+  std::string meshes;
+  for (int i = 0; i < 100; ++i) {
+    meshes += std::string(i ? "," : "") + R"({"name": "m)" + std::to_string(i) +
+              R"(", "file": "t.obj"})";
+  }
+  const std::string path = dir.write(
+      "s.json", R"({"raypick_scene": 1, "meshes": [)" + meshes +
+                    R"(, {"name": "box", "box": {"min": [0,0,0], "max": [1,1,1]}}],
+                    "objects": [{"mesh": "m0"}, {"mesh": "box"}, {"mesh": "box"}]})");
+  // The file once (1 triangle, 3 vertices, 1 object), 100 copies of it, one
+  // box (12 triangles, 8 vertices), 3 objects.
+  CHECK(loads(path, with_budget(kMany, 3 + 300 + 8, 1 + 100 + 12, 1 + 3))
+            .objects.size() == 3);
+  CHECK(contains(refusal(path, with_budget(kMany, kMany, 1 + 100 + 11, kMany)),
+                 "meshes[100].box: load budget max_triangles exceeded"));
+  CHECK(contains(refusal(path, with_budget(kMany, kMany, 50, kMany)),
+                 "meshes[49].file: load budget max_triangles exceeded"));
+  CHECK(contains(refusal(path, with_budget(kMany, 3 + 299, kMany, kMany)),
+                 "meshes[99].file: load budget max_vertices exceeded"));
+  CHECK(contains(refusal(path, with_budget(kMany, kMany, kMany, 3)),
+                 "objects: load budget max_objects exceeded"));
+  // The mesh file's own load is charged too, and its refusal names it.
+  CHECK(contains(refusal(path, with_budget(kMany, 2, kMany, kMany)),
+                 "meshes[0].file: cannot load 't.obj': " + dir.path_of("t.obj") +
+                     ": load budget max_vertices exceeded"));
+}
