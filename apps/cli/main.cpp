@@ -179,7 +179,10 @@ struct ValidateArgs {
 
 int run_validate(const ValidateArgs& a) {
   int status = 0;
-  if (a.scene.empty() == (a.boxes == 0)) {
+  if (a.scene.empty() && a.boxes == 0) {
+    return fail(kExitUsage, "validate: give a SCENE file or --boxes N");
+  }
+  if (!a.scene.empty() && a.boxes > 0) {
     return fail(kExitUsage,
                 "validate: give a SCENE file or --boxes N, not both");
   }

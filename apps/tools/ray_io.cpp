@@ -31,6 +31,9 @@ std::string_view trim(std::string_view s) {
 // How much of a bad token a message quotes.
 constexpr std::size_t kQuoteBytes = 40;
 
+// The UTF-8 byte-order mark, skipped at the start of a stream.
+constexpr std::string_view kBom = "\xEF\xBB\xBF";
+
 // Reads one number that is all of `token` (an optional '+' or '-', then what
 // std::from_chars takes: decimal, exponent, inf, nan). Out of a double's
 // range, a tiny value reads as 0 and a huge one as +-inf, as strtod gives.
@@ -147,7 +150,6 @@ std::string LineSplitter::feed(std::string_view bytes) {
   if (failed_) return {};
   // The byte-order mark may arrive split over several feeds: hold the first
   // bytes back until they can be told apart from it.
-  constexpr std::string_view kBom = "\xEF\xBB\xBF";
   if (seen_ < kBom.size()) {
     const std::size_t n = std::min(bytes.size(), kBom.size() - seen_);
     partial_.append(bytes.substr(0, n));
@@ -194,9 +196,9 @@ std::string LineSplitter::feed(std::string_view bytes) {
 
 std::string LineSplitter::finish() {
   if (failed_) return {};
-  if (seen_ < 3 && !partial_.empty()) {
+  if (seen_ < kBom.size() && !partial_.empty()) {
     // A stream shorter than the mark that began like it: plain text.
-    seen_ = 3;
+    seen_ = kBom.size();
     std::string held;
     held.swap(partial_);
     std::string error = feed(held);

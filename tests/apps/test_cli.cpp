@@ -358,6 +358,9 @@ TEST_CASE("usage errors say plainly what is wrong, exit 2") {
         "standard input)\n");
   CHECK(err("pick '" + scene.string() + "' --rays ''") ==
         "raypick: pick: --rays needs a file name, or '-' for standard input\n");
+  CHECK(err("validate") == "raypick: validate: give a SCENE file or --boxes N\n");
+  CHECK(err("validate '" + scene.string() + "' --boxes 3") ==
+        "raypick: validate: give a SCENE file or --boxes N, not both\n");
   // An empty ray is a malformed ray (bad input), not a missing option.
   const Run r = run_raypick("pick '" + scene.string() + "' --ray ''");
   CHECK(r.status == 1);
