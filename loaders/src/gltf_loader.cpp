@@ -511,6 +511,7 @@ class DocumentChecker {
   void resolve_buffers(const Json& doc) {
     const Json& buffers = top_array(doc, "buffers");
     Json reduced = Json::array();
+    detail::JsonGuard reduced_guard(reduced);
     for (std::size_t i = 0; i < buffers.size(); ++i) {
       const JsonPath p = (JsonPath() / "buffers")[i];
       const std::uint64_t length = buffer_lengths_[i];
@@ -588,6 +589,7 @@ class DocumentChecker {
   void check_buffer_views(const Json& doc) {
     const Json& views = top_array(doc, "bufferViews");
     Json reduced = Json::array();
+    detail::JsonGuard reduced_guard(reduced);
     for (std::size_t i = 0; i < views.size(); ++i) {
       const JsonPath p = (JsonPath() / "bufferViews")[i];
       const Json& v = detail::require_object(views[i], p);
@@ -648,6 +650,7 @@ class DocumentChecker {
   void check_accessors(const Json& doc) {
     const Json& accessors = top_array(doc, "accessors");
     Json reduced = Json::array();
+    detail::JsonGuard reduced_guard(reduced);
     for (std::size_t i = 0; i < accessors.size(); ++i) {
       const JsonPath p = (JsonPath() / "accessors")[i];
       const Json& a = detail::require_object(accessors[i], p);
@@ -739,6 +742,7 @@ class DocumentChecker {
   void check_meshes(const Json& doc) {
     const Json& meshes = top_array(doc, "meshes");
     Json reduced = Json::array();
+    detail::JsonGuard reduced_guard(reduced);
     for (std::size_t i = 0; i < meshes.size(); ++i) {
       const JsonPath p = (JsonPath() / "meshes")[i];
       const Json& m = detail::require_object(meshes[i], p);
@@ -746,6 +750,7 @@ class DocumentChecker {
       if (prims == nullptr) fail(p, "missing 'primitives'");
       detail::require_array(*prims, p / "primitives");
       Json rprims = Json::array();
+      detail::JsonGuard rprims_guard(rprims);
       for (std::size_t k = 0; k < prims->size(); ++k) {
         const JsonPath pp = (p / "primitives")[k];
         const Json& prim = detail::require_object((*prims)[k], pp);
@@ -781,6 +786,7 @@ class DocumentChecker {
     const Json& nodes = top_array(doc, "nodes");
     node_count_ = nodes.size();
     Json reduced = Json::array();
+    detail::JsonGuard reduced_guard(reduced);
     for (std::size_t i = 0; i < nodes.size(); ++i) {
       const JsonPath p = (JsonPath() / "nodes")[i];
       const Json& n = detail::require_object(nodes[i], p);
@@ -845,10 +851,12 @@ class DocumentChecker {
   void check_scenes(const Json& doc) {
     const Json& scenes = top_array(doc, "scenes");
     Json reduced = Json::array();
+    detail::JsonGuard reduced_guard(reduced);
     for (std::size_t i = 0; i < scenes.size(); ++i) {
       const JsonPath p = (JsonPath() / "scenes")[i];
       const Json& s = detail::require_object(scenes[i], p);
       Json rnodes = Json::array();
+      detail::JsonGuard rnodes_guard(rnodes);
       if (const Json* nodes = detail::find_member(s, "nodes")) {
         detail::require_array(*nodes, p / "nodes");
         for (std::size_t k = 0; k < nodes->size(); ++k) {
@@ -875,6 +883,7 @@ class DocumentChecker {
   std::string root_;
   detail::Budget& budget_;
   Checked out_;
+  detail::JsonGuard reduced_guard_{out_.reduced};
   std::vector<std::uint64_t> buffer_lengths_;
   std::vector<View> views_;
   std::size_t accessor_count_ = 0;
@@ -1568,6 +1577,7 @@ LoadResult load_gltf_unguarded(const std::string& path,
   }
 
   detail::JsonParse parsed = detail::parse_json(container.json);
+  detail::JsonGuard parsed_guard(parsed.value);
   if (!parsed.value) {
     // A GLB's JSON chunk has lines of its own, not the file's.
     if (container.glb) {
@@ -1582,8 +1592,10 @@ LoadResult load_gltf_unguarded(const std::string& path,
   LoadResult result;
   try {
     DocumentChecker checker(container, path, options.root, budget);
-    const Checked checked = checker.check(*parsed.value);
-    parsed.value.reset();  // the reduced copy is all that is needed now
+    Checked checked = checker.check(*parsed.value);
+    detail::JsonGuard checked_guard(checked.reduced);
+    detail::dismantle(*parsed.value);  // the reduced copy is all that is
+    parsed.value.reset();              // needed now
     result.warnings = checked.warnings;
     const tinygltf::Model model = load_with_tinygltf(checked, container);
     SceneBuilder builder(model, checked.quantized, budget);

@@ -481,6 +481,7 @@ LoadResult load_json_scene_unguarded(const std::string& path,
   }
 
   detail::JsonParse parsed = detail::parse_json(*data);
+  detail::JsonGuard parsed_guard(parsed.value);
   if (!parsed.value) {
     return fail_result(LoadError::Kind::kMalformed, path, parsed.line,
                        parsed.error);

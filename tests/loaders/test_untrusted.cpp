@@ -2,6 +2,7 @@
 // allowed root, loads stay within their budgets, deep or huge inputs are
 // refused cleanly, and what the loaders cannot read correctly is refused.
 // Every hostile file is written at test time.
+#include "apps/cli_runner.h"
 #include "gltf_builder.h"
 #include "loader_test_util.h"
 
@@ -10,9 +11,12 @@
 #include <doctest/doctest.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <filesystem>
 #include <string>
 #include <vector>
+
+#include <sys/wait.h>
 
 using namespace raypick;
 using namespace raypick::test;
@@ -140,7 +144,7 @@ TEST_CASE("a JSON scene's mesh file outside its folder, or absolute, is refused"
   TempDir dir;
   fs::create_directories(dir.path() / "scenes");
   dir.write("x.obj", kTriangleObj);
-  for (const std::string file :
+  for (const std::string& file :
        {std::string("../x.obj"), dir.path_of("x.obj"),
         std::string("sub/../../x.obj")}) {
     CAPTURE(file);
@@ -182,7 +186,7 @@ TEST_CASE("an OBJ material library outside the OBJ's folder is refused with its 
   TempDir dir;
   fs::create_directories(dir.path() / "scenes");
   dir.write("outside.mtl", "newmtl red\nKd 1 0 0\n");
-  for (const std::string lib :
+  for (const std::string& lib :
        {std::string("../outside.mtl"), dir.path_of("outside.mtl"),
         std::string("/etc/passwd")}) {
     CAPTURE(lib);
@@ -349,4 +353,92 @@ TEST_CASE("a JSON scene's objects, boxes, mesh files and mesh copies share one b
   CHECK(contains(refusal(path, with_budget(kMany, 2, kMany, kMany)),
                  "meshes[0].file: cannot load 't.obj': " + dir.path_of("t.obj") +
                      ": load budget max_vertices exceeded"));
+}
+
+// ---------------------------------------------------------------------------
+// 3. Deep JSON, and running out of memory
+
+TEST_CASE("a JSON scene of 16,000 nested arrays is refused for its depth, with its line") {
+  TempDir dir;
+  const std::string deep = std::string(16000, '[') + std::string(16000, ']');
+  const std::string path = dir.write(
+      "deep.json", "{\"raypick_scene\": 1,\n\"x\": " + deep + "}");
+  const LoadResult result = load_scene(path);
+  REQUIRE_FALSE(result.ok());
+  CHECK(result.error->line == 2);
+  CHECK(result.error->message ==
+        "invalid JSON: arrays and objects nested more than 128 deep (raypick "
+        "reads no deeper)");
+  // Brackets inside strings are not nesting.
+  const std::string in_string = dir.write(
+      "s.json", R"({"raypick_scene": 1, "meshes": [{"name": ")" +
+                    std::string(1000, '[') +
+                    R"(", "box": {"min": [0,0,0], "max": [1,1,1]}}], "objects": [{"mesh": ")" +
+                    std::string(1000, '[') + R"("}]})");
+  CHECK(loads(in_string).objects.size() == 1);
+}
+
+TEST_CASE("glTF JSON nested up to 128 deep loads, one level more is refused") {
+  TempDir dir;
+  GltfBuilder b = triangle_builder();
+  b.add_node({{"mesh", 0}});
+  // "extras" is never read; the document is 1 level, extras 127 more.
+  const auto with_extras = [&](int depth) {
+    Json d = Json::parse(b.gltf_embedded(-1));
+    d["extras"] = Json::parse(std::string(depth, '[') + std::string(depth, ']'));
+    std::string name = std::to_string(depth);
+    name += ".gltf";
+    return dir.write(name, d.dump());
+  };
+  CHECK(loads(with_extras(127)).objects.size() == 1);
+  CHECK(contains(refusal(with_extras(128)), "nested more than 128 deep"));
+}
+
+TEST_CASE("a duplicate key deep in a JSON scene is found with its full path") {
+  TempDir dir;
+  std::string doc = R"({"raypick_scene": 1, "meshes": [{"name": "m", "box": {"min": [0,0,0], "max": [1,1,1]}}],
+                      "objects": [{"mesh": "m"}, {"mesh": "m", "mesh": "m"}]})";
+  const std::string path = dir.write("dup.json", doc);
+  CHECK(refusal(path) == "objects[1]: duplicate key 'mesh'");
+  // Siblings after a closed container keep their own path.
+  const std::string path2 = dir.write(
+      "dup2.json",
+      R"({"raypick_scene": 1, "meshes": [[[]], {"a": [1, {"b": 2}], "c": 3, "a": 4}], "objects": []})");
+  CHECK(refusal(path2) == "meshes[1]: duplicate key 'a'");
+}
+
+TEST_CASE("running out of memory on a million-node glTF chain is one error naming the file, exit 1") {
+#if defined(__SANITIZE_ADDRESS__)
+  // ASan reserves terabytes of address space: an address-space limit
+  // stops it before main.
+  MESSAGE("skipped under AddressSanitizer");
+#else
+  TempDir dir;
+  const GltfBuilder b = triangle_builder();
+  Json doc = Json::parse(b.gltf_embedded(-1));
+  doc["scenes"] = Json::array({Json{{"nodes", {0}}}});
+  doc.erase("nodes");
+  std::string text = doc.dump();
+  text.pop_back();  // the closing brace: the nodes follow
+  constexpr int kNodes = 1000000;
+  text += ",\"nodes\":[";
+  for (int i = 0; i + 1 < kNodes; ++i) {
+    text += "{\"children\":[" + std::to_string(i + 1) + "]},";
+  }
+  text += "{\"mesh\":0}]}";
+  const std::string path = dir.write("chain.gltf", text);
+  // 400 MB of address space: the parsed document, its reduced copy and
+  // tinygltf's model of a 22 MB file need more.
+  const fs::path out = dir.path() / "out.txt";
+  const fs::path err = dir.path() / "err.txt";
+  const std::string command = "ulimit -v 400000; '" + std::string(RAYPICK_EXE) +
+                              "' info '" + path + "' > '" + out.string() +
+                              "' 2> '" + err.string() + "'";
+  const int raw = std::system(command.c_str());
+  REQUIRE(WIFEXITED(raw));
+  CHECK(WEXITSTATUS(raw) == 1);
+  CHECK(slurp(err) ==
+        "raypick: " + path + ": out of memory while loading the scene\n");
+  CHECK(slurp(out).empty());
+#endif
 }
