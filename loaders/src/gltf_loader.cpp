@@ -314,7 +314,7 @@ std::string decode_uri_path(const std::string& uri, const JsonPath& path) {
                c == '-' || c == '.';
     }
     if (scheme) {
-      fail(path, "'" + uri.substr(0, std::min<std::size_t>(uri.size(), 60)) +
+      fail(path, "'" + detail::printable(uri, 60) +
                      "' is not a relative file reference or a data: URI");
     }
   }
@@ -355,7 +355,7 @@ std::string check_data_uri(const std::string& uri, std::uint64_t length,
                            ? std::string::npos
                            : header.find(';') - 5);
   if (mime != "application/octet-stream" && mime != "application/gltf-buffer") {
-    fail(path, "data URI of type '" + mime.substr(0, 60) +
+    fail(path, "data URI of type '" + detail::printable(mime, 60) +
                    "' (expected application/octet-stream or "
                    "application/gltf-buffer)");
   }
@@ -455,7 +455,7 @@ class DocumentChecker {
     if (version == nullptr) fail(path, "missing 'version'");
     const std::string v = detail::require_string(*version, path / "version");
     if (v.rfind("2.", 0) != 0) {
-      fail(path / "version", "glTF version '" + v.substr(0, 20) +
+      fail(path / "version", "glTF version '" + detail::printable(v, 20) +
                                  "' (raypick reads glTF 2.0)");
     }
     out_.reduced["asset"] = Json{{"version", v}};
@@ -473,7 +473,7 @@ class DocumentChecker {
         if (name == "KHR_mesh_quantization") continue;
         for (const std::string_view bad : kUnreadableExtensions) {
           if (name == bad) {
-            fail(path[i], "the file requires " + name +
+            fail(path[i], "the file requires " + detail::printable(name, 60) +
                               ", which raypick cannot read");
           }
         }
@@ -483,7 +483,7 @@ class DocumentChecker {
         }
         if (!harmless) {
           out_.warnings += "the file requires extension '" +
-                           name.substr(0, 60) +
+                           detail::printable(name, 60) +
                            "', unknown to raypick; geometry is read without "
                            "it\n";
         }
@@ -666,7 +666,7 @@ class DocumentChecker {
         if (type_name == t.name) type = &t;
       }
       if (type == nullptr) {
-        fail(p / "type", "unknown accessor type '" + type_name.substr(0, 20) +
+        fail(p / "type", "unknown accessor type '" + detail::printable(type_name, 20) +
                              "' (expected SCALAR, VEC2, VEC3, VEC4, MAT2, "
                              "MAT3 or MAT4)");
       }
@@ -1256,8 +1256,8 @@ class SceneBuilder {
       }
     }
     object.mesh = mesh_slot(node.mesh, node_path(node_index) / "mesh");
-    object.name =
-        node.name.empty() ? "node" + std::to_string(node_index) : node.name;
+    object.name = node.name.empty() ? "node" + std::to_string(node_index)
+                                    : detail::escape_controls(node.name);
     scene_.objects.push_back(std::move(object));
   }
 

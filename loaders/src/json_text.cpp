@@ -35,7 +35,7 @@ std::string JsonPath::to_string() const {
   for (const Element& e : elements_) {
     if (const std::string* key = std::get_if<std::string>(&e)) {
       if (!out.empty()) out += '.';
-      out += *key;
+      out += printable(*key, 60);
     } else {
       out += '[' + std::to_string(std::get<std::size_t>(e)) + ']';
     }

@@ -10,6 +10,7 @@
 
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
@@ -441,4 +442,123 @@ TEST_CASE("running out of memory on a million-node glTF chain is one error namin
         "raypick: " + path + ": out of memory while loading the scene\n");
   CHECK(slurp(out).empty());
 #endif
+}
+
+// ---------------------------------------------------------------------------
+// 4. OBJ faces, numbers and bytes
+
+namespace {
+
+// An OBJ of one polygon of `corners` corners on a circle.
+std::string polygon_obj(int corners) {
+  std::string text;
+  for (int i = 0; i < corners; ++i) {
+    const double a = 6.283185307179586 * i / corners;
+    text += "v " + std::to_string(std::cos(a)) + " " + std::to_string(std::sin(a)) +
+            " 0\n";
+  }
+  text += "f";
+  for (int i = 1; i <= corners; ++i) text += " " + std::to_string(i);
+  return text + "\n";
+}
+
+}  // namespace
+
+TEST_CASE("an OBJ face of more than 4096 corners is refused with its line; 4096 are triangulated") {
+  TempDir dir;
+  const Scene scene = loads(dir.write("4096.obj", polygon_obj(4096)));
+  CHECK(scene.meshes[0].triangles.size() == 4094);
+  const std::string path = dir.write("big.obj", polygon_obj(100000));
+  const LoadResult result = load_scene(path);
+  REQUIRE_FALSE(result.ok());
+  CHECK(result.error->line == 100001);
+  CHECK(result.error->message ==
+        "face has more than 4096 corners (raypick triangulates at most 4096)");
+}
+
+TEST_CASE("an OBJ 'f' line without corners is refused with its line") {
+  TempDir dir;
+  for (const std::string f : {"f", "f ", "\tf\t"}) {
+    CAPTURE(f);
+    const LoadResult result =
+        load_scene(dir.write("s.obj", std::string(kTriangleObj) + f + "\n"));
+    REQUIRE_FALSE(result.ok());
+    CHECK(result.error->line == 5);
+    CHECK(result.error->message == "face has 0 corners (expected at least 3)");
+  }
+}
+
+TEST_CASE("an OBJ face corner with a slash but no index after it is named as malformed") {
+  TempDir dir;
+  const std::string valid = "v 0 0 0\nv 1 0 0\nv 0 1 0\nvt 0 0\nvn 0 0 1\n";
+  for (const std::string corner : {"1//", "1/", "1/1/", "1/0", "1//x", "1/1/1/1"}) {
+    CAPTURE(corner);
+    const LoadResult result =
+        load_scene(dir.write("s.obj", valid + "f " + corner + " 2 3\n"));
+    REQUIRE_FALSE(result.ok());
+    CHECK(result.error->line == 6);
+    CHECK(result.error->message ==
+          "face corner '" + corner +
+              "' is malformed (expected v, v/vt, v//vn or v/vt/vn with "
+              "non-zero integer indices)");
+  }
+  for (const std::string face : {"1/1 2/1 3/1", "1//1 2//1 3//1", "1/1/1 2/1/1 3/1/1", "-3 -2 -1"}) {
+    CAPTURE(face);
+    CHECK(loads(dir.write("s.obj", valid + "f " + face + "\n")).meshes[0].triangles.size() == 1);
+  }
+}
+
+TEST_CASE("an OBJ coordinate too small for a double is 0; too large for a float is refused") {
+  TempDir dir;
+  const Scene scene = loads(dir.write(
+      "s.obj", "v 1e-5000 -1e-400 0.0000e-99999999999999999999\nv 1 0 0\nv 0 1 0\nf 1 2 3\n"));
+  CHECK(scene.meshes[0].positions[0] == glm::vec3(0.0f));
+  for (const std::string x : {"1e39", "1e5000", "-0.1e400", "1e99999999999999999999"}) {
+    CAPTURE(x);
+    const LoadResult result =
+        load_scene(dir.write("t.obj", "v " + x + " 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\n"));
+    REQUIRE_FALSE(result.ok());
+    CHECK(result.error->line == 1);
+    CHECK(result.error->message ==
+          "vertex coordinate '" + x + "' is too large for a float");
+  }
+}
+
+TEST_CASE("control bytes in OBJ messages and names are escaped, and long tokens cut") {
+  TempDir dir;
+  LoadResult result = load_scene(dir.write("s.obj", "v 1\x1b[2J 0 0\n"));
+  REQUIRE_FALSE(result.ok());
+  CHECK(result.error->message ==
+        "vertex coordinate '1\\x1B[2J' is not a number");
+  const std::string huge(1000000, '7');
+  result = load_scene(dir.write("t.obj", "v " + huge + " 0 0\n"));
+  REQUIRE_FALSE(result.ok());
+  CHECK(result.error->message ==
+        "vertex coordinate '" + std::string(40, '7') +
+            "...' is too large for a float");
+  const Scene scene = loads(
+      dir.write("n.obj", std::string("o a\x1b]0;x\x07\x7f") + "b\n" + kTriangleObj));
+  CHECK(scene.objects[0].name == "a\\x1B]0;x\\x07\\x7Fb");
+}
+
+TEST_CASE("control bytes in glTF and JSON scene names are escaped") {
+  TempDir dir;
+  GltfBuilder b = triangle_builder();
+  b.add_node({{"mesh", 0}, {"name", "line\nbreak\r\x1b"}});
+  const Scene gltf = loads(dir.write("s.gltf", b.gltf_embedded()));
+  CHECK(gltf.objects[0].name == "line\\x0Abreak\\x0D\\x1B");
+  const Scene json = loads(dir.write(
+      "s.json", R"({"raypick_scene": 1, "meshes": [{"name": "m", "box": {"min": [0,0,0], "max": [1,1,1]}}],
+                  "objects": [{"mesh": "m", "name": "a\u001bb\u0000c"}]})"));
+  CHECK(json.objects[0].name == "a\\x1Bb\\x00c");
+  // Messages quote names printable too.
+  const std::string message = refusal(dir.write(
+      "t.json", R"({"raypick_scene": 1, "meshes": [], "objects": [{"mesh": "\u001b[31m"}]})"));
+  CHECK(message == "objects[0].mesh: no mesh named '\\x1B[31m' in 'meshes'");
+}
+
+TEST_CASE("an OBJ file beginning with a UTF-8 byte order mark loads") {
+  TempDir dir;
+  const Scene scene = loads(dir.write("bom.obj", std::string("\xEF\xBB\xBF") + kTriangleObj));
+  CHECK(scene.meshes[0].triangles.size() == 1);
 }
