@@ -613,7 +613,7 @@ class DocumentChecker {
                     " are out of range of buffers[" + std::to_string(buffer) +
                     "] (" + plural(buffer_lengths_[buffer], "byte") + ")");
       }
-      views_.push_back(View{length, stride});
+      views_.push_back(View{offset, length, stride});
       Json rv{{"buffer", buffer}, {"byteOffset", offset}, {"byteLength", length}};
       if (stride != 0) rv["byteStride"] = stride;
       reduced.push_back(std::move(rv));
@@ -676,6 +676,14 @@ class DocumentChecker {
       if (const Json* n = detail::find_member(a, "normalized")) {
         normalized = detail::require_bool(*n, p / "normalized");
       }
+      // glTF 2.0 forbids it (glTF-Validator agrees); a reader that mapped a
+      // float to [0, 1] would read other geometry than one that ignored it.
+      if (normalized && (ctype == kFloat || ctype == kUnsignedInt)) {
+        fail(p / "normalized", std::string("normalized is true on ") +
+                                   component_name(ctype) +
+                                   " components (glTF allows it on byte and "
+                                   "short types only)");
+      }
       Json ra{{"componentType", ctype},
               {"count", count},
               {"type", type_name},
@@ -686,6 +694,23 @@ class DocumentChecker {
             index(*view_json, p / "bufferView", "bufferViews", views_.size());
         const std::uint64_t stride =
             views_[view].stride != 0 ? views_[view].stride : elem;
+        // glTF 2.0, "Data Alignment": elements may not overlap, and each
+        // component starts at a multiple of its size within the buffer.
+        if (stride < elem) {
+          fail(p, "bufferViews[" + std::to_string(view) + "] has byteStride " +
+                      std::to_string(stride) +
+                      ", less than the accessor's element (" +
+                      plural(elem, "byte") + "): elements would overlap");
+        }
+        const std::uint64_t csize = component_size(ctype);
+        if ((offset + views_[view].offset) % csize != 0) {
+          fail(p / "byteOffset",
+               "byteOffset " + std::to_string(offset) + " plus bufferViews[" +
+                   std::to_string(view) + "].byteOffset " +
+                   std::to_string(views_[view].offset) +
+                   " is not a multiple of the component size (" +
+                   plural(csize, "byte") + ")");
+        }
         check_range(p, view, offset, stride, count, elem);
         ra["bufferView"] = view;
       }
@@ -874,6 +899,7 @@ class DocumentChecker {
   }
 
   struct View {
+    std::uint64_t offset;  // in its buffer
     std::uint64_t length;
     std::uint64_t stride;  // 0: tightly packed
   };

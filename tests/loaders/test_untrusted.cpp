@@ -562,3 +562,86 @@ TEST_CASE("an OBJ file beginning with a UTF-8 byte order mark loads") {
   const Scene scene = loads(dir.write("bom.obj", std::string("\xEF\xBB\xBF") + kTriangleObj));
   CHECK(scene.meshes[0].triangles.size() == 1);
 }
+
+// ---------------------------------------------------------------------------
+// 5. glTF that glTF-Validator rejects and that would change the geometry
+
+namespace {
+
+std::string triangle_floats() {
+  return bytes_of(std::vector<float>{0, 0, 0, 1, 0, 0, 0, 1, 0});
+}
+
+// A builder whose mesh 0 is a non-indexed triangle whose POSITION accessor
+// reads the view `bytes` (with `stride`) from `accessor_offset`.
+GltfBuilder positions_in(const std::string& bytes, int stride,
+                         int accessor_offset) {
+  GltfBuilder b;
+  const int view = b.add_view(bytes, stride);
+  const int a = b.add_accessor({{"bufferView", view},
+                                {"byteOffset", accessor_offset},
+                                {"componentType", 5126},
+                                {"count", 3},
+                                {"type", "VEC3"}});
+  b.add_mesh(Json::array({Json{{"attributes", {{"POSITION", a}}}}}));
+  b.add_node({{"mesh", 0}});
+  return b;
+}
+
+}  // namespace
+
+TEST_CASE("a glTF byteStride smaller than the accessor's element is refused") {
+  TempDir dir;
+  // Stride 4 for VEC3 floats: elements would overlap.
+  const GltfBuilder b = positions_in(triangle_floats() + std::string(8, '\0'), 4, 0);
+  CHECK(refusal(dir.write("s.gltf", b.gltf_embedded())) ==
+        "accessors[0]: bufferViews[0] has byteStride 4, less than the "
+        "accessor's element (12 bytes): elements would overlap");
+  // 12 is the element: fine.
+  CHECK(loads(dir.write("t.gltf", positions_in(triangle_floats(), 12, 0).gltf_embedded()))
+            .meshes[0]
+            .positions[1] == glm::vec3(1, 0, 0));
+}
+
+TEST_CASE("a glTF float accessor at an offset that is not a multiple of 4 is refused") {
+  TempDir dir;
+  const std::string bytes = std::string(4, '\0') + triangle_floats();
+  SUBCASE("accessor byteOffset 2") {
+    const GltfBuilder b = positions_in(bytes, 0, 2);
+    CHECK(refusal(dir.write("s.gltf", b.gltf_embedded())) ==
+          "accessors[0].byteOffset: byteOffset 2 plus bufferViews[0].byteOffset "
+          "0 is not a multiple of the component size (4 bytes)");
+  }
+  SUBCASE("buffer view byteOffset 2, accessor byteOffset 0") {
+    GltfBuilder b = positions_in(bytes, 0, 0);
+    b.doc["bufferViews"][0]["byteOffset"] = 2;
+    b.doc["bufferViews"][0]["byteLength"] = bytes.size() - 2;
+    CHECK(contains(refusal(dir.write("s.gltf", b.gltf_embedded())),
+                   "byteOffset 0 plus bufferViews[0].byteOffset 2 is not a "
+                   "multiple of the component size"));
+  }
+  SUBCASE("2 + 2 is aligned") {
+    GltfBuilder b = positions_in(bytes, 0, 2);
+    b.doc["bufferViews"][0]["byteOffset"] = 2;
+    b.doc["bufferViews"][0]["byteLength"] = bytes.size() - 2;
+    CHECK(loads(dir.write("s.gltf", b.gltf_embedded())).meshes[0].positions[2] ==
+          glm::vec3(0, 1, 0));
+  }
+}
+
+TEST_CASE("glTF normalized: true on float or unsigned int components is refused") {
+  TempDir dir;
+  GltfBuilder b = positions_in(triangle_floats(), 0, 0);
+  b.doc["accessors"][0]["normalized"] = true;
+  CHECK(refusal(dir.write("s.gltf", b.gltf_embedded())) ==
+        "accessors[0].normalized: normalized is true on float components "
+        "(glTF allows it on byte and short types only)");
+  b.doc["accessors"][0]["normalized"] = false;
+  CHECK(loads(dir.write("t.gltf", b.gltf_embedded())).objects.size() == 1);
+  GltfBuilder c = triangle_builder();
+  c.add_node({{"mesh", 0}});
+  c.doc["accessors"][1]["componentType"] = 5125;
+  c.doc["accessors"][1]["normalized"] = true;
+  CHECK(contains(refusal(dir.write("u.gltf", c.gltf_embedded())),
+                 "normalized is true on unsigned int components"));
+}
