@@ -314,7 +314,7 @@ std::string decode_uri_path(const std::string& uri, const JsonPath& path) {
                c == '-' || c == '.';
     }
     if (scheme) {
-      fail(path, "'" + uri.substr(0, std::min<std::size_t>(uri.size(), 60)) +
+      fail(path, "'" + detail::printable(uri, 60) +
                      "' is not a relative file reference or a data: URI");
     }
   }
@@ -355,7 +355,7 @@ std::string check_data_uri(const std::string& uri, std::uint64_t length,
                            ? std::string::npos
                            : header.find(';') - 5);
   if (mime != "application/octet-stream" && mime != "application/gltf-buffer") {
-    fail(path, "data URI of type '" + mime.substr(0, 60) +
+    fail(path, "data URI of type '" + detail::printable(mime, 60) +
                    "' (expected application/octet-stream or "
                    "application/gltf-buffer)");
   }
@@ -455,7 +455,7 @@ class DocumentChecker {
     if (version == nullptr) fail(path, "missing 'version'");
     const std::string v = detail::require_string(*version, path / "version");
     if (v.rfind("2.", 0) != 0) {
-      fail(path / "version", "glTF version '" + v.substr(0, 20) +
+      fail(path / "version", "glTF version '" + detail::printable(v, 20) +
                                  "' (raypick reads glTF 2.0)");
     }
     out_.reduced["asset"] = Json{{"version", v}};
@@ -473,7 +473,7 @@ class DocumentChecker {
         if (name == "KHR_mesh_quantization") continue;
         for (const std::string_view bad : kUnreadableExtensions) {
           if (name == bad) {
-            fail(path[i], "the file requires " + name +
+            fail(path[i], "the file requires " + detail::printable(name, 60) +
                               ", which raypick cannot read");
           }
         }
@@ -483,7 +483,7 @@ class DocumentChecker {
         }
         if (!harmless) {
           out_.warnings += "the file requires extension '" +
-                           name.substr(0, 60) +
+                           detail::printable(name, 60) +
                            "', unknown to raypick; geometry is read without "
                            "it\n";
         }
@@ -511,6 +511,7 @@ class DocumentChecker {
   void resolve_buffers(const Json& doc) {
     const Json& buffers = top_array(doc, "buffers");
     Json reduced = Json::array();
+    detail::JsonGuard reduced_guard(reduced);
     for (std::size_t i = 0; i < buffers.size(); ++i) {
       const JsonPath p = (JsonPath() / "buffers")[i];
       const std::uint64_t length = buffer_lengths_[i];
@@ -588,6 +589,7 @@ class DocumentChecker {
   void check_buffer_views(const Json& doc) {
     const Json& views = top_array(doc, "bufferViews");
     Json reduced = Json::array();
+    detail::JsonGuard reduced_guard(reduced);
     for (std::size_t i = 0; i < views.size(); ++i) {
       const JsonPath p = (JsonPath() / "bufferViews")[i];
       const Json& v = detail::require_object(views[i], p);
@@ -611,7 +613,7 @@ class DocumentChecker {
                     " are out of range of buffers[" + std::to_string(buffer) +
                     "] (" + plural(buffer_lengths_[buffer], "byte") + ")");
       }
-      views_.push_back(View{length, stride});
+      views_.push_back(View{offset, length, stride});
       Json rv{{"buffer", buffer}, {"byteOffset", offset}, {"byteLength", length}};
       if (stride != 0) rv["byteStride"] = stride;
       reduced.push_back(std::move(rv));
@@ -648,6 +650,7 @@ class DocumentChecker {
   void check_accessors(const Json& doc) {
     const Json& accessors = top_array(doc, "accessors");
     Json reduced = Json::array();
+    detail::JsonGuard reduced_guard(reduced);
     for (std::size_t i = 0; i < accessors.size(); ++i) {
       const JsonPath p = (JsonPath() / "accessors")[i];
       const Json& a = detail::require_object(accessors[i], p);
@@ -663,7 +666,7 @@ class DocumentChecker {
         if (type_name == t.name) type = &t;
       }
       if (type == nullptr) {
-        fail(p / "type", "unknown accessor type '" + type_name.substr(0, 20) +
+        fail(p / "type", "unknown accessor type '" + detail::printable(type_name, 20) +
                              "' (expected SCALAR, VEC2, VEC3, VEC4, MAT2, "
                              "MAT3 or MAT4)");
       }
@@ -672,6 +675,14 @@ class DocumentChecker {
       bool normalized = false;
       if (const Json* n = detail::find_member(a, "normalized")) {
         normalized = detail::require_bool(*n, p / "normalized");
+      }
+      // glTF 2.0 forbids it (glTF-Validator agrees); a reader that mapped a
+      // float to [0, 1] would read other geometry than one that ignored it.
+      if (normalized && (ctype == kFloat || ctype == kUnsignedInt)) {
+        fail(p / "normalized", std::string("normalized is true on ") +
+                                   component_name(ctype) +
+                                   " components (glTF allows it on byte and "
+                                   "short types only)");
       }
       Json ra{{"componentType", ctype},
               {"count", count},
@@ -683,6 +694,23 @@ class DocumentChecker {
             index(*view_json, p / "bufferView", "bufferViews", views_.size());
         const std::uint64_t stride =
             views_[view].stride != 0 ? views_[view].stride : elem;
+        // glTF 2.0, "Data Alignment": elements may not overlap, and each
+        // component starts at a multiple of its size within the buffer.
+        if (stride < elem) {
+          fail(p, "bufferViews[" + std::to_string(view) + "] has byteStride " +
+                      std::to_string(stride) +
+                      ", less than the accessor's element (" +
+                      plural(elem, "byte") + "): elements would overlap");
+        }
+        const std::uint64_t csize = component_size(ctype);
+        if ((offset + views_[view].offset) % csize != 0) {
+          fail(p / "byteOffset",
+               "byteOffset " + std::to_string(offset) + " plus bufferViews[" +
+                   std::to_string(view) + "].byteOffset " +
+                   std::to_string(views_[view].offset) +
+                   " is not a multiple of the component size (" +
+                   plural(csize, "byte") + ")");
+        }
         check_range(p, view, offset, stride, count, elem);
         ra["bufferView"] = view;
       }
@@ -739,6 +767,7 @@ class DocumentChecker {
   void check_meshes(const Json& doc) {
     const Json& meshes = top_array(doc, "meshes");
     Json reduced = Json::array();
+    detail::JsonGuard reduced_guard(reduced);
     for (std::size_t i = 0; i < meshes.size(); ++i) {
       const JsonPath p = (JsonPath() / "meshes")[i];
       const Json& m = detail::require_object(meshes[i], p);
@@ -746,6 +775,7 @@ class DocumentChecker {
       if (prims == nullptr) fail(p, "missing 'primitives'");
       detail::require_array(*prims, p / "primitives");
       Json rprims = Json::array();
+      detail::JsonGuard rprims_guard(rprims);
       for (std::size_t k = 0; k < prims->size(); ++k) {
         const JsonPath pp = (p / "primitives")[k];
         const Json& prim = detail::require_object((*prims)[k], pp);
@@ -781,6 +811,7 @@ class DocumentChecker {
     const Json& nodes = top_array(doc, "nodes");
     node_count_ = nodes.size();
     Json reduced = Json::array();
+    detail::JsonGuard reduced_guard(reduced);
     for (std::size_t i = 0; i < nodes.size(); ++i) {
       const JsonPath p = (JsonPath() / "nodes")[i];
       const Json& n = detail::require_object(nodes[i], p);
@@ -845,10 +876,12 @@ class DocumentChecker {
   void check_scenes(const Json& doc) {
     const Json& scenes = top_array(doc, "scenes");
     Json reduced = Json::array();
+    detail::JsonGuard reduced_guard(reduced);
     for (std::size_t i = 0; i < scenes.size(); ++i) {
       const JsonPath p = (JsonPath() / "scenes")[i];
       const Json& s = detail::require_object(scenes[i], p);
       Json rnodes = Json::array();
+      detail::JsonGuard rnodes_guard(rnodes);
       if (const Json* nodes = detail::find_member(s, "nodes")) {
         detail::require_array(*nodes, p / "nodes");
         for (std::size_t k = 0; k < nodes->size(); ++k) {
@@ -866,6 +899,7 @@ class DocumentChecker {
   }
 
   struct View {
+    std::uint64_t offset;  // in its buffer
     std::uint64_t length;
     std::uint64_t stride;  // 0: tightly packed
   };
@@ -875,6 +909,7 @@ class DocumentChecker {
   std::string root_;
   detail::Budget& budget_;
   Checked out_;
+  detail::JsonGuard reduced_guard_{out_.reduced};
   std::vector<std::uint64_t> buffer_lengths_;
   std::vector<View> views_;
   std::size_t accessor_count_ = 0;
@@ -1247,8 +1282,8 @@ class SceneBuilder {
       }
     }
     object.mesh = mesh_slot(node.mesh, node_path(node_index) / "mesh");
-    object.name =
-        node.name.empty() ? "node" + std::to_string(node_index) : node.name;
+    object.name = node.name.empty() ? "node" + std::to_string(node_index)
+                                    : detail::escape_controls(node.name);
     scene_.objects.push_back(std::move(object));
   }
 
@@ -1568,6 +1603,7 @@ LoadResult load_gltf_unguarded(const std::string& path,
   }
 
   detail::JsonParse parsed = detail::parse_json(container.json);
+  detail::JsonGuard parsed_guard(parsed.value);
   if (!parsed.value) {
     // A GLB's JSON chunk has lines of its own, not the file's.
     if (container.glb) {
@@ -1582,8 +1618,10 @@ LoadResult load_gltf_unguarded(const std::string& path,
   LoadResult result;
   try {
     DocumentChecker checker(container, path, options.root, budget);
-    const Checked checked = checker.check(*parsed.value);
-    parsed.value.reset();  // the reduced copy is all that is needed now
+    Checked checked = checker.check(*parsed.value);
+    detail::JsonGuard checked_guard(checked.reduced);
+    detail::dismantle(*parsed.value);  // the reduced copy is all that is
+    parsed.value.reset();              // needed now
     result.warnings = checked.warnings;
     const tinygltf::Model model = load_with_tinygltf(checked, container);
     SceneBuilder builder(model, checked.quantized, budget);

@@ -157,7 +157,8 @@ class JsonSceneReader {
     std::string name = detail::require_string(*name_json, p / "name");
     if (name.empty()) fail(p / "name", "the name is empty");
     if (const auto it = mesh_by_name_.find(name); it != mesh_by_name_.end()) {
-      fail(p / "name", "'" + name + "' is already the name of meshes[" +
+      fail(p / "name", "'" + detail::printable(name, 60) +
+                           "' is already the name of meshes[" +
                            std::to_string(it->second) + "]");
     }
     const Json* file = detail::find_member(m, "file");
@@ -223,7 +224,7 @@ class JsonSceneReader {
     if (file.empty()) fail(p, "the file name is empty");
     const fs::path relative(file);
     if (ascii_lower(relative.extension().string()) == ".json") {
-      fail(p, "'" + file +
+      fail(p, "'" + detail::printable(file, 200) +
                   "' is a JSON scene; a mesh file must be OBJ or glTF");
     }
     std::string refused;
@@ -241,7 +242,9 @@ class JsonSceneReader {
     LoadResult loaded = detail::load_any(shown, options_, budget_);
     if (!loaded.ok()) {
       const LoadError& e = *loaded.error;
-      JsonError error{p, "cannot load '" + file + "': " + e.to_string(),
+      JsonError error{p,
+                      "cannot load '" + detail::printable(file, 200) +
+                          "': " + e.to_string(),
                       std::nullopt, e.kind == LoadError::Kind::kIo};
       throw error;
     }
@@ -249,7 +252,8 @@ class JsonSceneReader {
     while (start < loaded.warnings.size()) {
       std::size_t end = loaded.warnings.find('\n', start);
       if (end == std::string::npos) end = loaded.warnings.size();
-      warnings_ += p.to_string() + " ('" + file + "'): " +
+      warnings_ += p.to_string() + " ('" + detail::printable(file, 200) +
+                   "'): " +
                    loaded.warnings.substr(start, end - start) + "\n";
       start = end + 1;
     }
@@ -286,7 +290,8 @@ class JsonSceneReader {
       for (const glm::vec3& v : src.positions) {
         const glm::vec3 w{m * glm::dvec4{glm::dvec3{v}, 1.0}};
         if (!std::isfinite(w.x) || !std::isfinite(w.y) || !std::isfinite(w.z)) {
-          fail(p / "file", "object '" + o.name + "' of '" + file +
+          fail(p / "file", "object '" + o.name + "' of '" +
+                               detail::printable(file, 200) +
                                "' does not fit a float once its matrix is "
                                "applied");
         }
@@ -312,7 +317,9 @@ class JsonSceneReader {
                                     const JsonPath& p, const std::string& file) {
     const std::size_t n = source.objects.size();
     if (selector.is_string()) {
-      const std::string name = selector.get<std::string>();
+      // Names are stored with control bytes escaped; so is the selector.
+      const std::string name =
+          detail::escape_controls(selector.get<std::string>());
       std::size_t found = n;
       std::size_t matches = 0;
       for (std::size_t i = 0; i < n; ++i) {
@@ -320,11 +327,13 @@ class JsonSceneReader {
         if (matches++ == 0) found = i;
       }
       if (matches == 0) {
-        fail(p, "no object named '" + name + "' in '" + file + "'");
+        fail(p, "no object named '" + detail::printable(name, 60) + "' in '" +
+                    detail::printable(file, 200) + "'");
       }
       if (matches > 1) {
-        fail(p, "'" + name + "' names " + std::to_string(matches) +
-                    " objects of '" + file + "'; select one by its id");
+        fail(p, "'" + detail::printable(name, 60) + "' names " +
+                    std::to_string(matches) + " objects of '" +
+                    detail::printable(file, 200) + "'; select one by its id");
       }
       return found;
     }
@@ -334,8 +343,9 @@ class JsonSceneReader {
     const std::uint64_t id = detail::require_uint(
         selector, p, std::numeric_limits<std::uint64_t>::max());
     if (id >= n) {
-      fail(p, "object id " + std::to_string(id) + " is out of range ('" + file +
-                  "' has " + std::to_string(n) + " objects)");
+      fail(p, "object id " + std::to_string(id) + " is out of range ('" +
+                  detail::printable(file, 200) + "' has " + std::to_string(n) +
+                  " objects)");
     }
     return static_cast<std::size_t>(id);
   }
@@ -347,14 +357,16 @@ class JsonSceneReader {
     Object object;
     object.name = "object" + std::to_string(id);
     if (const Json* name = detail::find_member(o, "name")) {
-      object.name = detail::require_string(*name, p / "name");
+      object.name =
+          detail::escape_controls(detail::require_string(*name, p / "name"));
     }
     const Json* mesh_json = detail::find_member(o, "mesh");
     if (mesh_json == nullptr) fail(p, "missing 'mesh'");
     const std::string mesh_name = detail::require_string(*mesh_json, p / "mesh");
     const auto it = mesh_by_name_.find(mesh_name);
     if (it == mesh_by_name_.end()) {
-      fail(p / "mesh", "no mesh named '" + mesh_name + "' in 'meshes'");
+      fail(p / "mesh", "no mesh named '" + detail::printable(mesh_name, 60) +
+                           "' in 'meshes'");
     }
     object.mesh = static_cast<std::uint32_t>(it->second);
 
@@ -481,6 +493,7 @@ LoadResult load_json_scene_unguarded(const std::string& path,
   }
 
   detail::JsonParse parsed = detail::parse_json(*data);
+  detail::JsonGuard parsed_guard(parsed.value);
   if (!parsed.value) {
     return fail_result(LoadError::Kind::kMalformed, path, parsed.line,
                        parsed.error);

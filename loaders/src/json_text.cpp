@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <exception>
+#include <iterator>
 #include <limits>
 #include <new>
 #include <set>
@@ -34,7 +35,7 @@ std::string JsonPath::to_string() const {
   for (const Element& e : elements_) {
     if (const std::string* key = std::get_if<std::string>(&e)) {
       if (!out.empty()) out += '.';
-      out += *key;
+      out += printable(*key, 60);
     } else {
       out += '[' + std::to_string(std::get<std::size_t>(e)) + ']';
     }
@@ -85,12 +86,63 @@ std::string parse_error_text(const std::string& what) {
 
 constexpr std::string_view kBom = "\xEF\xBB\xBF";
 
+// The offset of the bracket at which arrays and objects first nest deeper
+// than kMaxJsonDepth, or npos. Strings are skipped (with their escapes); the
+// text need not be valid JSON.
+std::size_t too_deep_at(std::string_view text) {
+  std::size_t depth = 0;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '"') {
+      for (++i; i < text.size() && text[i] != '"'; ++i) {
+        if (text[i] == '\\') ++i;
+      }
+    } else if (c == '[' || c == '{') {
+      if (++depth > kMaxJsonDepth) return i;
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return std::string_view::npos;
+}
+
 }  // namespace
+
+void dismantle(Json& value) noexcept {
+  if (value.is_array()) {
+    Json::array_t& array = value.get_ref<Json::array_t&>();
+    while (!array.empty()) {
+      dismantle(array.back());
+      array.pop_back();  // an empty container or a scalar: frees, no stack
+    }
+  } else if (value.is_object()) {
+    Json::object_t& object = value.get_ref<Json::object_t&>();
+    while (!object.empty()) {
+      const auto last = std::prev(object.end());
+      dismantle(last->second);
+      object.erase(last);
+    }
+  }
+}
 
 JsonParse parse_json(std::string_view text) {
   JsonParse out;
+  if (const std::size_t at = too_deep_at(text); at != std::string_view::npos) {
+    out.error = "invalid JSON: arrays and objects nested more than " +
+                std::to_string(kMaxJsonDepth) +
+                " deep (raypick reads no deeper)";
+    out.line = line_of_offset(text, at);
+    return out;
+  }
   try {
-    out.value = Json::parse(text.begin(), text.end());
+    // Json::parse, into a tree of our own that a guard dismantles should
+    // memory run out half-way (Json::parse would destroy its partial tree
+    // with nlohmann's allocating destructor).
+    Json value;
+    JsonGuard guard(value);
+    nlohmann::detail::json_sax_dom_parser<Json> builder(value, true);
+    Json::sax_parse(text.begin(), text.end(), &builder);
+    out.value.emplace(std::move(value));  // moving the root allocates nothing
   } catch (const Json::parse_error& e) {
     out.error = "invalid JSON: " + parse_error_text(e.what());
     // e.byte is the 1-based position of the last byte read.
@@ -276,13 +328,14 @@ std::size_t line_of_path(std::string_view text, const JsonPath& path) {
 }
 
 std::optional<JsonPath> find_duplicate_key(std::string_view text) {
-  // An explicit stack of open containers; `path` names the value about to
-  // be read.
+  // An explicit stack of open containers, and one path kept in step with it
+  // (pushed and popped, never copied, so the cost stays linear in the text
+  // however deep it nests): between values it names the innermost open
+  // container; while a value is read, that value.
   struct Frame {
     bool object = false;
     std::size_t index = 0;
     std::set<std::string> keys;
-    JsonPath path;  // of the container itself
   };
   std::vector<Frame> stack;
   Scanner sc(text);
@@ -293,10 +346,11 @@ std::optional<JsonPath> find_duplicate_key(std::string_view text) {
     const char c = sc.peek();
     if (c == '{' || c == '[') {
       sc.advance();
-      stack.push_back(Frame{c == '{', 0, {}, path});
+      stack.push_back(Frame{c == '{', 0, {}});
     } else {
       sc.skip_value();
       if (stack.empty()) return std::nullopt;
+      path.pop_back();
     }
     // Find the next value to read, closing containers on the way.
     for (;;) {
@@ -311,16 +365,18 @@ std::optional<JsonPath> find_duplicate_key(std::string_view text) {
       if (sc.peek() == '}' || sc.peek() == ']') {
         sc.advance();
         stack.pop_back();
+        if (stack.empty()) return std::nullopt;
+        path.pop_back();
         continue;
       }
       if (top.object) {
         std::string key = sc.read_string();
         sc.skip_ws();
         sc.advance();  // ':'
-        path = top.path / key;
+        path.push_back(key);
         if (!top.keys.insert(std::move(key)).second) return path;
       } else {
-        path = top.path[top.index++];
+        path.push_back(top.index++);
       }
       break;
     }

@@ -30,6 +30,8 @@ class JsonPath {
   JsonPath operator[](std::size_t index) const;
 
   const std::vector<Element>& elements() const { return elements_; }
+  void push_back(Element e) { elements_.push_back(std::move(e)); }
+  void pop_back() { elements_.pop_back(); }
   std::string to_string() const;
 
  private:
@@ -69,10 +71,43 @@ struct JsonParse {
   std::size_t line = 0;
 };
 
+// Arrays and objects nested deeper than this are refused by parse_json()
+// before any tree is built: no raypick format needs more than a few levels,
+// and the loaders' walks over a tree (dismantle()) recurse this deep.
+constexpr std::size_t kMaxJsonDepth = 128;
+
 // Parses `text` (RFC 8259, an optional UTF-8 byte order mark skipped).
-// Never throws: nlohmann's exceptions become `error`. Cost: linear; nesting
-// depth costs heap, not stack.
+// Nesting deeper than kMaxJsonDepth is an error with the line it reaches
+// that depth on. Never throws but std::bad_alloc: nlohmann's exceptions
+// become `error`, and a tree left half-built by running out of memory is
+// dismantled before the exception leaves. Cost: linear.
 JsonParse parse_json(std::string_view text);
+
+// Empties `value` without allocating, bottom-up, so that destroying it
+// cannot throw. nlohmann's destructor allocates a stack as long as the
+// widest container it frees; when the tree is being destroyed because
+// memory ran out, that allocation throws inside a destructor, which
+// terminates the program. Recursion depth is the tree's depth (at most
+// kMaxJsonDepth + 1 for a parsed document).
+void dismantle(Json& value) noexcept;
+
+// Dismantles a tree when it goes out of scope, before its own destructor
+// runs: declare it right after the tree (`Json doc; JsonGuard g(doc);`).
+class JsonGuard {
+ public:
+  explicit JsonGuard(Json& value) : value_(&value) {}
+  explicit JsonGuard(std::optional<Json>& value) : optional_(&value) {}
+  ~JsonGuard() {
+    if (value_ != nullptr) dismantle(*value_);
+    if (optional_ != nullptr && optional_->has_value()) dismantle(**optional_);
+  }
+  JsonGuard(const JsonGuard&) = delete;
+  JsonGuard& operator=(const JsonGuard&) = delete;
+
+ private:
+  Json* value_ = nullptr;
+  std::optional<Json>* optional_ = nullptr;
+};
 
 // The 1-based line on which the value at `path` starts in `text`, which
 // must be the valid JSON `parse_json` accepted. When the path leads nowhere

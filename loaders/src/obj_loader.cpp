@@ -150,21 +150,44 @@ bool is_decimal(std::string_view s) {
   return i == s.size();
 }
 
+// The decimal exponent of the leading digit of a token that passed
+// is_decimal() and is not zero: 2 for "123.4", -3 for "0.00105e0", and
+// -5000 for "1e-5000". Saturates far beyond any double.
+long long leading_exponent(std::string_view s) {
+  constexpr long long kFar = 1000000;
+  if (s.front() == '+' || s.front() == '-') s.remove_prefix(1);
+  const std::size_t e = s.find_first_of("eE");
+  long long exponent = 0;
+  if (e != std::string_view::npos) {
+    std::string_view digits = s.substr(e + 1);
+    const bool negative = digits.front() == '-';
+    if (digits.front() == '+' || digits.front() == '-') digits.remove_prefix(1);
+    for (const char c : digits) {
+      exponent = std::min(exponent * 10 + (c - '0'), kFar);
+    }
+    if (negative) exponent = -exponent;
+    s = s.substr(0, e);
+  }
+  // Digits before the point count up from 0, after it down from -1.
+  const std::size_t point = std::min(s.find('.'), s.size());
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '.' || s[i] == '0') continue;
+    const long long place = i < point ? static_cast<long long>(point - i - 1)
+                                      : -static_cast<long long>(i - point);
+    return exponent + place;
+  }
+  return 0;
+}
+
 // True when a token that passed is_decimal() is finite once stored as a
-// float (tinyobjloader's real_t).
+// float (tinyobjloader's real_t). A number too small for a double
+// ("1e-5000") underflows to a fine 0, as tinyobjloader reads it.
 bool fits_float(std::string_view s) {
   if (s.front() == '+') s.remove_prefix(1);  // from_chars takes no '+'
   constexpr float kMax = std::numeric_limits<float>::max();
   double d = 0.0;
   const std::errc ec = std::from_chars(s.data(), s.data() + s.size(), d).ec;
-  if (ec == std::errc::result_out_of_range) {
-    // Beyond double, one way or the other: long double, where it is wider,
-    // tells overflow (refused) from underflow (1e-400 is a fine 0).
-    long double ld = 0.0L;
-    return std::from_chars(s.data(), s.data() + s.size(), ld).ec ==
-               std::errc{} &&
-           std::fabs(ld) <= kMax;
-  }
+  if (ec == std::errc::result_out_of_range) return leading_exponent(s) < 0;
   return ec == std::errc{} && std::fabs(d) <= kMax;
 }
 
@@ -191,21 +214,45 @@ std::optional<std::string> check_vertex(std::string_view rest) {
              " coordinates (expected x y z)";
     }
     if (!is_decimal(token)) {
-      return "vertex coordinate '" + std::string(token) + "' is not a number";
+      return "vertex coordinate '" + detail::printable(token, 40) +
+             "' is not a number";
     }
     if (!fits_float(token)) {
-      return "vertex coordinate '" + std::string(token) +
-             "' is not a finite float";
+      return "vertex coordinate '" + detail::printable(token, 40) +
+             "' is too large for a float";
     }
   }
   return std::nullopt;
 }
 
-// Checks one `f` line against the `vertex_count` vertices defined so far: at
-// least 3 corners, each a 1-based index (negative counts back from the last
-// vertex so far, -1 being that vertex). Texture and normal indices after the
-// '/' are left to tinyobjloader, which refuses 0 there; picking reads neither.
-// Returns the number of corners, or what is wrong.
+// Corners a face may have. tinyobjloader's ear clipping costs the square of
+// the corners (about 0.1 s for 4096, 30 s for 100,000), so larger polygons
+// are refused with their line rather than triangulated slowly.
+constexpr std::size_t kMaxFaceCorners = 4096;
+
+// The magnitude of an OBJ index (an optional sign, then digits), 0 when it
+// is not one, saturated when it is too long.
+std::optional<std::uint64_t> index_magnitude(std::string_view index) {
+  if (!index.empty() && (index.front() == '+' || index.front() == '-')) {
+    index.remove_prefix(1);
+  }
+  if (index.empty() || count_digits(index, 0) != index.size()) {
+    return std::nullopt;
+  }
+  std::uint64_t magnitude = 0;
+  if (std::from_chars(index.data(), index.data() + index.size(), magnitude)
+          .ec != std::errc{}) {
+    magnitude = std::numeric_limits<std::uint64_t>::max();  // too long
+  }
+  return magnitude;
+}
+
+// Checks one `f` line against the `vertex_count` vertices defined so far: 3
+// to kMaxFaceCorners corners, each v, v/vt, v//vn or v/vt/vn, where v is a
+// 1-based vertex index (negative counts back from the last vertex so far,
+// -1 being that vertex) and vt and vn are non-zero integers. Texture and
+// normal indices are not checked against their arrays: picking reads
+// neither. Returns the number of corners, or what is wrong.
 struct FaceCheck {
   std::size_t corners = 0;
   std::optional<std::string> problem;
@@ -215,29 +262,45 @@ FaceCheck check_face(std::string_view rest, std::size_t vertex_count) {
   std::size_t corners = 0;
   for (std::string_view token = next_token(rest); !token.empty();
        token = next_token(rest)) {
-    const std::string_view index = token.substr(0, token.find('/'));
-    std::string_view digits = index;
-    if (!digits.empty() && (digits.front() == '+' || digits.front() == '-')) {
-      digits.remove_prefix(1);
-    }
-    if (digits.empty() || count_digits(digits, 0) != digits.size()) {
-      return {corners,
-              "face corner '" + std::string(token) + "' is not a vertex index"};
-    }
-    std::uint64_t magnitude = 0;
-    if (std::from_chars(digits.data(), digits.data() + digits.size(), magnitude)
-            .ec != std::errc{}) {
-      magnitude = std::numeric_limits<std::uint64_t>::max();  // too long
-    }
-    if (magnitude == 0) {
+    const std::string corner = "face corner '" + detail::printable(token, 40) + "'";
+    const std::size_t slash = token.find('/');
+    const std::string_view index = token.substr(0, slash);
+    const std::optional<std::uint64_t> magnitude = index_magnitude(index);
+    if (!magnitude) return {corners, corner + " is not a vertex index"};
+    if (*magnitude == 0) {
       return {corners, "face index " + std::string(index) +
                            " is invalid (OBJ indices start at 1)"};
     }
-    if (magnitude > vertex_count) {
+    if (*magnitude > vertex_count) {
       return {corners, "face index " + std::string(index) + " out of range (" +
                            std::to_string(vertex_count) + " vertices)"};
     }
-    ++corners;
+    if (slash != std::string_view::npos) {
+      // "/vt", "/vt/vn" or "//vn" follows.
+      const std::string_view tail = token.substr(slash + 1);
+      const std::size_t second = tail.find('/');
+      const std::string_view vt = tail.substr(0, second);
+      const std::string_view vn =
+          second == std::string_view::npos ? std::string_view{}
+                                           : tail.substr(second + 1);
+      const auto bad = [&](std::string_view part, bool may_be_empty) {
+        if (part.empty()) return !may_be_empty;
+        const std::optional<std::uint64_t> m = index_magnitude(part);
+        return !m || *m == 0;
+      };
+      const bool has_vn = second != std::string_view::npos;
+      if ((vt.empty() && !has_vn) || bad(vt, has_vn) ||
+          (has_vn && bad(vn, false))) {
+        return {corners,
+                corner + " is malformed (expected v, v/vt, v//vn or v/vt/vn "
+                         "with non-zero integer indices)"};
+      }
+    }
+    if (++corners > kMaxFaceCorners) {
+      return {corners, "face has more than " + std::to_string(kMaxFaceCorners) +
+                           " corners (raypick triangulates at most " +
+                           std::to_string(kMaxFaceCorners) + ")"};
+    }
   }
   if (corners < 3) {
     return {corners, "face has " + std::to_string(corners) +
@@ -273,22 +336,23 @@ PreScan prescan(std::string& data, const std::string& file) {
         pos + static_cast<std::size_t>(body.data() - line.data());
     pos = next;
 
-    if (body.size() < 2) continue;
+    if (body.empty()) continue;
+    // The keyword is the first token: "f" alone is a face with no corners.
+    const auto keyword = [&](std::string_view k) {
+      return body.substr(0, k.size()) == k &&
+             (body.size() == k.size() || is_blank(body[k.size()]));
+    };
     std::optional<std::string> problem;
-    if (body[0] == 'v' && is_blank(body[1])) {
+    if (keyword("v")) {
       scan.vertex_lines.push_back(line_no);
-      problem = check_vertex(body.substr(2));
-    } else if (body[0] == 'f' && is_blank(body[1])) {
-      FaceCheck face = check_face(body.substr(2), scan.vertex_lines.size());
+      problem = check_vertex(body.substr(1));
+    } else if (keyword("f")) {
+      FaceCheck face = check_face(body.substr(1), scan.vertex_lines.size());
       problem = std::move(face.problem);
       if (!problem) scan.face_triangles += face.corners - 2;
-    } else if (body.size() > 6 && body.substr(0, 6) == "mtllib" &&
-               is_blank(body[6])) {
-      scan.mtllib_lines.emplace_back(line_no, std::string(body.substr(7)));
-    } else if (body[0] == 't' && is_blank(body[1])) {
-      data[at] = '#';
-    } else if (body.size() >= 3 && body[0] == 'v' && body[1] == 'w' &&
-               is_blank(body[2])) {
+    } else if (keyword("mtllib")) {
+      scan.mtllib_lines.emplace_back(line_no, std::string(body.substr(6)));
+    } else if (keyword("t") || keyword("vw")) {
       data[at] = '#';
     }
     if (problem) {
@@ -303,8 +367,9 @@ PreScan prescan(std::string& data, const std::string& file) {
 // ---------------------------------------------------------------------------
 // tinyobjloader's messages
 
-// Splits tinyobjloader's message text into trimmed lines, dropping the empty
-// ones and the lone "." it leaves after "Degenerated face found\n.".
+// Splits tinyobjloader's message text into trimmed printable lines
+// (detail::printable), dropping the empty ones and the lone "." it leaves
+// after "Degenerated face found\n.".
 std::vector<std::string> message_lines(const std::string& text) {
   std::vector<std::string> lines;
   std::size_t pos = 0;
@@ -318,7 +383,10 @@ std::vector<std::string> message_lines(const std::string& text) {
     while (!line.empty() && (is_blank(line.back()) || line.back() == '\r')) {
       line.remove_suffix(1);
     }
-    if (!line.empty() && line != ".") lines.emplace_back(line);
+    // tinyobjloader quotes what it read: shown printable, and short.
+    if (!line.empty() && line != ".") {
+      lines.push_back(detail::printable(line, 200));
+    }
     pos = end + 1;
   }
   return lines;
@@ -409,7 +477,8 @@ std::optional<std::string> build_scene(
 
     Object& object = scene.objects[s];
     object.mesh = id;
-    object.name = shape.name.empty() ? "shape" + std::to_string(s) : shape.name;
+    object.name = shape.name.empty() ? "shape" + std::to_string(s)
+                                     : detail::escape_controls(shape.name);
   }
   return std::nullopt;
 }

@@ -830,15 +830,12 @@ TEST_CASE("assimp's invalid OBJ models give the sensible outcome") {
     CHECK(error.message == "face index 12 out of range (8 vertices)");
   }
 
-  SUBCASE("malformed2.obj: an unknown material and a bare 'f' still load") {
-    // "f" without a corner is not a face statement; the 5 quads are.
-    const LoadResult result =
-        raypick::load_scene((invalid / "malformed2.obj").string());
-    REQUIRE(result.ok());
-    REQUIRE(result.scene->objects.size() == 1);
-    CHECK(result.scene->objects[0].name == "-1");
-    CHECK(result.scene->triangle_count() == 10);
-    // Picking never reads materials: an undefined one is not worth a word.
-    CHECK(result.warnings.empty());
+  SUBCASE("malformed2.obj: a bare 'f' is a face without corners, with its line") {
+    // An unknown material would only be a warning; the bare "f" on line 23
+    // is refused (issue 10: it was dropped without a word).
+    const LoadError error = load_error((invalid / "malformed2.obj").string());
+    CHECK(error.kind == LoadError::Kind::kMalformed);
+    CHECK(error.line == 23);
+    CHECK(error.message == "face has 0 corners (expected at least 3)");
   }
 }

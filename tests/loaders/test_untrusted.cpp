@@ -2,6 +2,7 @@
 // allowed root, loads stay within their budgets, deep or huge inputs are
 // refused cleanly, and what the loaders cannot read correctly is refused.
 // Every hostile file is written at test time.
+#include "apps/cli_runner.h"
 #include "gltf_builder.h"
 #include "loader_test_util.h"
 
@@ -9,10 +10,14 @@
 
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <filesystem>
 #include <string>
 #include <vector>
+
+#include <sys/wait.h>
 
 using namespace raypick;
 using namespace raypick::test;
@@ -140,7 +145,7 @@ TEST_CASE("a JSON scene's mesh file outside its folder, or absolute, is refused"
   TempDir dir;
   fs::create_directories(dir.path() / "scenes");
   dir.write("x.obj", kTriangleObj);
-  for (const std::string file :
+  for (const std::string& file :
        {std::string("../x.obj"), dir.path_of("x.obj"),
         std::string("sub/../../x.obj")}) {
     CAPTURE(file);
@@ -182,7 +187,7 @@ TEST_CASE("an OBJ material library outside the OBJ's folder is refused with its 
   TempDir dir;
   fs::create_directories(dir.path() / "scenes");
   dir.write("outside.mtl", "newmtl red\nKd 1 0 0\n");
-  for (const std::string lib :
+  for (const std::string& lib :
        {std::string("../outside.mtl"), dir.path_of("outside.mtl"),
         std::string("/etc/passwd")}) {
     CAPTURE(lib);
@@ -349,4 +354,294 @@ TEST_CASE("a JSON scene's objects, boxes, mesh files and mesh copies share one b
   CHECK(contains(refusal(path, with_budget(kMany, 2, kMany, kMany)),
                  "meshes[0].file: cannot load 't.obj': " + dir.path_of("t.obj") +
                      ": load budget max_vertices exceeded"));
+}
+
+// ---------------------------------------------------------------------------
+// 3. Deep JSON, and running out of memory
+
+TEST_CASE("a JSON scene of 16,000 nested arrays is refused for its depth, with its line") {
+  TempDir dir;
+  const std::string deep = std::string(16000, '[') + std::string(16000, ']');
+  const std::string path = dir.write(
+      "deep.json", "{\"raypick_scene\": 1,\n\"x\": " + deep + "}");
+  const LoadResult result = load_scene(path);
+  REQUIRE_FALSE(result.ok());
+  CHECK(result.error->line == 2);
+  CHECK(result.error->message ==
+        "invalid JSON: arrays and objects nested more than 128 deep (raypick "
+        "reads no deeper)");
+  // Brackets inside strings are not nesting.
+  const std::string in_string = dir.write(
+      "s.json", R"({"raypick_scene": 1, "meshes": [{"name": ")" +
+                    std::string(1000, '[') +
+                    R"(", "box": {"min": [0,0,0], "max": [1,1,1]}}], "objects": [{"mesh": ")" +
+                    std::string(1000, '[') + R"("}]})");
+  CHECK(loads(in_string).objects.size() == 1);
+}
+
+TEST_CASE("glTF JSON nested up to 128 deep loads, one level more is refused") {
+  TempDir dir;
+  GltfBuilder b = triangle_builder();
+  b.add_node({{"mesh", 0}});
+  // "extras" is never read; the document is 1 level, extras 127 more.
+  const auto with_extras = [&](int depth) {
+    Json d = Json::parse(b.gltf_embedded(-1));
+    d["extras"] = Json::parse(std::string(depth, '[') + std::string(depth, ']'));
+    std::string name = std::to_string(depth);
+    name += ".gltf";
+    return dir.write(name, d.dump());
+  };
+  CHECK(loads(with_extras(127)).objects.size() == 1);
+  CHECK(contains(refusal(with_extras(128)), "nested more than 128 deep"));
+}
+
+TEST_CASE("a duplicate key deep in a JSON scene is found with its full path") {
+  TempDir dir;
+  std::string doc = R"({"raypick_scene": 1, "meshes": [{"name": "m", "box": {"min": [0,0,0], "max": [1,1,1]}}],
+                      "objects": [{"mesh": "m"}, {"mesh": "m", "mesh": "m"}]})";
+  const std::string path = dir.write("dup.json", doc);
+  CHECK(refusal(path) == "objects[1]: duplicate key 'mesh'");
+  // Siblings after a closed container keep their own path.
+  const std::string path2 = dir.write(
+      "dup2.json",
+      R"({"raypick_scene": 1, "meshes": [[[]], {"a": [1, {"b": 2}], "c": 3, "a": 4}], "objects": []})");
+  CHECK(refusal(path2) == "meshes[1]: duplicate key 'a'");
+}
+
+TEST_CASE("running out of memory on a million-node glTF chain is one error naming the file, exit 1") {
+#if defined(__SANITIZE_ADDRESS__)
+  // ASan reserves terabytes of address space: an address-space limit
+  // stops it before main.
+  MESSAGE("skipped under AddressSanitizer");
+#else
+  TempDir dir;
+  const GltfBuilder b = triangle_builder();
+  Json doc = Json::parse(b.gltf_embedded(-1));
+  doc["scenes"] = Json::array({Json{{"nodes", {0}}}});
+  doc.erase("nodes");
+  std::string text = doc.dump();
+  text.pop_back();  // the closing brace: the nodes follow
+  constexpr int kNodes = 1000000;
+  text += ",\"nodes\":[";
+  for (int i = 0; i + 1 < kNodes; ++i) {
+    text += "{\"children\":[" + std::to_string(i + 1) + "]},";
+  }
+  text += "{\"mesh\":0}]}";
+  const std::string path = dir.write("chain.gltf", text);
+  // 400 MB of address space: the parsed document, its reduced copy and
+  // tinygltf's model of a 22 MB file need more.
+  const fs::path out = dir.path() / "out.txt";
+  const fs::path err = dir.path() / "err.txt";
+  const std::string command = "ulimit -v 400000; '" + std::string(RAYPICK_EXE) +
+                              "' info '" + path + "' > '" + out.string() +
+                              "' 2> '" + err.string() + "'";
+  const int raw = std::system(command.c_str());
+  REQUIRE(WIFEXITED(raw));
+  CHECK(WEXITSTATUS(raw) == 1);
+  CHECK(slurp(err) ==
+        "raypick: " + path + ": out of memory while loading the scene\n");
+  CHECK(slurp(out).empty());
+#endif
+}
+
+// ---------------------------------------------------------------------------
+// 4. OBJ faces, numbers and bytes
+
+namespace {
+
+// An OBJ of one polygon of `corners` corners on a circle.
+std::string polygon_obj(int corners) {
+  std::string text;
+  for (int i = 0; i < corners; ++i) {
+    const double a = 6.283185307179586 * i / corners;
+    text += "v " + std::to_string(std::cos(a)) + " " + std::to_string(std::sin(a)) +
+            " 0\n";
+  }
+  text += "f";
+  for (int i = 1; i <= corners; ++i) text += " " + std::to_string(i);
+  return text + "\n";
+}
+
+}  // namespace
+
+TEST_CASE("an OBJ face of more than 4096 corners is refused with its line; 4096 are triangulated") {
+  TempDir dir;
+  const Scene scene = loads(dir.write("4096.obj", polygon_obj(4096)));
+  CHECK(scene.meshes[0].triangles.size() == 4094);
+  const std::string path = dir.write("big.obj", polygon_obj(100000));
+  const LoadResult result = load_scene(path);
+  REQUIRE_FALSE(result.ok());
+  CHECK(result.error->line == 100001);
+  CHECK(result.error->message ==
+        "face has more than 4096 corners (raypick triangulates at most 4096)");
+}
+
+TEST_CASE("an OBJ 'f' line without corners is refused with its line") {
+  TempDir dir;
+  for (const std::string f : {"f", "f ", "\tf\t"}) {
+    CAPTURE(f);
+    const LoadResult result =
+        load_scene(dir.write("s.obj", std::string(kTriangleObj) + f + "\n"));
+    REQUIRE_FALSE(result.ok());
+    CHECK(result.error->line == 5);
+    CHECK(result.error->message == "face has 0 corners (expected at least 3)");
+  }
+}
+
+TEST_CASE("an OBJ face corner with a slash but no index after it is named as malformed") {
+  TempDir dir;
+  const std::string valid = "v 0 0 0\nv 1 0 0\nv 0 1 0\nvt 0 0\nvn 0 0 1\n";
+  for (const std::string corner : {"1//", "1/", "1/1/", "1/0", "1//x", "1/1/1/1"}) {
+    CAPTURE(corner);
+    const LoadResult result =
+        load_scene(dir.write("s.obj", valid + "f " + corner + " 2 3\n"));
+    REQUIRE_FALSE(result.ok());
+    CHECK(result.error->line == 6);
+    CHECK(result.error->message ==
+          "face corner '" + corner +
+              "' is malformed (expected v, v/vt, v//vn or v/vt/vn with "
+              "non-zero integer indices)");
+  }
+  for (const std::string face : {"1/1 2/1 3/1", "1//1 2//1 3//1", "1/1/1 2/1/1 3/1/1", "-3 -2 -1"}) {
+    CAPTURE(face);
+    CHECK(loads(dir.write("s.obj", valid + "f " + face + "\n")).meshes[0].triangles.size() == 1);
+  }
+}
+
+TEST_CASE("an OBJ coordinate too small for a double is 0; too large for a float is refused") {
+  TempDir dir;
+  const Scene scene = loads(dir.write(
+      "s.obj", "v 1e-5000 -1e-400 0.0000e-99999999999999999999\nv 1 0 0\nv 0 1 0\nf 1 2 3\n"));
+  CHECK(scene.meshes[0].positions[0] == glm::vec3(0.0f));
+  for (const std::string x : {"1e39", "1e5000", "-0.1e400", "1e99999999999999999999"}) {
+    CAPTURE(x);
+    const LoadResult result =
+        load_scene(dir.write("t.obj", "v " + x + " 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\n"));
+    REQUIRE_FALSE(result.ok());
+    CHECK(result.error->line == 1);
+    CHECK(result.error->message ==
+          "vertex coordinate '" + x + "' is too large for a float");
+  }
+}
+
+TEST_CASE("control bytes in OBJ messages and names are escaped, and long tokens cut") {
+  TempDir dir;
+  LoadResult result = load_scene(dir.write("s.obj", "v 1\x1b[2J 0 0\n"));
+  REQUIRE_FALSE(result.ok());
+  CHECK(result.error->message ==
+        "vertex coordinate '1\\x1B[2J' is not a number");
+  const std::string huge(1000000, '7');
+  result = load_scene(dir.write("t.obj", "v " + huge + " 0 0\n"));
+  REQUIRE_FALSE(result.ok());
+  CHECK(result.error->message ==
+        "vertex coordinate '" + std::string(40, '7') +
+            "...' is too large for a float");
+  const Scene scene = loads(
+      dir.write("n.obj", std::string("o a\x1b]0;x\x07\x7f") + "b\n" + kTriangleObj));
+  CHECK(scene.objects[0].name == "a\\x1B]0;x\\x07\\x7Fb");
+}
+
+TEST_CASE("control bytes in glTF and JSON scene names are escaped") {
+  TempDir dir;
+  GltfBuilder b = triangle_builder();
+  b.add_node({{"mesh", 0}, {"name", "line\nbreak\r\x1b"}});
+  const Scene gltf = loads(dir.write("s.gltf", b.gltf_embedded()));
+  CHECK(gltf.objects[0].name == "line\\x0Abreak\\x0D\\x1B");
+  const Scene json = loads(dir.write(
+      "s.json", R"({"raypick_scene": 1, "meshes": [{"name": "m", "box": {"min": [0,0,0], "max": [1,1,1]}}],
+                  "objects": [{"mesh": "m", "name": "a\u001bb\u0000c"}]})"));
+  CHECK(json.objects[0].name == "a\\x1Bb\\x00c");
+  // Messages quote names printable too.
+  const std::string message = refusal(dir.write(
+      "t.json", R"({"raypick_scene": 1, "meshes": [], "objects": [{"mesh": "\u001b[31m"}]})"));
+  CHECK(message == "objects[0].mesh: no mesh named '\\x1B[31m' in 'meshes'");
+}
+
+TEST_CASE("an OBJ file beginning with a UTF-8 byte order mark loads") {
+  TempDir dir;
+  const Scene scene = loads(dir.write("bom.obj", std::string("\xEF\xBB\xBF") + kTriangleObj));
+  CHECK(scene.meshes[0].triangles.size() == 1);
+}
+
+// ---------------------------------------------------------------------------
+// 5. glTF that glTF-Validator rejects and that would change the geometry
+
+namespace {
+
+std::string triangle_floats() {
+  return bytes_of(std::vector<float>{0, 0, 0, 1, 0, 0, 0, 1, 0});
+}
+
+// A builder whose mesh 0 is a non-indexed triangle whose POSITION accessor
+// reads the view `bytes` (with `stride`) from `accessor_offset`.
+GltfBuilder positions_in(const std::string& bytes, int stride,
+                         int accessor_offset) {
+  GltfBuilder b;
+  const int view = b.add_view(bytes, stride);
+  const int a = b.add_accessor({{"bufferView", view},
+                                {"byteOffset", accessor_offset},
+                                {"componentType", 5126},
+                                {"count", 3},
+                                {"type", "VEC3"}});
+  b.add_mesh(Json::array({Json{{"attributes", {{"POSITION", a}}}}}));
+  b.add_node({{"mesh", 0}});
+  return b;
+}
+
+}  // namespace
+
+TEST_CASE("a glTF byteStride smaller than the accessor's element is refused") {
+  TempDir dir;
+  // Stride 4 for VEC3 floats: elements would overlap.
+  const GltfBuilder b = positions_in(triangle_floats() + std::string(8, '\0'), 4, 0);
+  CHECK(refusal(dir.write("s.gltf", b.gltf_embedded())) ==
+        "accessors[0]: bufferViews[0] has byteStride 4, less than the "
+        "accessor's element (12 bytes): elements would overlap");
+  // 12 is the element: fine.
+  CHECK(loads(dir.write("t.gltf", positions_in(triangle_floats(), 12, 0).gltf_embedded()))
+            .meshes[0]
+            .positions[1] == glm::vec3(1, 0, 0));
+}
+
+TEST_CASE("a glTF float accessor at an offset that is not a multiple of 4 is refused") {
+  TempDir dir;
+  const std::string bytes = std::string(4, '\0') + triangle_floats();
+  SUBCASE("accessor byteOffset 2") {
+    const GltfBuilder b = positions_in(bytes, 0, 2);
+    CHECK(refusal(dir.write("s.gltf", b.gltf_embedded())) ==
+          "accessors[0].byteOffset: byteOffset 2 plus bufferViews[0].byteOffset "
+          "0 is not a multiple of the component size (4 bytes)");
+  }
+  SUBCASE("buffer view byteOffset 2, accessor byteOffset 0") {
+    GltfBuilder b = positions_in(bytes, 0, 0);
+    b.doc["bufferViews"][0]["byteOffset"] = 2;
+    b.doc["bufferViews"][0]["byteLength"] = bytes.size() - 2;
+    CHECK(contains(refusal(dir.write("s.gltf", b.gltf_embedded())),
+                   "byteOffset 0 plus bufferViews[0].byteOffset 2 is not a "
+                   "multiple of the component size"));
+  }
+  SUBCASE("2 + 2 is aligned") {
+    GltfBuilder b = positions_in(bytes, 0, 2);
+    b.doc["bufferViews"][0]["byteOffset"] = 2;
+    b.doc["bufferViews"][0]["byteLength"] = bytes.size() - 2;
+    CHECK(loads(dir.write("s.gltf", b.gltf_embedded())).meshes[0].positions[2] ==
+          glm::vec3(0, 1, 0));
+  }
+}
+
+TEST_CASE("glTF normalized: true on float or unsigned int components is refused") {
+  TempDir dir;
+  GltfBuilder b = positions_in(triangle_floats(), 0, 0);
+  b.doc["accessors"][0]["normalized"] = true;
+  CHECK(refusal(dir.write("s.gltf", b.gltf_embedded())) ==
+        "accessors[0].normalized: normalized is true on float components "
+        "(glTF allows it on byte and short types only)");
+  b.doc["accessors"][0]["normalized"] = false;
+  CHECK(loads(dir.write("t.gltf", b.gltf_embedded())).objects.size() == 1);
+  GltfBuilder c = triangle_builder();
+  c.add_node({{"mesh", 0}});
+  c.doc["accessors"][1]["componentType"] = 5125;
+  c.doc["accessors"][1]["normalized"] = true;
+  CHECK(contains(refusal(dir.write("u.gltf", c.gltf_embedded())),
+                 "normalized is true on unsigned int components"));
 }
