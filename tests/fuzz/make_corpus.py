@@ -242,7 +242,7 @@ def main():
     # The Picker target reads bytes as a program: random programs of a few
     # sizes start it in many states.
     rng = random.Random(10)
-    for i, n in enumerate([16, 64, 256, 1024, 4096]):
+    for i, n in enumerate([16, 64, 256, 512, 1024]):
         write("picker", "random_%d" % i, bytes(rng.randrange(256) for _ in range(n)))
     total = sum(os.path.getsize(os.path.join(d, f))
                 for d, _, fs in os.walk(CORPUS) for f in fs)
