@@ -4,8 +4,9 @@
 #   ./setup.sh demo    install what is missing, build, run the example job
 #   ./setup.sh test    install what is missing, build, run the whole test suite
 #                      (Release, then again under ASan + UBSan, and the
-#                      concurrency tests under TSan; then the fuzz targets
-#                      over their corpora and for RAYPICK_FUZZ_SECONDS each)
+#                      concurrency tests under TSan; the same answers from a
+#                      -march=native build; then the fuzz targets over their
+#                      corpora and for RAYPICK_FUZZ_SECONDS each)
 #   ./setup.sh deps    only install what is missing (Debian 12 packages)
 #   ./setup.sh build   install what is missing and build (Release, ./build)
 #   ./setup.sh fuzz [SECONDS]
@@ -80,6 +81,7 @@ run_tests() {
   log "running the test suite"
   ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$JOBS"
   sanitizer_tests
+  determinism_test
   install_deps "${FUZZ_PACKAGES[@]}"
   fuzz_build
   log "fuzz targets: every seed and saved reproducer once"
@@ -106,6 +108,20 @@ sanitizer_tests() {
   log "TSan: concurrent and batch queries"
   TSAN_OPTIONS=halt_on_error=1 "$BUILD_DIR-thread/tests/raypick_tests" \
     --no-version -tc='*concurrent*'
+}
+
+# Answers must not depend on compile flags: raypick built for this machine's
+# CPU (-march=native, FMA where it has one) must give the default build's
+# hits and t bit for bit. Only the raypick binary is built again.
+determinism_test() {
+  local dir="$BUILD_DIR-native"
+  log "building raypick with -march=native in $dir"
+  cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Release -DRAYPICK_NATIVE=ON \
+    -DRAYPICK_BUILD_TESTS=OFF >/dev/null
+  cmake --build "$dir" -j "$JOBS" --target raypick
+  log "the default and the -march=native build give the same answers"
+  tests/determinism/compare_builds.sh "$BUILD_DIR/apps/raypick" \
+    "$dir/apps/raypick" "$dir/determinism"
 }
 
 # ---- fuzzing (docs/fuzzing.md) --------------------------------------------
@@ -178,5 +194,5 @@ case "${1:-}" in
     seconds=${2:-60}
     [[ "$seconds" =~ ^[1-9][0-9]*$ ]] || { echo "usage: ./setup.sh fuzz [SECONDS]" >&2; exit 2; }
     install_deps "${FUZZ_PACKAGES[@]}"; fuzz_build; fuzz_run "$seconds" ;;
-  *) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+  *) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
 esac
