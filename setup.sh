@@ -4,9 +4,15 @@
 #   ./setup.sh demo    install what is missing, build, run the example job
 #   ./setup.sh test    install what is missing, build, run the whole test suite
 #                      (Release, then again under ASan + UBSan, and the
-#                      concurrency tests under TSan)
+#                      concurrency tests under TSan; the same answers from a
+#                      -march=native build; then the fuzz targets over their
+#                      corpora and for RAYPICK_FUZZ_SECONDS each)
 #   ./setup.sh deps    only install what is missing (Debian 12 packages)
 #   ./setup.sh build   install what is missing and build (Release, ./build)
+#   ./setup.sh fuzz [SECONDS]
+#                      install clang if missing, build the libFuzzer targets
+#                      (./build-fuzz) and run each for SECONDS (default 60);
+#                      see docs/fuzzing.md
 #
 # Idempotent: packages already installed are not touched, and the build is
 # incremental. Needs root or sudo only when something is missing.
@@ -23,17 +29,24 @@ PACKAGES=(
   libbenchmark-dev
   assimp-testmodels   # real OBJ and glTF models the tests validate on
 )
+# Only for `fuzz` and `test`: libFuzzer comes with clang's runtime.
+FUZZ_PACKAGES=(clang-14 libclang-rt-14-dev)
+FUZZ_DIR=${RAYPICK_FUZZ_DIR:-$BUILD_DIR-fuzz}
+read -r -a FUZZ_TARGETS <<<"${RAYPICK_FUZZ_TARGETS:-obj gltf glb json_scene rays picker}"
 
 log() { printf '== %s\n' "$*" >&2; }
 
+# install_deps [PACKAGE...]: PACKAGES, or the packages given.
 install_deps() {
+  local wanted=("${PACKAGES[@]}")
+  [ $# -eq 0 ] || wanted=("$@")
   local missing=()
-  for p in "${PACKAGES[@]}"; do
+  for p in "${wanted[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' ||
       missing+=("$p")
   done
   if [ ${#missing[@]} -eq 0 ]; then
-    log "dependencies: all ${#PACKAGES[@]} packages present"
+    log "dependencies: all ${#wanted[@]} packages present"
     return
   fi
   log "installing: ${missing[*]}"
@@ -68,6 +81,13 @@ run_tests() {
   log "running the test suite"
   ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$JOBS"
   sanitizer_tests
+  determinism_test
+  install_deps "${FUZZ_PACKAGES[@]}"
+  fuzz_build
+  log "fuzz targets: every seed and saved reproducer once"
+  fuzz_regressions
+  log "fuzz targets: ${RAYPICK_FUZZ_SECONDS:-15} s each"
+  fuzz_run "${RAYPICK_FUZZ_SECONDS:-15}"
 }
 
 # The doctest suite again under AddressSanitizer + UBSan (loaders fed
@@ -90,10 +110,89 @@ sanitizer_tests() {
     --no-version -tc='*concurrent*'
 }
 
+# Answers must not depend on compile flags: raypick built for this machine's
+# CPU (-march=native, FMA where it has one) must give the default build's
+# hits and t bit for bit. Only the raypick binary is built again.
+determinism_test() {
+  local dir="$BUILD_DIR-native"
+  log "building raypick with -march=native in $dir"
+  cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Release -DRAYPICK_NATIVE=ON \
+    -DRAYPICK_BUILD_TESTS=OFF >/dev/null
+  cmake --build "$dir" -j "$JOBS" --target raypick
+  log "the default and the -march=native build give the same answers"
+  tests/determinism/compare_builds.sh "$BUILD_DIR/apps/raypick" \
+    "$dir/apps/raypick" "$dir/determinism"
+}
+
+# ---- fuzzing (docs/fuzzing.md) --------------------------------------------
+
+# The libFuzzer targets, built by clang with ASan + UBSan in their own folder.
+fuzz_build() {
+  log "building the fuzz targets in $FUZZ_DIR (clang-14, ASan + UBSan)"
+  CC=clang-14 CXX=clang++-14 cmake -S . -B "$FUZZ_DIR" \
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRAYPICK_FUZZ=ON \
+    -DRAYPICK_BUILD_TESTS=OFF >/dev/null
+  cmake --build "$FUZZ_DIR" -j "$JOBS" --target raypick_fuzzers
+}
+
+# Each target once over its seed corpus and its saved reproducers.
+fuzz_regressions() {
+  local t
+  for t in "${FUZZ_TARGETS[@]}"; do
+    tests/fuzz/run_regressions.sh "$FUZZ_DIR/tests/fuzz/fuzz_$t" \
+      "tests/fuzz/corpus/$t" "tests/fuzz/regressions/$t"
+  done
+}
+
+# fuzz_run SECONDS: fuzzes each target for SECONDS, one line per target.
+# New inputs go to $FUZZ_DIR/corpus/<target> (the committed seeds are read,
+# never written); a crash, timeout, out-of-memory or leak leaves its input in
+# $FUZZ_DIR/artifacts/<target>/ and makes the exit status 1.
+fuzz_run() {
+  local seconds=$1 t bin corpus artifacts logf status failed=0
+  local execs cov ft size result dict
+  printf '%-11s %12s %8s %9s %8s  %s\n' target execs coverage features corpus result
+  for t in "${FUZZ_TARGETS[@]}"; do
+    bin="$FUZZ_DIR/tests/fuzz/fuzz_$t"
+    corpus="$FUZZ_DIR/corpus/$t"
+    artifacts="$FUZZ_DIR/artifacts/$t"
+    logf="$FUZZ_DIR/fuzz_$t.log"
+    mkdir -p "$corpus" "$artifacts"
+    dict=()
+    case $t in gltf | glb | json_scene) dict=(-dict=tests/fuzz/json.dict) ;; esac
+    status=0
+    ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1} \
+    UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1} \
+      "$bin" -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=10 \
+      -print_final_stats=1 -artifact_prefix="$artifacts/" "${dict[@]}" \
+      "$corpus" "tests/fuzz/corpus/$t" >"$logf" 2>&1 || status=$?
+    execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$logf" | tail -n 1)
+    cov=$(grep -o 'cov: [0-9]*' "$logf" | tail -n 1 | cut -d' ' -f2)
+    ft=$(grep -o 'ft: [0-9]*' "$logf" | tail -n 1 | cut -d' ' -f2)
+    size=$(find "$corpus" "tests/fuzz/corpus/$t" -type f | wc -l)
+    if [ "$status" -eq 0 ]; then
+      result=ok
+    else
+      failed=1
+      result="FAILED (exit $status): $(grep -m1 -oE 'ERROR: [A-Za-z]+: [A-Za-z -]+|runtime error: .*|fuzz check failed: .*' "$logf" | head -c 120)"
+      result+="; input in $artifacts/, log $logf"
+    fi
+    printf '%-11s %12s %8s %9s %8s  %s\n' "$t" "${execs:-?}" "${cov:-?}" "${ft:-?}" "$size" "$result"
+  done
+  if [ "$failed" -ne 0 ]; then
+    log "a fuzz target failed: save its input under tests/fuzz/regressions/<target>/ (docs/fuzzing.md)"
+    return 1
+  fi
+}
+
 case "${1:-}" in
   demo) install_deps; build; demo ;;
   test) install_deps; build; run_tests ;;
   deps) install_deps ;;
   build) install_deps; build ;;
-  *) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+  fuzz)
+    seconds=${2:-60}
+    [[ "$seconds" =~ ^[1-9][0-9]*$ ]] || { echo "usage: ./setup.sh fuzz [SECONDS]" >&2; exit 2; }
+    install_deps "${FUZZ_PACKAGES[@]}"; fuzz_build; fuzz_run "$seconds" ;;
+  *) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
 esac

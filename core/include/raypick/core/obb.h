@@ -18,7 +18,8 @@ namespace raypick {
 // of the upper 3x3) as a direction. Two small transforms instead of eight
 // corners, and the same box as the min/max of the eight transformed corners
 // up to rounding. An empty `local` gives an empty box.
-inline Aabb transform_aabb(const glm::mat4x3& m, const Aabb& local) {
+RAYPICK_GEOMETRY_INLINE Aabb transform_aabb(const glm::mat4x3& m,
+                                            const Aabb& local) {
   if (local.empty()) return Aabb{};
   const glm::vec3 c = local.center();
   const glm::vec3 e = local.half_extent();
@@ -34,7 +35,8 @@ inline Aabb transform_aabb(const glm::mat4x3& m, const Aabb& local) {
   }
   return Aabb::from_center_extent(center, extent);
 }
-inline Aabb transform_aabb(const glm::mat4& m, const Aabb& local) {
+RAYPICK_GEOMETRY_INLINE Aabb transform_aabb(const glm::mat4& m,
+                                            const Aabb& local) {
   return transform_aabb(glm::mat4x3(m), local);
 }
 
@@ -71,7 +73,7 @@ struct Obb {
 // the direction as a vector, the t range unchanged. Since the map is
 // affine, a point at parameter t maps to the point at the same t. Every
 // path of raypick carries rays with this one function, so they round alike.
-inline Ray transform_ray(const glm::mat4x3& m, const Ray& ray) {
+RAYPICK_GEOMETRY_INLINE Ray transform_ray(const glm::mat4x3& m, const Ray& ray) {
   Ray out = ray;
   for (int r = 0; r < 3; ++r) {
     out.org[r] = m[0][r] * ray.org.x + m[1][r] * ray.org.y +
@@ -82,22 +84,24 @@ inline Ray transform_ray(const glm::mat4x3& m, const Ray& ray) {
   return out;
 }
 
-inline Ray transform_ray(const glm::mat4& m, const Ray& ray) {
+RAYPICK_GEOMETRY_INLINE Ray transform_ray(const glm::mat4& m, const Ray& ray) {
   return transform_ray(glm::mat4x3(m), ray);
 }
 
 // The entry t of `ray` into the box `local` under the inverse map
 // `to_local`, within [ray.tmin, tmax_limit]; +inf on a miss. Origin inside:
 // ray.tmin. Cost: one 3x4 matrix-vector pair and one slab test.
-inline float obb_entry(const glm::mat4x3& to_local, const Aabb& local,
-                       const Ray& ray, float tmax_limit) {
+RAYPICK_GEOMETRY_INLINE float obb_entry(const glm::mat4x3& to_local,
+                                        const Aabb& local, const Ray& ray,
+                                        float tmax_limit) {
   Ray r = transform_ray(to_local, ray);
   r.tmax = tmax_limit;
   return slab_entry(RayInv(r), local);
 }
 
 // The same for an Obb; +inf when the OBB is not invertible.
-inline float obb_entry(const Ray& ray, const Obb& obb, float tmax_limit) {
+RAYPICK_GEOMETRY_INLINE float obb_entry(const Ray& ray, const Obb& obb,
+                                        float tmax_limit) {
   if (!obb.invertible) return kInfinity;
   return obb_entry(glm::mat4x3(obb.to_local), obb.local, ray, tmax_limit);
 }

@@ -7,6 +7,19 @@
 #include <cstdint>
 #include <limits>
 
+// Marks the geometric predicates that core's headers define (ray carried
+// into an object's frame, world boxes, the triangle test): they are always
+// inlined, so raypick's own code runs them as compiled with raypick's flags
+// (no floating-point contraction), never an out-of-line copy that another
+// translation unit, compiled with other flags, lent to the linker. A
+// program that calls them itself compiles them with its own flags; see the
+// README, "Compile flags".
+#if defined(__GNUC__) || defined(__clang__)
+#define RAYPICK_GEOMETRY_INLINE [[gnu::always_inline]] inline
+#else
+#define RAYPICK_GEOMETRY_INLINE inline
+#endif
+
 namespace raypick {
 
 inline constexpr float kInfinity = std::numeric_limits<float>::infinity();

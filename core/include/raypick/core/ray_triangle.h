@@ -43,12 +43,13 @@ struct TriangleHit {
 
 // Tests one triangle for a hit with t in [tmin, tmax] (inclusive). Miss:
 // hit == false and t == +inf.
-inline TriangleHit intersect_triangle(const TriangleRay& ray,
-                                      const glm::vec3& p0, const glm::vec3& p1,
-                                      const glm::vec3& p2, float tmin, float tmax);
+RAYPICK_GEOMETRY_INLINE TriangleHit intersect_triangle(
+    const TriangleRay& ray, const glm::vec3& p0, const glm::vec3& p1,
+    const glm::vec3& p2, float tmin, float tmax);
 
 // Inline: the mesh traversal runs these once per object and triangle.
-inline TriangleRay::TriangleRay(const glm::vec3& origin, const glm::vec3& dir)
+RAYPICK_GEOMETRY_INLINE TriangleRay::TriangleRay(const glm::vec3& origin,
+                                                 const glm::vec3& dir)
     : org(origin) {
   const glm::vec3 a{std::fabs(dir.x), std::fabs(dir.y), std::fabs(dir.z)};
   kz = a.x > a.y ? (a.x > a.z ? 0 : 2) : (a.y > a.z ? 1 : 2);
@@ -66,9 +67,9 @@ inline TriangleRay::TriangleRay(const glm::vec3& origin, const glm::vec3& dir)
   sz = 1.0f / dir[kz];
 }
 
-inline TriangleHit intersect_triangle(const TriangleRay& ray,
-                                      const glm::vec3& p0, const glm::vec3& p1,
-                                      const glm::vec3& p2, float tmin, float tmax) {
+RAYPICK_GEOMETRY_INLINE TriangleHit intersect_triangle(
+    const TriangleRay& ray, const glm::vec3& p0, const glm::vec3& p1,
+    const glm::vec3& p2, float tmin, float tmax) {
   const glm::vec3 a = p0 - ray.org;
   const glm::vec3 b = p1 - ray.org;
   const glm::vec3 c = p2 - ray.org;

@@ -1,0 +1,101 @@
+// Answers do not depend on the number of threads: the same scene built,
+// refitted and queried on 1, 2 and 4 TBB threads gives the same trees and
+// the same hits, bit for bit.
+#include "test_util.h"
+
+#include "raypick/bvh/picker.h"
+#include "scene_gen.h"
+
+#include <tbb/global_control.h>
+#include <tbb/task_arena.h>
+
+#include <glm/ext/matrix_transform.hpp>
+
+#include <cstring>
+
+using namespace raypick;
+
+namespace {
+
+// What one run produces: the top-level tree after the build and after a
+// refit that moved most objects, and every answer of the batch queries.
+struct Run {
+  std::vector<WideNode> built, refitted;
+  std::vector<std::uint32_t> prim_ids;
+  std::vector<Hit> obb, mesh, obb_moved;
+};
+
+bool same_bytes(const void* a, const void* b, std::size_t n) {
+  return n == 0 || std::memcmp(a, b, n) == 0;
+}
+
+template <typename T>
+bool same_bytes(const std::vector<T>& a, const std::vector<T>& b) {
+  return a.size() == b.size() && same_bytes(a.data(), b.data(), a.size() * sizeof(T));
+}
+
+bool same_hits(const std::vector<Hit>& a, const std::vector<Hit>& b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    // Hit has no padding: every field is 4 bytes.
+    if (!same_bytes(&a[i], &b[i], sizeof(Hit))) return false;
+  }
+  return true;
+}
+
+Run run_on(int threads, const Scene& scene, const std::vector<Ray>& rays) {
+  const tbb::global_control cap(tbb::global_control::max_allowed_parallelism,
+                                static_cast<std::size_t>(threads));
+  tbb::task_arena arena(threads);
+  Run out;
+  arena.execute([&] {
+    REQUIRE(tbb::this_task_arena::max_concurrency() == threads);
+    Picker picker(scene);  // top level and per-mesh trees built in parallel
+    out.built = picker.bvh().nodes;
+    out.prim_ids = picker.bvh().prim_ids;
+    out.obb = picker.intersect_batch(rays, QueryOptions{PickMode::kObb});
+    out.mesh = picker.intersect_batch(rays, QueryOptions{PickMode::kMesh});
+    // Move all but every fifth object: the refit takes the parallel sweep.
+    for (std::uint32_t id = 0; id < scene.objects.size(); ++id) {
+      if (id % 5 == 0) continue;
+      const glm::vec3 d{float(id % 7) * 0.1f, float(id % 3) * -0.2f, 0.05f};
+      picker.set_matrix(id, glm::translate(glm::mat4{1.0f}, d) * scene.objects[id].matrix);
+    }
+    const CommitStats st = picker.commit(CommitMode::kRefit);
+    REQUIRE(st.refitted);
+    out.refitted = picker.bvh().nodes;
+    out.obb_moved = picker.intersect_batch(rays, QueryOptions{PickMode::kObb});
+  });
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("trees and answers are the same bit for bit on 1, 2 and 4 threads") {
+  // Past 65,536 objects the refit sweeps in parallel, and subtrees of 4,096
+  // primitives and more are built as parallel tasks; the sphere's 8,192
+  // triangles make its mesh tree a parallel build too.
+  Scene scene = tools::make_boxes_scene(70000, 71, tools::mixed_options());
+  scene.meshes.push_back(tools::sphere_mesh(5));
+  const auto sphere = static_cast<std::uint32_t>(scene.meshes.size() - 1);
+  for (std::size_t i = 0; i < scene.objects.size(); i += 3) {
+    if (scene.objects[i].mesh == 0) scene.objects[i].mesh = sphere;
+  }
+  const std::vector<Ray> rays = test::random_scene_rays(scene, 20000, 72);
+  const Run one = run_on(1, scene, rays);
+  REQUIRE(one.built.size() > 1);
+  for (int threads : {2, 4}) {
+    CAPTURE(threads);
+    const Run many = run_on(threads, scene, rays);
+    CHECK(same_bytes(many.built, one.built));
+    CHECK(same_bytes(many.prim_ids, one.prim_ids));
+    CHECK(same_bytes(many.refitted, one.refitted));
+    CHECK(same_hits(many.obb, one.obb));
+    CHECK(same_hits(many.mesh, one.mesh));
+    CHECK(same_hits(many.obb_moved, one.obb_moved));
+  }
+  // The answers are real ones: most rays hit something.
+  std::size_t hits = 0;
+  for (const Hit& h : one.mesh) hits += h.hit() ? 1 : 0;
+  CHECK(hits > rays.size() / 4);
+}
