@@ -151,18 +151,18 @@ struct Candidate {
 // The tolerance on t for `object` and the ray: kRel times its world size
 // (the largest side of its world box) plus its distance from the origin,
 // over |d|. Independent of where the world origin is.
-double tolerance(const Scene& scene, std::uint32_t object, const Ray& ray) {
+double tolerance(const Scene& scene, std::uint32_t object, const RayD& ray) {
   const Object& o = scene.objects[object];
   const Aabb box = transform_aabb(o.matrix, scene.meshes[o.mesh].triangle_bounds());
   const glm::dvec3 lo{box.min}, hi{box.max};
   const glm::dvec3 ext = hi - lo;
   const double size = std::max({ext.x, ext.y, ext.z});
-  const double dist = glm::length((lo + hi) * 0.5 - glm::dvec3{ray.org});
+  const double dist = glm::length((lo + hi) * 0.5 - ray.org);
   return kRel * (size + dist) / glm::length(glm::dvec3{ray.dir});
 }
 
 std::vector<Candidate> candidates(const Scene& scene, const tools::SceneReference& ref,
-                                  const Ray& ray, PickMode mode) {
+                                  const RayD& ray, PickMode mode) {
   std::vector<Candidate> out;
   for (std::uint32_t o = 0; o < ref.object_count(); ++o) {
     const tools::BoxEntries box = ref.box_entries(o, ray);
@@ -218,8 +218,9 @@ Grade grade(const Hit& h, const std::vector<Candidate>& cands,
              : Grade::kAmbiguous;
 }
 
-std::string describe(const Ray& ray, const Hit& h, const std::vector<Candidate>& cands) {
-  std::string s = "ray " + test::str(ray.org) + " dir " + test::str(ray.dir) + ": raypick ";
+std::string describe(const RayD& ray, const Hit& h, const std::vector<Candidate>& cands) {
+  std::string s = "ray " + test::str(glm::vec3(ray.org)) + " dir " + test::str(ray.dir) +
+                  ": raypick ";
   s += h.hit() ? "object " + std::to_string(h.object) + " tri " +
                      std::to_string(h.triangle) + " t " + std::to_string(h.t)
                : std::string("miss");
@@ -233,43 +234,55 @@ std::string describe(const Ray& ray, const Hit& h, const std::vector<Candidate>&
 
 std::string name(PickMode m) { return m == PickMode::kObb ? "obb" : "mesh"; }
 
-// Checks intersect, occluded and intersect_all on every ray against the
-// reference; returns how many nearest hits were exact.
-std::size_t check_queries(const FarScene& f, const Picker& picker, PickMode mode) {
-  const tools::SceneReference ref(f.scene);
-  const std::vector<Ray>& rays = mode == PickMode::kObb ? f.obb_rays : f.mesh_rays;
-  std::size_t exact = 0, wrong = 0;
-  for (const Ray& ray : rays) {
-    const std::vector<Candidate> cands = candidates(f.scene, ref, ray, mode);
+RayD exact(const Ray& ray) { return to_double(ray); }
+RayD exact(const RayD& ray) { return ray; }
+
+struct Tally {
+  std::size_t exact = 0;  // nearest hits equal to the reference's sure nearest
+  std::size_t wrong = 0;  // answers of any query that the reference refutes
+};
+
+// Checks intersect, occluded and intersect_all on every ray (Ray or RayD)
+// against the reference. Reports the first few refuted answers when
+// `report`.
+template <class R>
+Tally check_queries(const Scene& scene, const Picker& picker, const std::vector<R>& rays,
+                    PickMode mode, bool report = true) {
+  const tools::SceneReference ref(scene);
+  Tally n;
+  auto refuted = [&](const std::string& what) {
+    if (report && n.wrong < 5) FAIL_CHECK(what);
+    ++n.wrong;
+  };
+  for (const R& ray : rays) {
+    const std::vector<Candidate> cands = candidates(scene, ref, exact(ray), mode);
     const Hit h = picker.intersect(ray, mode);
     const Grade gr = grade(h, cands);
-    exact += gr == Grade::kExact;
-    if (gr == Grade::kWrong && wrong++ < 5) FAIL_CHECK(describe(ray, h, cands));
+    n.exact += gr == Grade::kExact;
+    if (gr == Grade::kWrong) refuted(describe(exact(ray), h, cands));
     const bool sure_hit = std::any_of(cands.begin(), cands.end(),
                                       [](const Candidate& c) { return c.sure; });
-    const bool occ = picker.occluded(ray, mode);
-    if (occ != h.hit()) {
-      // Only a ray that nothing surely hits may differ (rounding at an edge).
-      CHECK_FALSE(sure_hit);
+    // Any hit: only a ray that nothing surely hits may differ from the
+    // nearest hit (rounding at an edge).
+    if (picker.occluded(ray, mode) != h.hit() && sure_hit) {
+      refuted("occluded: " + describe(exact(ray), h, cands));
     }
     const std::vector<Hit> all = picker.intersect_all(ray, mode);
     std::vector<std::uint32_t> listed;
     for (const Hit& a : all) {
       listed.push_back(a.object);
-      if (grade(a, cands, a.object) == Grade::kWrong && wrong++ < 5) {
-        FAIL_CHECK("intersect_all: " << describe(ray, a, cands));
+      if (grade(a, cands, a.object) == Grade::kWrong) {
+        refuted("intersect_all: " + describe(exact(ray), a, cands));
       }
     }
     for (const Candidate& c : cands) {
-      if (c.sure && std::find(listed.begin(), listed.end(), c.object) == listed.end() &&
-          wrong++ < 5) {
-        FAIL_CHECK("intersect_all misses object " << c.object << ": "
-                                                  << describe(ray, h, cands));
+      if (c.sure && std::find(listed.begin(), listed.end(), c.object) == listed.end()) {
+        refuted("intersect_all misses object " + std::to_string(c.object) + ": " +
+                describe(exact(ray), h, cands));
       }
     }
   }
-  CHECK(wrong == 0);
-  return exact;
+  return n;
 }
 
 }  // namespace
@@ -280,9 +293,11 @@ TEST_CASE("far from the origin nearest / any / all hits match a double-precision
     const Picker picker(f.scene);
     for (PickMode mode : {PickMode::kObb, PickMode::kMesh}) {
       INFO("centre " << c.x << "," << c.y << "," << c.z << ", " << name(mode) << " mode");
-      const std::size_t exact = check_queries(f, picker, mode);
+      const Tally n = check_queries(f.scene, picker,
+                                    mode == PickMode::kObb ? f.obb_rays : f.mesh_rays, mode);
+      CHECK(n.wrong == 0);
       // Aimed rays: nearly all of them have one sure nearest hit.
-      CHECK(exact >= f.obb_rays.size() * 9 / 10);
+      CHECK(n.exact >= f.obb_rays.size() * 9 / 10);
     }
   }
 }
@@ -365,6 +380,71 @@ TEST_CASE("a scene shifted by an exactly representable offset gives the same obj
       }
       CHECK(differ == 0);
       CHECK(hits > r0.size() * 9 / 10);
+    }
+  }
+}
+
+TEST_CASE("double-precision origins (RayD) far from the origin match the reference on every query path where float origins cannot") {
+  for (const glm::dvec3& c : {glm::dvec3{1e5, -2e5, 3e5}, glm::dvec3{-6e5, 6e5, 1e6}}) {
+    const FarScene f = make_far_scene(c, 18, 400, 600);
+    PickerConfig interleaved;
+    interleaved.batch_interleave_bytes = 0;
+    const Picker picker(f.scene);
+    const Picker inter(f.scene, interleaved);
+    for (PickMode mode : {PickMode::kObb, PickMode::kMesh}) {
+      INFO("centre " << c.x << "," << c.y << "," << c.z << ", " << name(mode) << " mode");
+      // The same rays with their origins moved off the float grid, by up to
+      // 0.05 on each axis, in double (the float spacing is 0.03 at 3e5).
+      std::mt19937_64 rng(19);
+      std::uniform_real_distribution<double> u(0.0, 1.0);
+      std::vector<RayD> rays;
+      for (const Ray& r : mode == PickMode::kObb ? f.obb_rays : f.mesh_rays) {
+        RayD d = to_double(r);
+        d.org += glm::dvec3{u(rng) - 0.5, u(rng) - 0.5, u(rng) - 0.5} * 0.1;
+        rays.push_back(d);
+      }
+      const Tally n = check_queries(f.scene, picker, rays, mode);
+      CHECK(n.wrong == 0);
+      CHECK(n.exact >= rays.size() * 9 / 10);
+      // Rounded to float first, the same origins lose more than the
+      // tolerance on some rays: the double origin is what keeps them.
+      std::vector<Ray> rounded;
+      for (const RayD& r : rays) rounded.push_back(to_float(r));
+      const tools::SceneReference ref(f.scene);
+      std::size_t lost = 0;
+      for (std::size_t i = 0; i < rays.size(); ++i) {
+        const Hit h = picker.intersect(rounded[i], mode);
+        lost += grade(h, candidates(f.scene, ref, rays[i], mode)) == Grade::kWrong;
+      }
+      CHECK(lost > 0);
+      // Batches of RayD, one at a time and interleaved, equal single queries.
+      const QueryOptions opt{mode};
+      for (const Picker* p : {&picker, &inter}) {
+        const std::vector<Hit> batch = p->intersect_batch(std::span<const RayD>(rays), opt);
+        for (std::size_t i = 0; i < rays.size(); ++i) {
+          const Hit single = picker.intersect(rays[i], opt);
+          REQUIRE(batch[i].object == single.object);
+          REQUIRE(batch[i].triangle == single.triangle);
+          REQUIRE(batch[i].t == single.t);
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("a RayD whose origin is a float answers exactly as the Ray") {
+  const FarScene f = make_far_scene({1e5, -2e5, 3e5}, 20, 400, 500);
+  const Picker picker(f.scene);
+  for (PickMode mode : {PickMode::kObb, PickMode::kMesh}) {
+    for (const Ray& r : mode == PickMode::kObb ? f.obb_rays : f.mesh_rays) {
+      const Hit a = picker.intersect(r, mode);
+      const Hit b = picker.intersect(to_double(r), mode);
+      REQUIRE(a.object == b.object);
+      REQUIRE(a.triangle == b.triangle);
+      REQUIRE(a.t == b.t);
+      CHECK(picker.occluded(r, mode) == picker.occluded(to_double(r), mode));
+      CHECK(picker.intersect_all(r, mode).size() ==
+            picker.intersect_all(to_double(r), mode).size());
     }
   }
 }

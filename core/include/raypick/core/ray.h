@@ -60,6 +60,11 @@ inline Ray to_float(const RayD& ray) {
   return Ray{glm::vec3(ray.org), ray.dir, ray.tmin, ray.tmax};
 }
 
+// The same ray with its origin as a double (exact).
+inline RayD to_double(const Ray& ray) {
+  return RayD{glm::dvec3(ray.org), ray.dir, ray.tmin, ray.tmax};
+}
+
 // is_valid(to_float(ray)): the rounded origin must be finite too.
 inline bool is_valid(const RayD& ray) { return is_valid(to_float(ray)); }
 
