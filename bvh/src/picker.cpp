@@ -344,8 +344,9 @@ namespace {
 
 // The ray the top level's box tests use: a RayD's origin rounded to float.
 // The world boxes are padded by 2^-18 of their largest coordinate, far more
-// than that rounding (2^-25 of the origin's) unless the origin is over 128
-// times farther out than the box, where it is a few ulps of the distance.
+// than that rounding (at most 2^-24 of the origin's) unless the origin is
+// over 64 times farther out than the box, where it is an ulp of the
+// distance.
 const Ray& traversal_ray(const Ray& ray) { return ray; }
 Ray traversal_ray(const RayD& ray) { return to_float(ray); }
 

@@ -92,20 +92,13 @@ struct Obb {
   Aabb world_bounds() const;
 };
 
-namespace detail {
-inline Ray carry(const LocalFrame& f, const glm::vec3& v, const glm::vec3& dir,
-                 float tmin, float tmax) {
-  Ray out;
-  for (int r = 0; r < 3; ++r) {
-    out.org[r] = f.linear[0][r] * v.x + f.linear[1][r] * v.y + f.linear[2][r] * v.z;
-    out.dir[r] = f.linear[0][r] * dir.x + f.linear[1][r] * dir.y +
-                 f.linear[2][r] * dir.z;
-  }
-  out.tmin = tmin;
-  out.tmax = tmax;
-  return out;
-}
-}  // namespace detail
+// The leaf tests' steps below run once per object a query visits: inlined
+// into the traversal loops whatever the compiler's size heuristics say.
+#if defined(__GNUC__)
+#define RAYPICK_LEAF_INLINE [[gnu::always_inline]] inline
+#else
+#define RAYPICK_LEAF_INLINE inline
+#endif
 
 // Carries a world ray into an object's frame: the origin as a point
 // (linear * (org - origin), the difference first), the direction as a
@@ -113,25 +106,45 @@ inline Ray carry(const LocalFrame& f, const glm::vec3& v, const glm::vec3& dir,
 // parameter t maps to the point at the same t. Every path of raypick
 // carries rays with these two functions, so they round alike. Cost: three
 // subtractions and two 3x3 products.
-inline Ray transform_ray(const LocalFrame& f, const Ray& ray) {
-  return detail::carry(f, ray.org - f.origin, ray.dir, ray.tmin, ray.tmax);
+RAYPICK_LEAF_INLINE Ray transform_ray(const LocalFrame& f, const Ray& ray) {
+  Ray out = ray;
+  const glm::vec3 v = ray.org - f.origin;
+  for (int r = 0; r < 3; ++r) {
+    out.org[r] = f.linear[0][r] * v.x + f.linear[1][r] * v.y + f.linear[2][r] * v.z;
+    out.dir[r] = f.linear[0][r] * ray.dir.x + f.linear[1][r] * ray.dir.y +
+                 f.linear[2][r] * ray.dir.z;
+  }
+  return out;
 }
 
 // The same for a double-precision origin: org - origin is taken in double
 // and rounded once to float, so the local origin is within an ulp of its
 // own size of the exact one, whatever |org|.
-inline Ray transform_ray(const LocalFrame& f, const RayD& ray) {
+RAYPICK_LEAF_INLINE Ray transform_ray(const LocalFrame& f, const RayD& ray) {
+  Ray out = to_float(ray);
   const glm::vec3 v{ray.org - glm::dvec3{f.origin}};
-  return detail::carry(f, v, ray.dir, ray.tmin, ray.tmax);
+  for (int k = 0; k < 3; ++k) {
+    out.org[k] = f.linear[0][k] * v.x + f.linear[1][k] * v.y + f.linear[2][k] * v.z;
+    out.dir[k] = f.linear[0][k] * ray.dir.x + f.linear[1][k] * ray.dir.y +
+                 f.linear[2][k] * ray.dir.z;
+  }
+  return out;
 }
 
-// The entry t of `ray` (a Ray or a RayD) into the box `local` of the frame
-// `f`, within [ray.tmin, tmax_limit]; +inf on a miss (and always for the
-// zero frame of a singular matrix). Origin inside: ray.tmin. Cost: one
-// transform_ray and one slab test.
-template <class R>
-inline float obb_entry(const LocalFrame& f, const Aabb& local, const R& ray,
-                       float tmax_limit) {
+// The entry t of `ray` into the box `local` of the frame `f`, within
+// [ray.tmin, tmax_limit]; +inf on a miss (and always for the zero frame of
+// a singular matrix). Origin inside: ray.tmin. Cost: one transform_ray and
+// one slab test.
+RAYPICK_LEAF_INLINE float obb_entry(const LocalFrame& f, const Aabb& local,
+                                    const Ray& ray, float tmax_limit) {
+  Ray r = transform_ray(f, ray);
+  r.tmax = tmax_limit;
+  return slab_entry(RayInv(r), local);
+}
+
+// The same for a double-precision origin (see transform_ray).
+RAYPICK_LEAF_INLINE float obb_entry(const LocalFrame& f, const Aabb& local,
+                                    const RayD& ray, float tmax_limit) {
   Ray r = transform_ray(f, ray);
   r.tmax = tmax_limit;
   return slab_entry(RayInv(r), local);
