@@ -51,6 +51,7 @@ struct BenchArgs {
   std::uint64_t seed = 1;
   std::string json;
   std::string model = tools::kCrowdModel;
+  std::vector<double> offset;  // X, Y, Z: every scene moved by it; or empty
   bool quick = false;
   LoadOptions load;  // for scene files and the crowd model
   // Which options were given, so that --quick only changes the others.
@@ -620,6 +621,12 @@ BenchCommand::BenchCommand(CLI::App& app)
   cmd_->add_option("--json", a.json, "Also write the rows to FILE as JSON");
   cmd_->add_option("--model", a.model, "The crowd scenes' model")
       ->capture_default_str();
+  cmd_->add_option("--offset", a.offset,
+                   "X,Y,Z: move every object of every scene by this offset "
+                   "(a scene far from the origin)")
+      ->delimiter(',')
+      ->expected(3)
+      ->check(CLI::Range(-1e30, 1e30));
   cmd_->add_flag("--quick", a.quick,
                  "Tiny sizes for CI: boxes 1000, crowd 10, 10000 rays, "
                  "camera 64x64, 1 run (options given explicitly win)");
@@ -724,6 +731,10 @@ int BenchCommand::run() const {
                                    want_camera ? ", " : "");
   if (want_camera) std::printf("camera %dx%d (60 degree fov)", resolution->first,
                                resolution->second);
+  if (!a.offset.empty()) {
+    std::printf("\noffset: every object moved by (%.9g, %.9g, %.9g)", a.offset[0],
+                a.offset[1], a.offset[2]);
+  }
   std::printf("\nembree: obb = one USER geometry running raypick's obb_entry; "
               "mesh = one triangle geometry per mesh, instanced; "
               "RTC_SCENE_FLAG_NONE, build quality MEDIUM, rtcIntersect1; "
@@ -747,6 +758,9 @@ int BenchCommand::run() const {
       scene = tools::make_crowd_scene(*crowd_model, spec.n, a.seed);
     } else {
       scene = std::move(file_scenes[k]);
+    }
+    if (!a.offset.empty()) {
+      tools::shift_scene(scene, {a.offset[0], a.offset[1], a.offset[2]});
     }
     const Aabb bounds = tools::scene_bounds(scene);
     if (bounds.empty()) {

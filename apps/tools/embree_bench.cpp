@@ -20,10 +20,11 @@ constexpr auto check = check_embree;
 
 // ---- obb mode: what the user geometry's callbacks read, by primID =
 // object id: the world box (bounds callback) and a 64-byte record with the
-// inverse matrix and the mesh, whose bounds are the local box (intersect
-// callback) -- the same leaf data raypick's top level reads.
+// object's frame (origin and inverse 3x3) and the mesh, whose bounds are the
+// local box (intersect callback) -- the same leaf data raypick's top level
+// reads.
 struct ObbRecord {
-  glm::mat4x3 to_local;
+  LocalFrame frame;
   std::uint32_t mesh;         // kInvalidId: singular matrix, never hit
   std::uint32_t object_mesh;  // the object's mesh either way
 };
@@ -38,7 +39,7 @@ struct ObbData {
   void set(std::uint32_t id, const glm::mat4& matrix) {
     PaddedRecord& r = records[id];
     const Obb obb = Obb::make(local[r.object_mesh], matrix);
-    r.to_local = glm::mat4x3(obb.to_local);
+    r.frame = obb.frame;
     r.mesh = obb.invertible ? r.object_mesh : kInvalidId;
     world[id] = padded_world_box(obb);
   }
@@ -78,7 +79,7 @@ void obb_intersect(const RTCIntersectFunctionNArguments* args) {
     ray.tmax = tfar;
     // raypick's leaf test, with the best t so far as the limit, exactly as
     // Picker's traversal calls it.
-    const float t = obb_entry(rec.to_local, local, ray, tfar);
+    const float t = obb_entry(rec.frame, local, ray, tfar);
     if (t == kInfinity) continue;
     unsigned& prim = RTCHitN_primID(hits, n, k);
     // Embree's node tests are inclusive, so an equal t reaches here; the

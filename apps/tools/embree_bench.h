@@ -8,7 +8,7 @@
 //   world box (the abs-matrix method, padded by the same few ulps as
 //   raypick's top level); the intersect callback runs raypick's own leaf
 //   test, raypick::obb_entry (the ray carried into the box's frame by the
-//   inverse matrix, then the slab test), and keeps the nearer hit, equal t
+//   object's LocalFrame, then the slab test), and keeps the nearer hit, equal t
 //   going to the lower object id. So both compute the same t for every
 //   ray and object, and must pick the same object at the same t.
 // - mesh mode: each mesh one triangle geometry in its own child scene;
@@ -87,8 +87,8 @@ class EmbreeBenchScene {
   void commit();
 
   // Bytes of the arrays this class keeps for Embree's callbacks, outside
-  // Embree: in obb mode 88 bytes per object, a 64-byte record (inverse
-  // matrix, mesh: what raypick's leaf copies hold) and the padded world box
+  // Embree: in obb mode 88 bytes per object, a 64-byte record (the
+  // object's frame, mesh: what raypick's leaf copies hold) and the padded world box
   // (which the bounds callback needs at every rebuild); 0 in mesh mode,
   // where Embree holds everything.
   std::size_t user_data_bytes() const;

@@ -62,7 +62,7 @@ std::optional<double> parse_number(std::string_view token) {
 
 }  // namespace
 
-std::optional<Ray> parse_ray(std::string_view text, std::string& error) {
+std::optional<RayD> parse_ray(std::string_view text, std::string& error) {
   double v[6];
   int count = 0;
   std::size_t i = 0;
@@ -106,14 +106,15 @@ std::optional<Ray> parse_ray(std::string_view text, std::string& error) {
             std::to_string(count);
     return std::nullopt;
   }
-  Ray ray;
-  ray.org = {static_cast<float>(v[0]), static_cast<float>(v[1]),
-             static_cast<float>(v[2])};
+  // The origin stays in double until each object subtracts its own
+  // translation (see RayD); it must still fit a float.
+  RayD ray;
+  ray.org = {v[0], v[1], v[2]};
   ray.dir = {static_cast<float>(v[3]), static_cast<float>(v[4]),
              static_cast<float>(v[5])};
   for (int a = 0; a < 3; ++a) {
     // Checked after narrowing: 1e39 is a finite double but not a float.
-    if (!std::isfinite(ray.org[a])) {
+    if (!std::isfinite(static_cast<float>(ray.org[a]))) {
       error = "origin is not finite (or not representable as a float)";
       return std::nullopt;
     }
@@ -267,7 +268,7 @@ LineHandler ray_handler(RayList& out) {
     const std::string_view body = trim(line);
     if (body.empty() || body.front() == '#') return {};
     std::string error;
-    std::optional<Ray> ray = parse_ray(body, error);
+    std::optional<RayD> ray = parse_ray(body, error);
     if (!ray) return error;
     out.rays.push_back(*ray);
     out.lines.push_back(number);
@@ -337,8 +338,13 @@ std::string json_string(const std::string& text) {
 }
 
 // "object":o,"name":"...","t":t[,"triangle":k],"point":[x,y,z]
-std::string hit_fields(const Ray& ray, const Hit& hit, const std::string& name) {
-  const glm::vec3 p = ray.org + hit.t * ray.dir;
+// The hit point o + t d, from the double origin, rounded once to float.
+glm::vec3 hit_point(const RayD& ray, const Hit& hit) {
+  return glm::vec3(ray.org + double(hit.t) * glm::dvec3(ray.dir));
+}
+
+std::string hit_fields(const RayD& ray, const Hit& hit, const std::string& name) {
+  const glm::vec3 p = hit_point(ray, hit);
   std::string s = "\"object\":" + std::to_string(hit.object);
   s += ",\"name\":" + json_string(name);
   s += ",\"t\":" + format_float(hit.t);
@@ -352,14 +358,14 @@ std::string hit_fields(const Ray& ray, const Hit& hit, const std::string& name) 
 
 }  // namespace
 
-std::string hit_to_json(std::size_t ray_index, const Ray& ray, const Hit& hit,
+std::string hit_to_json(std::size_t ray_index, const RayD& ray, const Hit& hit,
                         const std::string& name) {
   std::string s = "{\"ray\":" + std::to_string(ray_index);
   if (!hit.hit()) return s + ",\"hit\":false}";
   return s + ",\"hit\":true," + hit_fields(ray, hit, name) + "}";
 }
 
-std::string hits_to_json(std::size_t ray_index, const Ray& ray,
+std::string hits_to_json(std::size_t ray_index, const RayD& ray,
                          const std::vector<Hit>& hits,
                          const std::vector<std::string>& names) {
   std::string s = "{\"ray\":" + std::to_string(ray_index);
@@ -373,11 +379,11 @@ std::string hits_to_json(std::size_t ray_index, const Ray& ray,
   return s + "]}";
 }
 
-std::string hit_to_text(std::size_t ray_index, const Ray& ray, const Hit& hit,
+std::string hit_to_text(std::size_t ray_index, const RayD& ray, const Hit& hit,
                         const std::string& name) {
   std::string s = "ray " + std::to_string(ray_index) + ": ";
   if (!hit.hit()) return s + "miss";
-  const glm::vec3 p = ray.org + hit.t * ray.dir;
+  const glm::vec3 p = hit_point(ray, hit);
   s += "object " + std::to_string(hit.object) + " '" + printable(name) + "'";
   if (hit.triangle != kInvalidId) {
     s += " triangle " + std::to_string(hit.triangle);

@@ -19,10 +19,12 @@ namespace raypick::tools {
 // A number too small for a double (1e-400) reads as 0, as one too small for
 // a float does; one too large is not finite. A token quoted in a message is
 // shown through printable() and cut after 40 bytes.
-std::optional<Ray> parse_ray(std::string_view text, std::string& error);
+// The origin is kept in double, as read from the decimal text (it must
+// still fit a float); the direction is rounded to float.
+std::optional<RayD> parse_ray(std::string_view text, std::string& error);
 
 struct RayList {
-  std::vector<Ray> rays;
+  std::vector<RayD> rays;
   std::vector<std::size_t> lines;  // 1-based source line of each ray
   std::string error;               // "source:line: message"; empty when ok
   bool ok() const { return error.empty(); }
@@ -87,22 +89,27 @@ std::string format_float(float v);
 // One JSON object per the contract:
 // {"ray":i,"hit":true,"object":o,"name":"...","t":t,"point":[x,y,z]}
 // with "triangle":k after "t" when the hit carries a triangle, or
-// {"ray":i,"hit":false}.
-std::string hit_to_json(std::size_t ray_index, const Ray& ray, const Hit& hit,
+// {"ray":i,"hit":false}. The point o + t d is computed in double from the
+// ray's double origin, then printed as the nearest float.
+std::string hit_to_json(std::size_t ray_index, const RayD& ray, const Hit& hit,
                         const std::string& name);
+inline std::string hit_to_json(std::size_t ray_index, const Ray& ray, const Hit& hit,
+                               const std::string& name) {
+  return hit_to_json(ray_index, to_double(ray), hit, name);
+}
 
 // The same for --all: the nearest hit's fields as above, plus
 // "hits":[{"object":o,"name":"...","t":t,"point":[x,y,z]}, ...] listing
 // every hit in order ("triangle" in each where the hits carry one).
 // `names` is indexed by object id.
-std::string hits_to_json(std::size_t ray_index, const Ray& ray,
+std::string hits_to_json(std::size_t ray_index, const RayD& ray,
                          const std::vector<Hit>& hits,
                          const std::vector<std::string>& names);
 
 // A line for people: "ray 0: object 3 'box' at t = 2.5, point (1, 2, 3)".
 // The name is shown through printable(): control characters (a newline
 // included) appear as \xNN, so one result is always one line.
-std::string hit_to_text(std::size_t ray_index, const Ray& ray, const Hit& hit,
+std::string hit_to_text(std::size_t ray_index, const RayD& ray, const Hit& hit,
                         const std::string& name);
 
 }  // namespace raypick::tools

@@ -1,7 +1,6 @@
 #include "reference.h"
 
 #include <glm/geometric.hpp>
-#include <glm/gtc/matrix_inverse.hpp>
 #include <glm/matrix.hpp>
 
 #include <algorithm>
@@ -44,11 +43,12 @@ SceneReference::SceneReference(const Scene& scene) : scene_(&scene) {
     Obj o{};
     o.mesh = obj.mesh;
     const Aabb local = scene.meshes[obj.mesh].triangle_bounds();
-    const glm::dmat4 m{obj.matrix};
-    const double det = glm::determinant(glm::dmat3{m});
+    const glm::dmat3 m{glm::mat3{obj.matrix}};
+    const double det = glm::determinant(m);
     o.hittable = !local.empty() && std::isfinite(det) && det != 0.0;
     if (o.hittable) {
-      o.to_local = glm::affineInverse(m);
+      o.linear = glm::inverse(m);
+      o.origin = glm::dvec3{glm::vec3{obj.matrix[3]}};
       o.min = glm::dvec3{local.min};
       o.max = glm::dvec3{local.max};
     }
@@ -60,12 +60,18 @@ std::size_t SceneReference::triangle_count(std::uint32_t object) const {
   return scene_->meshes[objects_[object].mesh].triangles.size();
 }
 
+void SceneReference::to_local(const Obj& b, const RayD& ray, glm::dvec3& o,
+                              glm::dvec3& d) const {
+  o = b.linear * (ray.org - b.origin);
+  d = b.linear * glm::dvec3{ray.dir};
+}
+
 BoxEntries SceneReference::box_entries(std::uint32_t object,
-                                       const Ray& ray) const {
+                                       const RayD& ray) const {
   const Obj& b = objects_[object];
   if (!b.hittable) return {kInf, kInf, kInf};
-  const glm::dvec3 o{b.to_local * glm::dvec4(glm::dvec3{ray.org}, 1.0)};
-  const glm::dvec3 d{b.to_local * glm::dvec4(glm::dvec3{ray.dir}, 0.0)};
+  glm::dvec3 o, d;
+  to_local(b, ray, o, d);
   const double mag = std::max({max_abs(b.min), max_abs(b.max), max_abs(o)});
   const glm::dvec3 margin{kMargin * mag};
   BoxEntries e;
@@ -77,12 +83,12 @@ BoxEntries SceneReference::box_entries(std::uint32_t object,
 
 TriangleEntry SceneReference::triangle_entry(std::uint32_t object,
                                              std::uint32_t triangle,
-                                             const Ray& ray) const {
+                                             const RayD& ray) const {
   const Obj& b = objects_[object];
   const Mesh& mesh = scene_->meshes[b.mesh];
   const glm::uvec3 idx = mesh.triangles[triangle];
-  const glm::dvec3 o{b.to_local * glm::dvec4(glm::dvec3{ray.org}, 1.0)};
-  const glm::dvec3 d{b.to_local * glm::dvec4(glm::dvec3{ray.dir}, 0.0)};
+  glm::dvec3 o, d;
+  to_local(b, ray, o, d);
   const glm::dvec3 p0{mesh.positions[idx.x]}, p1{mesh.positions[idx.y]},
       p2{mesh.positions[idx.z]};
   const glm::dvec3 e1 = p1 - p0, e2 = p2 - p0;

@@ -6,7 +6,7 @@
 #include "raypick/core/ray.h"
 #include "raypick/core/scene.h"
 
-#include <glm/ext/matrix_double4x4.hpp>
+#include <glm/ext/matrix_double3x3.hpp>
 #include <glm/ext/vector_double3.hpp>
 
 #include <cstdint>
@@ -53,17 +53,31 @@ class SceneReference {
   std::size_t triangle_count(std::uint32_t object) const;
   bool hittable(std::uint32_t object) const { return objects_[object].hittable; }
 
-  BoxEntries box_entries(std::uint32_t object, const Ray& ray) const;
+  // The ray is carried into the object's frame in double, the object's
+  // translation subtracted first, so the reference is as exact far from the
+  // origin as near it. A RayD's origin is used unrounded.
+  BoxEntries box_entries(std::uint32_t object, const Ray& ray) const {
+    return box_entries(object, to_double(ray));
+  }
+  BoxEntries box_entries(std::uint32_t object, const RayD& ray) const;
   TriangleEntry triangle_entry(std::uint32_t object, std::uint32_t triangle,
-                               const Ray& ray) const;
+                               const Ray& ray) const {
+    return triangle_entry(object, triangle, to_double(ray));
+  }
+  TriangleEntry triangle_entry(std::uint32_t object, std::uint32_t triangle,
+                               const RayD& ray) const;
 
  private:
   struct Obj {
-    glm::dmat4 to_local;
+    glm::dmat3 linear;   // inverse of the matrix's 3x3 part
+    glm::dvec3 origin;   // the matrix's translation
     glm::dvec3 min, max;
     std::uint32_t mesh;
     bool hittable;
   };
+  // The ray's origin and direction in object's frame.
+  void to_local(const Obj& b, const RayD& ray, glm::dvec3& o, glm::dvec3& d) const;
+
   const Scene* scene_;
   std::vector<Obj> objects_;
 };

@@ -141,4 +141,10 @@ Scene make_mesh_scene(std::size_t n, std::uint64_t seed,
   return scene;
 }
 
+void shift_scene(Scene& scene, const glm::dvec3& offset) {
+  for (Object& o : scene.objects) {
+    o.matrix[3] = glm::vec4(glm::vec3(glm::dvec3(glm::vec3(o.matrix[3])) + offset), 1.0f);
+  }
+}
+
 }  // namespace raypick::tools

@@ -3,6 +3,8 @@
 
 #include "raypick/core/scene.h"
 
+#include <glm/ext/vector_double3.hpp>
+
 #include <cstdint>
 
 namespace raypick::tools {
@@ -50,5 +52,10 @@ Mesh sphere_mesh(int levels);
 // corners, where obb mode would hit.
 Scene make_mesh_scene(std::size_t n, std::uint64_t seed,
                       const BoxesOptions& options = {});
+
+// Moves every object by `offset`: its matrix's translation becomes
+// translation + offset, computed in double and rounded once to float. For
+// validating and benching scenes far from the origin (`--offset`).
+void shift_scene(Scene& scene, const glm::dvec3& offset);
 
 }  // namespace raypick::tools

@@ -12,9 +12,8 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-double max_abs(const glm::vec3& v) {
-  return std::max({std::abs(double(v.x)), std::abs(double(v.y)),
-                   std::abs(double(v.z))});
+double max_abs(const glm::dvec3& v) {
+  return std::max({std::abs(v.x), std::abs(v.y), std::abs(v.z)});
 }
 
 std::string where(const Hit& h) {
@@ -145,6 +144,7 @@ const char* to_string(Verdict v) {
     case Verdict::kTie: return "tie";
     case Verdict::kBoundary: return "boundary";
     case Verdict::kOriginInside: return "origin inside";
+    case Verdict::kEmbreeWrong: return "embree wrong";
     case Verdict::kMismatch: return "MISMATCH";
   }
   return "?";
@@ -231,8 +231,8 @@ ValidateReport validate(const Scene& scene, const Picker& picker,
   report.rays = rays.size();
   const SceneReference reference(scene);
   const Aabb bounds = picker.world_bounds();
-  const double scene_scale =
-      bounds.empty() ? 1.0 : std::max(max_abs(bounds.min), max_abs(bounds.max));
+  const glm::vec3 centre = bounds.empty() ? glm::vec3{0.0f} : bounds.center();
+  const double scene_half = bounds.empty() ? 0.5 : max_abs(bounds.half_extent());
   for (std::size_t i = 0; i < rays.size(); ++i) {
     if (progress && i % 4096 == 0) progress(i);
     const Ray& ray = rays[i];
@@ -245,7 +245,8 @@ ValidateReport validate(const Scene& scene, const Picker& picker,
       report.obb_mesh_differ += o.object != r.object;
     }
     const double scale =
-        std::max(scene_scale, max_abs(ray.org)) / max_abs(ray.dir);
+        2.0 * std::max(scene_half, max_abs(glm::dvec3{ray.org} - glm::dvec3{centre})) /
+        max_abs(ray.dir);
     const double dt =
         r.hit() && e.hit() ? std::abs(double(r.t) - double(e.t)) : 0.0;
     const bool same = r.object == e.object && r.triangle == e.triangle;
@@ -273,7 +274,7 @@ ValidateReport validate(const Scene& scene, const Picker& picker,
       // Embree's surface model cannot say t = 0 for an origin in a box.
       v = Verdict::kOriginInside;
     } else if (je == Judgement::kWrong) {
-      v = Verdict::kMismatch;
+      v = Verdict::kEmbreeWrong;
       detail = (e.hit() ? "Embree hits " : "Embree ") + why_e +
                " (raypick agrees with the reference)";
     } else if (jr == Judgement::kBoundary || je == Judgement::kBoundary) {

@@ -43,12 +43,18 @@ enum class Verdict {
                   // rounding: the answers differ by rounding there
   kOriginInside,  // obb mode: origin inside or on a box; raypick says t = 0,
                   // Embree (surfaces only) reports a face further on
-  kMismatch,      // an answer the double-precision reference refutes
+  kEmbreeWrong,   // Embree's answer is refuted by the reference and
+                  // raypick's is not (Embree carries rays into instances by
+                  // its own float inverse, which loses precision far from
+                  // the origin)
+  kMismatch,      // raypick's answer is refuted by the reference
 };
 const char* to_string(Verdict v);
 
-// Tolerances, relative to scale / max|d| where scale is the larger of the
-// scene's world-box magnitude and the ray origin's (max abs coordinate).
+// Tolerances, relative to scale / max|d| where scale is twice the larger of
+// the scene's world box's half-size and the ray origin's distance from the
+// box's centre (max abs coordinate): sizes and distances, not coordinates,
+// so a scene far from the origin is held to the same tolerance as near it.
 inline constexpr double kAgreeTol = 2e-6;
 inline constexpr double kTol = 1e-4;
 
@@ -67,7 +73,7 @@ struct ValidateReport {
   std::size_t rays = 0;
   std::size_t raypick_hits = 0;
   std::size_t embree_hits = 0;
-  std::size_t counts[6] = {};  // indexed by Verdict
+  std::size_t counts[7] = {};  // indexed by Verdict
   double max_dt_agree = 0.0;   // max |t_raypick - t_embree| over kAgree rays
   double max_dt = 0.0;         // the same over kAgree and kFloatNoise rays
   // Mesh mode only: rays whose obb-mode answer (object, or hit / miss)
@@ -78,6 +84,7 @@ struct ValidateReport {
   std::size_t count(Verdict v) const {
     return counts[static_cast<int>(v)];
   }
+  // raypick's answers refuted by the reference (what validate fails on).
   std::size_t mismatches() const { return count(Verdict::kMismatch); }
 };
 

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <type_traits>
 
 // The per-leaf steps of the traversal loops: inlined into them, which the
 // compiler's size heuristics would not always do.
@@ -143,7 +144,7 @@ Aabb Picker::make_leaf(std::uint32_t id, LeafObb& l) const {
   // As make_obb() and padded_world_box(), without the Obb's full matrices:
   // this runs for every object at a build and every moved one at commit.
   const ObjectRec& o = objects_[id];
-  const bool invertible = invert_affine(o.to_world, l.to_local);
+  const bool invertible = make_local_frame(o.to_world, l.frame);
   l.object = id;
   l.mask = o.mask;
   l.mesh = invertible ? o.mesh : kInvalidId;
@@ -339,16 +340,28 @@ CommitStats Picker::commit(CommitMode mode) {
 }
 
 
+namespace {
+
+// The ray the top level's box tests use: a RayD's origin rounded to float.
+// The world boxes are padded by 2^-18 of their largest coordinate, far more
+// than that rounding (at most 2^-24 of the origin's) unless the origin is
+// over 64 times farther out than the box, where it is an ulp of the
+// distance.
+const Ray& traversal_ray(const Ray& ray) { return ray; }
+Ray traversal_ray(const RayD& ray) { return to_float(ray); }
+
+}  // namespace
+
 // The nearest hit on one top-level leaf object with t <= tmax (any hit when
-// kAny): the OBB test on the leaf's own copy of the inverse matrix, or the
+// kAny): the OBB test on the leaf's own copy of the object's frame, or the
 // object's triangles.
-template <bool kAny>
-RAYPICK_HOT_INLINE Hit Picker::leaf_hit(const LeafObb& leaf, const Ray& ray, float tmax,
+template <bool kAny, class R>
+RAYPICK_HOT_INLINE Hit Picker::leaf_hit(const LeafObb& leaf, const R& ray, float tmax,
                      PickMode mode) const {
   if (mode == PickMode::kMesh) return mesh_hit<kAny>(leaf, ray, tmax);
   Hit best;
   if (leaf.mesh == kInvalidId) return best;  // singular matrix
-  const float t = obb_entry(leaf.to_local, meshes_[leaf.mesh].bounds, ray, tmax);
+  const float t = obb_entry(leaf.frame, meshes_[leaf.mesh].bounds, ray, tmax);
   if (t != kInfinity) {
     best.object = leaf.object;
     best.t = t;
@@ -357,16 +370,16 @@ RAYPICK_HOT_INLINE Hit Picker::leaf_hit(const LeafObb& leaf, const Ray& ray, flo
 }
 
 // The nearest triangle hit on one object with t <= tmax (any hit when
-// kAny), the ray carried into the mesh's frame by the leaf's inverse.
-template <bool kAny>
-Hit Picker::mesh_hit(const LeafObb& leaf, const Ray& ray, float tmax) const {
+// kAny), the ray carried into the mesh's frame by the leaf's frame.
+template <bool kAny, class R>
+Hit Picker::mesh_hit(const LeafObb& leaf, const R& ray, float tmax) const {
   Hit best;
   if (leaf.mesh == kInvalidId) return best;  // singular matrix
   const MeshAccel& mesh = meshes_[leaf.mesh];
   RAYPICK_ASSERT(mesh.bvh_built, "mesh mode needs PickerConfig::mesh_mode");
   const std::uint32_t id = leaf.object;
   const Ray local = [&] {
-    Ray r = transform_ray(leaf.to_local, ray);
+    Ray r = transform_ray(leaf.frame, ray);
     r.tmax = tmax;
     return r;
   }();
@@ -388,7 +401,8 @@ Hit Picker::mesh_hit(const LeafObb& leaf, const Ray& ray, float tmax) const {
   return best;
 }
 
-RAYPICK_HOT_INLINE bool Picker::closest_leaf(std::uint32_t entry, const Ray& ray,
+template <class R>
+RAYPICK_HOT_INLINE bool Picker::closest_leaf(std::uint32_t entry, const R& ray,
                           const QueryOptions& options, float& tmax,
                           Hit& best) const {
   const LeafObb& leaf = leaf_[entry];
@@ -403,25 +417,32 @@ RAYPICK_HOT_INLINE bool Picker::closest_leaf(std::uint32_t entry, const Ray& ray
   return false;
 }
 
-PickResult Picker::intersect_stats(const Ray& ray,
-                                   const QueryOptions& options) const {
+template <class R>
+PickResult Picker::intersect_impl(const R& ray, const QueryOptions& options) const {
   RAYPICK_ASSERT(is_valid(ray), "ray must be finite with non-zero direction");
   RAYPICK_ASSERT(!structure_dirty_ && dirty_.empty(),
                  "commit() the picker before querying it");
   PickResult r;
-  r.stats = top_.traverse(ray, [&](std::uint32_t entry, float& tmax) {
+  r.stats = top_.traverse(traversal_ray(ray), [&](std::uint32_t entry, float& tmax) {
     return closest_leaf(entry, ray, options, tmax, r.hit);
   });
   return r;
 }
 
+PickResult Picker::intersect_stats(const Ray& ray, const QueryOptions& options) const {
+  return intersect_impl(ray, options);
+}
+PickResult Picker::intersect_stats(const RayD& ray, const QueryOptions& options) const {
+  return intersect_impl(ray, options);
+}
 
-bool Picker::occluded(const Ray& ray, const QueryOptions& options) const {
+template <class R>
+bool Picker::occluded_impl(const R& ray, const QueryOptions& options) const {
   RAYPICK_ASSERT(is_valid(ray), "ray must be finite with non-zero direction");
   RAYPICK_ASSERT(!structure_dirty_ && dirty_.empty(),
                  "commit() the picker before querying it");
   bool found = false;
-  top_.traverse(ray, [&](std::uint32_t entry, float& tmax) {
+  top_.traverse(traversal_ray(ray), [&](std::uint32_t entry, float& tmax) {
     const LeafObb& leaf = leaf_[entry];
     if (!accepts(leaf, options)) return false;
     found = leaf_hit<true>(leaf, ray, tmax, options.mode).hit();
@@ -430,14 +451,21 @@ bool Picker::occluded(const Ray& ray, const QueryOptions& options) const {
   return found;
 }
 
-std::vector<Hit> Picker::intersect_all(const Ray& ray,
-                                       const QueryOptions& options,
-                                       std::size_t limit) const {
+bool Picker::occluded(const Ray& ray, const QueryOptions& options) const {
+  return occluded_impl(ray, options);
+}
+bool Picker::occluded(const RayD& ray, const QueryOptions& options) const {
+  return occluded_impl(ray, options);
+}
+
+template <class R>
+std::vector<Hit> Picker::intersect_all_impl(const R& ray, const QueryOptions& options,
+                                            std::size_t limit) const {
   RAYPICK_ASSERT(is_valid(ray), "ray must be finite with non-zero direction");
   RAYPICK_ASSERT(!structure_dirty_ && dirty_.empty(),
                  "commit() the picker before querying it");
   std::vector<Hit> hits;
-  top_.traverse(ray, [&](std::uint32_t entry, float& tmax) {
+  top_.traverse(traversal_ray(ray), [&](std::uint32_t entry, float& tmax) {
     const LeafObb& leaf = leaf_[entry];
     if (!accepts(leaf, options)) return false;
     const Hit h = leaf_hit<false>(leaf, ray, tmax, options.mode);
@@ -449,11 +477,21 @@ std::vector<Hit> Picker::intersect_all(const Ray& ray,
   return hits;
 }
 
-std::vector<Hit> Picker::intersect_batch(std::span<const Ray> rays,
-                                         const QueryOptions& options) const {
+std::vector<Hit> Picker::intersect_all(const Ray& ray, const QueryOptions& options,
+                                       std::size_t limit) const {
+  return intersect_all_impl(ray, options, limit);
+}
+std::vector<Hit> Picker::intersect_all(const RayD& ray, const QueryOptions& options,
+                                       std::size_t limit) const {
+  return intersect_all_impl(ray, options, limit);
+}
+
+template <class R>
+std::vector<Hit> Picker::intersect_batch_impl(std::span<const R> rays,
+                                              const QueryOptions& options) const {
   RAYPICK_ASSERT(!structure_dirty_ && dirty_.empty(),
                  "commit() the picker before querying it");
-  for (const Ray& ray : rays) {
+  for (const R& ray : rays) {
     RAYPICK_ASSERT(is_valid(ray), "ray must be finite with non-zero direction");
   }
   std::vector<Hit> out(rays.size());
@@ -469,19 +507,28 @@ std::vector<Hit> Picker::intersect_batch(std::span<const Ray> rays,
   tbb::parallel_for(
       tbb::blocked_range<std::size_t>(0, rays.size(), 1024),
       [&](const tbb::blocked_range<std::size_t>& range) {
-        const std::span<const Ray> part =
-            rays.subspan(range.begin(), range.size());
+        const std::span<const R> part = rays.subspan(range.begin(), range.size());
         Hit* hits = out.data() + range.begin();
         if (!interleave) {
           for (std::size_t i = 0; i < part.size(); ++i) {
-            top_.traverse(part[i], [&](std::uint32_t entry, float& tmax) {
+            top_.traverse(traversal_ray(part[i]), [&](std::uint32_t entry, float& tmax) {
               return closest_leaf(entry, part[i], options, tmax, hits[i]);
             });
           }
           return;
         }
+        // The traversal takes float rays; the leaves read part[i].
+        std::vector<Ray> rounded;
+        std::span<const Ray> node_rays;
+        if constexpr (std::is_same_v<R, Ray>) {
+          node_rays = part;
+        } else {
+          rounded.reserve(part.size());
+          for (const R& ray : part) rounded.push_back(traversal_ray(ray));
+          node_rays = rounded;
+        }
         top_.traverse_interleaved<kInFlight>(
-            part,
+            node_rays,
             [&](std::size_t i, std::uint32_t entry, float& tmax) {
               return closest_leaf(entry, part[i], options, tmax, hits[i]);
             },
@@ -497,6 +544,15 @@ std::vector<Hit> Picker::intersect_batch(std::span<const Ray> rays,
   return out;
 }
 
+std::vector<Hit> Picker::intersect_batch(std::span<const Ray> rays,
+                                         const QueryOptions& options) const {
+  return intersect_batch_impl(rays, options);
+}
+std::vector<Hit> Picker::intersect_batch(std::span<const RayD> rays,
+                                         const QueryOptions& options) const {
+  return intersect_batch_impl(rays, options);
+}
+
 glm::vec3 Picker::world_normal(const Hit& hit) const {
   if (!hit.hit() || hit.triangle == kInvalidId) return glm::vec3{0.0f};
   const ObjectRec& obj = objects_[hit.object];
@@ -509,7 +565,7 @@ glm::vec3 Picker::world_normal(const Hit& hit) const {
   // transpose alone would flip the normal of a mirrored object.
   const Obb obb = make_obb(obj);
   const glm::mat3 m{obb.to_world};
-  const glm::mat3 inv_t = glm::transpose(glm::mat3{obb.to_local});
+  const glm::mat3 inv_t = glm::transpose(obb.frame.linear);
   glm::vec3 n = inv_t * n_local;
   if (glm::determinant(m) < 0.0f) n = -n;
   const float len = glm::length(n);

@@ -46,14 +46,43 @@ bool invert_affine(const glm::mat4x3& m, glm::mat4x3& inverse) {
   return ok;
 }
 
+bool make_local_frame(const glm::mat4x3& m, LocalFrame& frame) {
+  // As invert_affine, without the translation column: the rows of the
+  // inverse 3x3 are cross(c1, c2), cross(c2, c0), cross(c0, c1) over det.
+  const glm::dvec3 c0{m[0]}, c1{m[1]}, c2{m[2]};
+  const glm::dvec3 rows[3] = {glm::cross(c1, c2), glm::cross(c2, c0),
+                              glm::cross(c0, c1)};
+  const double det = glm::dot(c0, rows[0]);
+  bool ok = std::isfinite(det) && det != 0.0;
+  if (ok) {
+    const double inv_det = 1.0 / det;
+    for (int r = 0; r < 3; ++r) {
+      const glm::dvec3 row = rows[r] * inv_det;
+      for (int c = 0; c < 3; ++c) {
+        frame.linear[c][r] = static_cast<float>(row[c]);
+        ok = ok && std::isfinite(frame.linear[c][r]);
+      }
+    }
+    frame.origin = m[3];
+    ok = ok && std::isfinite(m[3].x) && std::isfinite(m[3].y) && std::isfinite(m[3].z);
+  }
+  if (!ok) frame = LocalFrame{glm::mat3{0.0f}, glm::vec3{0.0f}};
+  return ok;
+}
+
 Obb Obb::make(const Aabb& local, const glm::mat4& to_world) {
   Obb obb;
   obb.local = local;
   obb.to_world = to_world;
   glm::mat4x3 inverse;
-  obb.invertible = invert_affine(glm::mat4x3(to_world), inverse);
+  // Hittable as the Picker's leaves decide it, by the frame.
+  obb.invertible = make_local_frame(glm::mat4x3(to_world), obb.frame);
+  invert_affine(glm::mat4x3(to_world), inverse);
   obb.to_local = glm::mat4(inverse);  // last row 0, 0, 0, 1
-  if (!obb.invertible) obb.to_local = glm::mat4{0.0f};
+  if (!obb.invertible) {
+    obb.to_local = glm::mat4{0.0f};
+    obb.frame = LocalFrame{glm::mat3{0.0f}, glm::vec3{0.0f}};
+  }
   return obb;
 }
 

@@ -29,7 +29,7 @@ TEST_CASE("rays parse with white space or single commas as separators") {
   std::string error;
   const auto r = parse_ray("1 2 3 4 5 6", error);
   REQUIRE(r);
-  CHECK(r->org == glm::vec3(1, 2, 3));
+  CHECK(r->org == glm::dvec3(1, 2, 3));
   CHECK(r->dir == glm::vec3(4, 5, 6));
   CHECK(parses("1,2,3,4,5,6"));
   CHECK(parses("1 , 2,3 ,4,\t5 ,  6"));

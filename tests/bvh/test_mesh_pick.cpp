@@ -29,7 +29,7 @@ std::vector<Hit> brute_all(const Scene& scene, const Ray& ray) {
     const Mesh& mesh = scene.meshes[obj.mesh];
     const Obb obb = Obb::make(mesh.triangle_bounds(), obj.matrix);
     if (!obb.invertible) continue;
-    const Ray local = transform_ray(obb.to_local, ray);
+    const Ray local = transform_ray(obb.frame, ray);
     const TriangleRay tr(local.org, local.dir);
     Hit best;
     for (std::uint32_t t = 0; t < mesh.triangles.size(); ++t) {

@@ -171,8 +171,19 @@ class Picker {
   // Every query takes a ray with valid origin and direction (is_valid) and
   // considers t in [ray.tmin, ray.tmax]. t is in units of the given
   // direction in both modes: the ray is carried into an object's frame by
-  // its inverse matrix, which keeps t. Ties go to the lower object id, then
-  // to the lower triangle id.
+  // the object's LocalFrame (origin subtracted first, then the inverse 3x3),
+  // which keeps t. Ties go to the lower object id, then to the lower
+  // triangle id.
+  //
+  // Precision: answers (object, triangle, t) are within a few float ulps of
+  // the hit object's own size and of its distance from the ray origin, not
+  // of the world coordinates: a scene 200 units across at 1e6 from the world
+  // origin is picked as precisely as the same scene at the origin. Every
+  // query also takes a RayD, whose origin is in double precision: the
+  // origin is then kept in double until it is subtracted from each object's
+  // translation, so a large-coordinate origin (6e5 m in a GIS scene) is not
+  // first rounded to float (3 cm there). The same answers as a Ray whose
+  // origin is exactly representable; a little dearer per object visited.
 
   // The nearest hit. Miss: !hit.hit().
   Hit intersect(const Ray& ray, const QueryOptions& options) const {
@@ -181,12 +192,24 @@ class Picker {
   Hit intersect(const Ray& ray, PickMode mode = PickMode::kObb) const {
     return intersect_stats(ray, QueryOptions{mode}).hit;
   }
+  Hit intersect(const RayD& ray, const QueryOptions& options) const {
+    return intersect_stats(ray, options).hit;
+  }
+  Hit intersect(const RayD& ray, PickMode mode = PickMode::kObb) const {
+    return intersect_stats(ray, QueryOptions{mode}).hit;
+  }
   PickResult intersect_stats(const Ray& ray,
+                             const QueryOptions& options = {}) const;
+  PickResult intersect_stats(const RayD& ray,
                              const QueryOptions& options = {}) const;
 
   // True when anything is hit; stops at the first hit found.
   bool occluded(const Ray& ray, const QueryOptions& options) const;
   bool occluded(const Ray& ray, PickMode mode = PickMode::kObb) const {
+    return occluded(ray, QueryOptions{mode});
+  }
+  bool occluded(const RayD& ray, const QueryOptions& options) const;
+  bool occluded(const RayD& ray, PickMode mode = PickMode::kObb) const {
     return occluded(ray, QueryOptions{mode});
   }
 
@@ -199,12 +222,20 @@ class Picker {
                                  std::size_t limit = SIZE_MAX) const {
     return intersect_all(ray, QueryOptions{mode}, limit);
   }
+  std::vector<Hit> intersect_all(const RayD& ray, const QueryOptions& options,
+                                 std::size_t limit = SIZE_MAX) const;
+  std::vector<Hit> intersect_all(const RayD& ray, PickMode mode = PickMode::kObb,
+                                 std::size_t limit = SIZE_MAX) const {
+    return intersect_all(ray, QueryOptions{mode}, limit);
+  }
 
   // intersect() for every ray, on all cores (TBB); result i is exactly
   // intersect(rays[i], options). The filter is called from worker threads.
   // On large scenes the rays of each task are traversed interleaved (see
   // PickerConfig::batch_interleave_bytes), which hides memory latency.
   std::vector<Hit> intersect_batch(std::span<const Ray> rays,
+                                   const QueryOptions& options = {}) const;
+  std::vector<Hit> intersect_batch(std::span<const RayD> rays,
                                    const QueryOptions& options = {}) const;
 
   // The world-space geometric normal of a mesh-mode hit: the unit normal of
@@ -270,7 +301,7 @@ class Picker {
   // objects are adjacent in memory: one cache line. The local box is the
   // mesh's bounds, shared by its objects.
   struct alignas(64) LeafObb {
-    glm::mat4x3 to_local;  // inverse matrix, top three rows
+    LocalFrame frame;  // the object's origin and inverse 3x3 (48 bytes)
     std::uint32_t object;
     std::uint32_t mask;
     std::uint32_t mesh;  // kInvalidId when the matrix is singular: never hit
@@ -289,15 +320,27 @@ class Picker {
   Aabb entry_box(std::uint32_t e) const;
   Aabb slot_box(const WideNode& n, int slot) const;
 
-  template <bool kAny>
-  Hit mesh_hit(const LeafObb& leaf, const Ray& ray, float tmax) const;
-  template <bool kAny>
-  Hit leaf_hit(const LeafObb& leaf, const Ray& ray, float tmax,
+  // R is Ray or RayD: the ray the leaves carry into the objects' frames.
+  template <bool kAny, class R>
+  Hit mesh_hit(const LeafObb& leaf, const R& ray, float tmax) const;
+  template <bool kAny, class R>
+  Hit leaf_hit(const LeafObb& leaf, const R& ray, float tmax,
                PickMode mode) const;
   // The closest-hit step on top-level entry `entry`: tests its object and
   // keeps the hit in best (lowering tmax) when closer. Never stops.
-  bool closest_leaf(std::uint32_t entry, const Ray& ray,
+  template <class R>
+  bool closest_leaf(std::uint32_t entry, const R& ray,
                     const QueryOptions& options, float& tmax, Hit& best) const;
+  template <class R>
+  PickResult intersect_impl(const R& ray, const QueryOptions& options) const;
+  template <class R>
+  bool occluded_impl(const R& ray, const QueryOptions& options) const;
+  template <class R>
+  std::vector<Hit> intersect_all_impl(const R& ray, const QueryOptions& options,
+                                      std::size_t limit) const;
+  template <class R>
+  std::vector<Hit> intersect_batch_impl(std::span<const R> rays,
+                                        const QueryOptions& options) const;
   static bool accepts(const LeafObb& leaf, const QueryOptions& options) {
     return (leaf.mask & options.mask) != 0 &&
            (!options.filter || options.filter(leaf.object));

@@ -7,6 +7,7 @@
 
 #include <cmath>
 
+#include <glm/mat3x3.hpp>
 #include <glm/mat4x3.hpp>
 #include <glm/mat4x4.hpp>
 
@@ -43,8 +44,30 @@ RAYPICK_GEOMETRY_INLINE Aabb transform_aabb(const glm::mat4& m,
 // The inverse of the affine map whose top three rows are `m`, computed in
 // double precision and rounded once to float, into `inverse` (top three
 // rows). False, with `inverse` zero, when m is singular or the inverse is
-// not finite. Every inverse raypick uses comes from here.
+// not finite. For Obb::to_local; rays are carried by a LocalFrame instead,
+// which keeps their precision far from the origin.
 bool invert_affine(const glm::mat4x3& m, glm::mat4x3& inverse);
+
+// What carries a world point into an object's frame without losing precision
+// to the object's distance from the world origin: the object's origin in
+// world space (its matrix's translation, exactly) and the inverse of its
+// matrix's 3x3 part. A point p maps to linear * (p - origin). The
+// difference is taken first: for p near the object it is exact or rounded
+// to its own size, and the 3x3 product rounds only what is left, so the
+// local point is as precise as near the world origin. (The full inverse
+// matrix would add its translation column -M^-1 t, of size |t| / scale, to
+// M^-1 p of the same size: they cancel and leave ulp(|t| / scale), a tenth
+// of a local unit at 1e6.) 48 bytes, the size of a 3x4 inverse.
+struct LocalFrame {
+  glm::mat3 linear{1.0f};  // inverse of the 3x3 part, in double, rounded once
+  glm::vec3 origin{0.0f};  // the matrix's translation column
+};
+
+// The frame of the affine map whose top three rows are `m`, into `frame`.
+// False, with `frame` all zero (so that nothing is ever hit through it),
+// when m is singular or its inverse is not finite. Every frame raypick uses
+// comes from here.
+bool make_local_frame(const glm::mat4x3& m, LocalFrame& frame);
 
 // The same box by transforming all eight corners (pbrt's method); the
 // reference that tests hold transform_aabb against.
@@ -58,7 +81,10 @@ struct Obb {
   Aabb local;
   glm::mat4 to_world{1.0f};
   // Inverse of to_world, computed in double precision and rounded once.
+  // Loses precision far from the origin when applied to points there (see
+  // LocalFrame); rays are carried by `frame`.
   glm::mat4 to_local{1.0f};
+  LocalFrame frame;
   bool invertible = true;
 
   static Obb make(const Aabb& local, const glm::mat4& to_world);
@@ -68,42 +94,61 @@ struct Obb {
   Aabb world_bounds() const;
 };
 
-// Carries a world ray into the frame of an affine map given by its top
-// three rows (glm::mat4x3: four columns of three): the origin as a point,
-// the direction as a vector, the t range unchanged. Since the map is
-// affine, a point at parameter t maps to the point at the same t. Every
-// path of raypick carries rays with this one function, so they round alike.
-RAYPICK_GEOMETRY_INLINE Ray transform_ray(const glm::mat4x3& m, const Ray& ray) {
+// Carries a world ray into an object's frame: the origin as a point
+// (linear * (org - origin), the difference first), the direction as a
+// vector, the t range unchanged. Since the map is affine, a point at
+// parameter t maps to the point at the same t. Every path of raypick
+// carries rays with these two functions, so they round alike. Cost: three
+// subtractions and two 3x3 products.
+RAYPICK_GEOMETRY_INLINE Ray transform_ray(const LocalFrame& f, const Ray& ray) {
   Ray out = ray;
+  const glm::vec3 v = ray.org - f.origin;
   for (int r = 0; r < 3; ++r) {
-    out.org[r] = m[0][r] * ray.org.x + m[1][r] * ray.org.y +
-                 m[2][r] * ray.org.z + m[3][r];
-    out.dir[r] = m[0][r] * ray.dir.x + m[1][r] * ray.dir.y +
-                 m[2][r] * ray.dir.z;
+    out.org[r] = f.linear[0][r] * v.x + f.linear[1][r] * v.y + f.linear[2][r] * v.z;
+    out.dir[r] = f.linear[0][r] * ray.dir.x + f.linear[1][r] * ray.dir.y +
+                 f.linear[2][r] * ray.dir.z;
   }
   return out;
 }
 
-RAYPICK_GEOMETRY_INLINE Ray transform_ray(const glm::mat4& m, const Ray& ray) {
-  return transform_ray(glm::mat4x3(m), ray);
+// The same for a double-precision origin: org - origin is taken in double
+// and rounded once to float, so the local origin is within an ulp of its
+// own size of the exact one, whatever |org|.
+RAYPICK_GEOMETRY_INLINE Ray transform_ray(const LocalFrame& f, const RayD& ray) {
+  Ray out = to_float(ray);
+  const glm::vec3 v{ray.org - glm::dvec3{f.origin}};
+  for (int k = 0; k < 3; ++k) {
+    out.org[k] = f.linear[0][k] * v.x + f.linear[1][k] * v.y + f.linear[2][k] * v.z;
+    out.dir[k] = f.linear[0][k] * ray.dir.x + f.linear[1][k] * ray.dir.y +
+                 f.linear[2][k] * ray.dir.z;
+  }
+  return out;
 }
 
-// The entry t of `ray` into the box `local` under the inverse map
-// `to_local`, within [ray.tmin, tmax_limit]; +inf on a miss. Origin inside:
-// ray.tmin. Cost: one 3x4 matrix-vector pair and one slab test.
-RAYPICK_GEOMETRY_INLINE float obb_entry(const glm::mat4x3& to_local,
-                                        const Aabb& local, const Ray& ray,
-                                        float tmax_limit) {
-  Ray r = transform_ray(to_local, ray);
+// The entry t of `ray` into the box `local` of the frame `f`, within
+// [ray.tmin, tmax_limit]; +inf on a miss (and always for the zero frame of
+// a singular matrix). Origin inside: ray.tmin. Cost: one transform_ray and
+// one slab test.
+RAYPICK_GEOMETRY_INLINE float obb_entry(const LocalFrame& f, const Aabb& local,
+                                    const Ray& ray, float tmax_limit) {
+  Ray r = transform_ray(f, ray);
+  r.tmax = tmax_limit;
+  return slab_entry(RayInv(r), local);
+}
+
+// The same for a double-precision origin (see transform_ray).
+RAYPICK_GEOMETRY_INLINE float obb_entry(const LocalFrame& f, const Aabb& local,
+                                    const RayD& ray, float tmax_limit) {
+  Ray r = transform_ray(f, ray);
   r.tmax = tmax_limit;
   return slab_entry(RayInv(r), local);
 }
 
 // The same for an Obb; +inf when the OBB is not invertible.
-RAYPICK_GEOMETRY_INLINE float obb_entry(const Ray& ray, const Obb& obb,
-                                        float tmax_limit) {
+template <class R>
+RAYPICK_GEOMETRY_INLINE float obb_entry(const R& ray, const Obb& obb, float tmax_limit) {
   if (!obb.invertible) return kInfinity;
-  return obb_entry(glm::mat4x3(obb.to_local), obb.local, ray, tmax_limit);
+  return obb_entry(obb.frame, obb.local, ray, tmax_limit);
 }
 
 }  // namespace raypick
