@@ -5,6 +5,7 @@
 #include "../tools/scene_gen.h"
 #include "../tools/validate.h"
 #include "bench.h"
+#include "screen.h"
 
 #include "raypick/bvh/picker.h"
 #include "raypick/loaders/load.h"
@@ -87,7 +88,7 @@ struct PickArgs {
 int run_pick(const PickArgs& a) {
   int status = 0;
   if (a.ray.empty() == a.rays.empty()) {
-    return fail(kExitUsage, "pick: give exactly one of --ray and --rays");
+    return fail(kExitUsage, "pick: give exactly one of --ray, --rays, --pixel and --pixels");
   }
   if (!(a.max_t >= 0.0f)) {
     return fail(kExitUsage, "pick: --max-t must be a number >= 0");
@@ -365,6 +366,8 @@ int main(int argc, char** argv) {
                        "jsonl (default for --rays)")
       ->check(CLI::IsMember({"text", "json", "jsonl"}));
 
+  raypick::cli::PixelPick pixel_pick(*pick_cmd);
+
   ValidateArgs val;
   CLI::App* val_cmd = app.add_subcommand(
       "validate",
@@ -407,6 +410,10 @@ int main(int argc, char** argv) {
     return fail(kExitUsage, std::string(e.what()) + " (see raypick --help)");
   }
   try {
+    if (*pick_cmd && pixel_pick.chosen()) {
+      return pixel_pick.run({pick.scene, pick.mode, pick.format, pick.all,
+                             pick.limit, pick.max_t, pick.mask});
+    }
     if (*pick_cmd) return run_pick(pick);
     if (*val_cmd) return run_validate(val);
     if (*info_cmd) return run_info(info_scene);

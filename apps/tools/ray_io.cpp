@@ -21,9 +21,11 @@ std::string_view trim(std::string_view s) {
 
 }  // namespace
 
-std::optional<Ray> parse_ray(std::string_view text, std::string& error) {
-  double v[6];
-  int count = 0;
+std::optional<std::vector<double>> parse_numbers(std::string_view text,
+                                                 std::size_t expected,
+                                                 const std::string& what,
+                                                 std::string& error) {
+  std::vector<double> v;
   std::size_t i = 0;
   const std::size_t n = text.size();
   auto skip_space = [&] {
@@ -52,11 +54,12 @@ std::optional<Ray> parse_ray(std::string_view text, std::string& error) {
       error = "'" + std::string(token) + "' is not a number";
       return std::nullopt;
     }
-    if (count == 6) {
-      error = "expected 6 numbers (ox oy oz dx dy dz), found more";
+    if (v.size() == expected) {
+      error = "expected " + std::to_string(expected) + " numbers (" + what +
+              "), found more";
       return std::nullopt;
     }
-    v[count++] = value;
+    v.push_back(value);
     i = end;
     skip_space();
     if (i < n && text[i] == ',') {
@@ -68,16 +71,23 @@ std::optional<Ray> parse_ray(std::string_view text, std::string& error) {
       }
     }
   }
-  if (count != 6) {
-    error = "expected 6 numbers (ox oy oz dx dy dz), found " +
-            std::to_string(count);
+  if (v.size() != expected) {
+    error = "expected " + std::to_string(expected) + " numbers (" + what +
+            "), found " + std::to_string(v.size());
     return std::nullopt;
   }
+  return v;
+}
+
+std::optional<Ray> parse_ray(std::string_view text, std::string& error) {
+  const std::optional<std::vector<double>> v =
+      parse_numbers(text, 6, "ox oy oz dx dy dz", error);
+  if (!v) return std::nullopt;
   Ray ray;
-  ray.org = {static_cast<float>(v[0]), static_cast<float>(v[1]),
-             static_cast<float>(v[2])};
-  ray.dir = {static_cast<float>(v[3]), static_cast<float>(v[4]),
-             static_cast<float>(v[5])};
+  ray.org = {static_cast<float>((*v)[0]), static_cast<float>((*v)[1]),
+             static_cast<float>((*v)[2])};
+  ray.dir = {static_cast<float>((*v)[3]), static_cast<float>((*v)[4]),
+             static_cast<float>((*v)[5])};
   for (int a = 0; a < 3; ++a) {
     // Checked after narrowing: 1e39 is a finite double but not a float.
     if (!std::isfinite(ray.org[a])) {
@@ -118,6 +128,36 @@ RayList read_rays(std::istream& in, const std::string& source) {
   if (in.bad()) {
     out.error = source + ": read error";
     out.rays.clear();
+    out.lines.clear();
+  }
+  return out;
+}
+
+PointList read_points(std::istream& in, const std::string& source) {
+  PointList out;
+  std::string line;
+  std::size_t number = 0;
+  while (std::getline(in, line)) {
+    ++number;
+    const std::string_view body = trim(line);
+    if (body.empty() || body.front() == '#') continue;
+    std::string error;
+    const std::optional<std::vector<double>> v = parse_numbers(body, 2, "X Y", error);
+    if (v && !(std::isfinite((*v)[0]) && std::isfinite((*v)[1]))) {
+      error = "the point is not finite";
+    }
+    if (!error.empty()) {
+      out.error = source + ":" + std::to_string(number) + ": " + error;
+      out.points.clear();
+      out.lines.clear();
+      return out;
+    }
+    out.points.push_back({(*v)[0], (*v)[1]});
+    out.lines.push_back(number);
+  }
+  if (in.bad()) {
+    out.error = source + ": read error";
+    out.points.clear();
     out.lines.clear();
   }
   return out;

@@ -4,6 +4,8 @@
 #include "raypick/core/hit.h"
 #include "raypick/core/ray.h"
 
+#include <glm/vec2.hpp>
+
 #include <istream>
 #include <optional>
 #include <string>
@@ -11,6 +13,15 @@
 #include <vector>
 
 namespace raypick::tools {
+
+// Parses exactly `expected` numbers separated by white space or by one
+// comma with optional white space around it (the rays file's rule). On
+// failure, nullopt and `error` says why; `what` names the fields in the
+// count message ("expected 3 numbers (X,Y,Z), found 2").
+std::optional<std::vector<double>> parse_numbers(std::string_view text,
+                                                 std::size_t expected,
+                                                 const std::string& what,
+                                                 std::string& error);
 
 // Parses one ray, "ox oy oz dx dy dz": six numbers separated by white space
 // or by one comma with optional white space around it. Returns the ray, or
@@ -29,6 +40,17 @@ struct RayList {
 // non-blank character is '#' are skipped. Stops at the first bad line, whose
 // error names `source` and the line. A read failure is reported as an error.
 RayList read_rays(std::istream& in, const std::string& source);
+
+struct PointList {
+  std::vector<glm::dvec2> points;  // image-plane points (X, Y)
+  std::vector<std::size_t> lines;  // 1-based source line of each
+  std::string error;               // "source:line: message"; empty when ok
+  bool ok() const { return error.empty(); }
+};
+
+// Reads a pixels file: one point "X Y" or "X,Y" per line, finite numbers;
+// blank lines and '#' lines skipped, as read_rays.
+PointList read_points(std::istream& in, const std::string& source);
 
 // %.9g: enough digits for every float to read back to itself.
 std::string format_float(float v);

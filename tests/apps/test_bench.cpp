@@ -221,7 +221,7 @@ TEST_CASE("Embree's user geometry picks exactly raypick's object and t") {
     r.dir = glm::vec3{(i & 4) ? -0.0f : 0.0f};
     r.dir[axis] = (i & 8) ? -1.0f : 1.0f;
     if (i % 2 == 0) {
-      const Aabb b = tools::scene_bounds(Scene{scene.meshes, {scene.objects[i]}});
+      const Aabb b = tools::scene_bounds(Scene{scene.meshes, {scene.objects[i]}, {}});
       if (!b.empty()) r.org[(axis + 1) % 3] = b.min[(axis + 1) % 3];
     }
     rays.push_back(r);
