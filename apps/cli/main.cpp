@@ -396,6 +396,7 @@ int main(int argc, char** argv) {
   info_cmd->add_option("SCENE", info_scene, "Scene file (.obj, .gltf, .glb, .json)")->required();
 
   raypick::cli::BenchCommand bench(app);
+  raypick::cli::SelectCommand select(app);
 
   try {
     app.parse(argc, argv);
@@ -418,6 +419,7 @@ int main(int argc, char** argv) {
     if (*val_cmd) return run_validate(val);
     if (*info_cmd) return run_info(info_scene);
     if (bench) return bench.run();
+    if (select) return select.run();
   } catch (const std::bad_alloc&) {
     return fail(kExitBadInput, "out of memory");
   } catch (const std::exception& e) {

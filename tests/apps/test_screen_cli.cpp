@@ -171,3 +171,34 @@ TEST_CASE("bad camera options each get one message and exit 2; an unknown --came
   CHECK(run_raypick("pick '" + scene.string() + "'" + kCam).status == 2);  // no --pixel
   CHECK(run_raypick("pick '" + scene.string() + "'" + kCam + " --pixel 1,1 --ray 0,0,0,1,0,0").status == 2);
 }
+
+TEST_CASE("select prints the objects in the rectangle's region by id; --visible drops hidden ones") {
+  // "front" hides "hidden" from the eye at z = 10; "aside" is off to the left.
+  const fs::path scene = write(
+      "hide.obj", obj_box("hidden", {-0.5f, -0.5f, -3}, {0.5f, 0.5f, -2}, 1) +
+                      obj_box("front", {-1, -1, 0}, {1, 1, 1}, 9) +
+                      obj_box("aside", {-6, -1, 0}, {-5, 1, 1}, 17));
+  const std::string base = "select '" + scene.string() + "'" + kCam;
+  Run r = run_raypick(base + " --rect 50,50,150,150");
+  CHECK(r.status == 0);
+  CHECK(r.out == "object 0 'hidden'\nobject 1 'front'\n");
+  r = run_raypick(base + " --rect 150,150,50,50 --visible --format jsonl");
+  CHECK(r.out == "{\"object\":1,\"name\":\"front\"}\n");
+  // contain: the front box's near face spans x in [-1, 1] at depth 9,
+  // about 19 pixels either side of the centre; the hidden one about 7.
+  CHECK(run_raypick(base + " --rect 90,90,110,110 --rule contain").out == "object 0 'hidden'\n");
+  CHECK(run_raypick(base + " --rect 70,70,130,130 --rule contain").out ==
+        "object 0 'hidden'\nobject 1 'front'\n");
+  // Nothing there: exit 0, no lines.
+  r = run_raypick(base + " --rect 0,0,5,5");
+  CHECK(r.status == 0);
+  CHECK(r.out.empty());
+  // The mesh mode and the mask are the pick's.
+  CHECK(run_raypick(base + " --rect 0,90,60,110 --mode mesh").out == "object 2 'aside'\n");
+  CHECK(run_raypick(base + " --rect 0,0,200,200 --mask 0").out.empty());
+  r = run_raypick(base + " --rect 0,0,200");
+  CHECK(r.status == 2);
+  CHECK(r.err == "raypick: select: --rect '0,0,200': expected 4 numbers (X0,Y0,X1,Y1), found 3\n");
+  CHECK(run_raypick(base + " --rect 0,0,1,1 --rule nope").status == 2);
+  CHECK(run_raypick("select '" + scene.string() + "' --eye 0,0,1 --target 0,0,0 --size 10x0 --rect 0,0,1,1").status == 2);
+}

@@ -11,12 +11,16 @@
 //   raypick::Frustum region = cam.frustum(100, 100, 300, 250);
 #pragma once
 
+#include "raypick/core/aabb.h"
 #include "raypick/core/ray.h"
+
+#include <glm/mat4x3.hpp>
 
 #include <glm/vec2.hpp>
 #include <glm/vec3.hpp>
 
 #include <array>
+#include <span>
 #include <string>
 
 namespace raypick {
@@ -83,6 +87,28 @@ struct Frustum {
     return true;
   }
 };
+
+// Whether the convex polytope with the given vertices touches `region`
+// (shares a point with it, boundary included), by separating axes in
+// double precision: the region's planes, the polytope's face normals, and
+// the cross products of the two sets' edge directions (plus those of each
+// set's face normals with the other's edges, which separate flat shapes
+// lying in one plane). `edges` are the polytope's edge directions, `faces`
+// its face normals (either orientation; zero vectors are skipped). Exact up
+// to the rounding of the dot products.
+bool touches(const Frustum& region, std::span<const glm::dvec3> vertices,
+             std::span<const glm::dvec3> edges, std::span<const glm::dvec3> faces);
+
+// The 8 corners of box `local` under the affine matrix `m` (top three rows),
+// in double precision; corner k takes max on axis a when bit a of k is set.
+std::array<glm::dvec3, 8> box_corners(const glm::mat4x3& m, const Aabb& local);
+
+// touches() for the box `local` placed by the affine matrix `m` (an OBB).
+bool box_touches(const Frustum& region, const glm::mat4x3& m, const Aabb& local);
+
+// touches() for a triangle (degenerate ones too: a segment or a point).
+bool triangle_touches(const Frustum& region, const glm::dvec3& p0,
+                      const glm::dvec3& p1, const glm::dvec3& p2);
 
 // A camera per the contract's formulas, computed in double precision.
 class Camera {
