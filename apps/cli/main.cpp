@@ -397,6 +397,7 @@ int main(int argc, char** argv) {
 
   raypick::cli::BenchCommand bench(app);
   raypick::cli::SelectCommand select(app);
+  raypick::cli::RenderCommand render(app);
 
   try {
     app.parse(argc, argv);
@@ -420,6 +421,7 @@ int main(int argc, char** argv) {
     if (*info_cmd) return run_info(info_scene);
     if (bench) return bench.run();
     if (select) return select.run();
+    if (render) return render.run();
   } catch (const std::bad_alloc&) {
     return fail(kExitBadInput, "out of memory");
   } catch (const std::exception& e) {

@@ -4,12 +4,14 @@
 #include "apps/cli_runner.h"
 
 #include "raypick/core/camera.h"
+#include "image.h"
 
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <set>
 
 namespace fs = std::filesystem;
 
@@ -201,4 +203,77 @@ TEST_CASE("select prints the objects in the rectangle's region by id; --visible 
   CHECK(r.err == "raypick: select: --rect '0,0,200': expected 4 numbers (X0,Y0,X1,Y1), found 3\n");
   CHECK(run_raypick(base + " --rect 0,0,1,1 --rule nope").status == 2);
   CHECK(run_raypick("select '" + scene.string() + "' --eye 0,0,1 --target 0,0,0 --size 10x0 --rect 0,0,1,1").status == 2);
+}
+
+TEST_CASE("render --color ids read back agrees with pick --pixel at every pixel centre") {
+  const fs::path scene =
+      write("ids.obj", obj_box("cube", {-1, -1, -1}, {1, 1, 1}, 1) +
+                           obj_box("slab", {-3, -3, 1}, {-1.5f, 3, 2}, 9) +
+                           obj_box("pole", {1.5f, -2, -0.1f}, {1.9f, 2, 0.1f}, 17));
+  for (const std::string& cam : {std::string(" --eye 2,1,9 --target 0,0,0 --size 32x24"),
+                                std::string(" --eye 2,1,9 --target 0,0,0 --ortho 6 --size 32x24")}) {
+    for (const char* mode : {"obb", "mesh"}) {
+      const fs::path png = temp_dir() / "ids.png";
+      const Run r = run_raypick("render '" + scene.string() + "'" + cam + " --color ids --mode " +
+                                mode + " --out '" + png.string() + "'");
+      REQUIRE(r.status == 0);
+      std::string error;
+      const raypick::tools::Image img = raypick::tools::read_png(png.string(), error);
+      REQUIRE(error.empty());
+      REQUIRE(img.width == 32);
+      REQUIRE(img.height == 24);
+      std::string points;
+      for (int j = 0; j < 24; ++j) {
+        for (int i = 0; i < 32; ++i) points += std::to_string(i) + ".5 " + std::to_string(j) + ".5\n";
+      }
+      const Run p = run_raypick("pick '" + scene.string() + "'" + cam + " --pixels - --mode " + mode, points);
+      REQUIRE(p.status == 0);
+      std::istringstream lines(p.out);
+      std::string line;
+      int n = 0, hits = 0;
+      std::set<std::uint32_t> seen;
+      for (int j = 0; j < 24; ++j) {
+        for (int i = 0; i < 32; ++i) {
+          REQUIRE(std::getline(lines, line));
+          const auto ans = nlohmann::json::parse(line);
+          const std::uint32_t want =
+              ans["hit"] == true ? ans["object"].get<std::uint32_t>() : 0xFFFFFFFFu;
+          CHECK_MESSAGE(raypick::tools::id_from_colour(img.at(i, j)) == want,
+                        "pixel " << i << "," << j << " " << mode);
+          ++n;
+          hits += want != 0xFFFFFFFFu;
+          seen.insert(want);
+        }
+      }
+      CHECK(n == 32 * 24);
+      CHECK(hits > 100);
+      CHECK(seen.size() == 4);  // every object and the background
+    }
+  }
+}
+
+TEST_CASE("render writes a PNG of the given size in every colour mode, with overlays") {
+  const fs::path scene = write("poles.obj", poles_scene());
+  for (const char* color : {"shade", "id", "depth", "normal"}) {
+    const fs::path png = temp_dir() / "c.png";
+    const Run r = run_raypick("render '" + scene.string() + "'" + kCam + " --color " + color +
+                              " --highlight 0,2 --rect 10,10,60,50 --out '" + png.string() + "'");
+    REQUIRE(r.status == 0);
+    std::string error;
+    const raypick::tools::Image img = raypick::tools::read_png(png.string(), error);
+    CHECK(img.width == 200);
+    CHECK(img.height == 200);
+    // The marquee's edge is drawn at its first pixel row.
+    CHECK(img.at(30, 10) == raypick::tools::Rgb{70, 150, 255});
+  }
+  const std::string base = "render '" + scene.string() + "'" + kCam + " --out '" +
+                           (temp_dir() / "x.png").string() + "'";
+  Run r = run_raypick(base + " --highlight 7");
+  CHECK(r.status == 2);
+  CHECK(r.err == "raypick: render: --highlight 7: the scene has 3 objects (ids 0..2)\n");
+  CHECK(run_raypick(base + " --color ids --rect 0,0,1,1").status == 2);
+  CHECK(run_raypick(base + " --color rainbow").status == 2);
+  r = run_raypick("render '" + scene.string() + "'" + kCam + " --out /nonexistent/dir/x.png");
+  CHECK(r.status == 1);
+  CHECK(r.err == "raypick: render: /nonexistent/dir/x.png: cannot write the PNG file\n");
 }
