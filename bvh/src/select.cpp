@@ -152,8 +152,14 @@ std::vector<std::uint32_t> Picker::select(const Frustum& region, SelectRule rule
         // hold in both modes.
         if (side == Side::kInside) {
           take(e);
-        } else if (accepts(leaf_[e], options) &&
-                   select_entry(e, region, rule, options.mode)) {
+          continue;
+        }
+        if (!accepts(leaf_[e], options)) continue;
+        // The entry's own padded box first: most entries of a straddling
+        // slot are wholly in or out.
+        const Side own = classify(entry_box(e), region);
+        if (own == Side::kInside ||
+            (own == Side::kStraddle && select_entry(e, region, rule, options.mode))) {
           out.push_back(leaf_[e].object);
         }
       }
@@ -169,7 +175,17 @@ std::vector<std::uint32_t> Picker::select(const Frustum& region, SelectRule rule
       for (std::uint32_t e = n.child[s]; e < n.child[s] + n.count[s]; ++e) take(e);
     }
   }
-  std::sort(out.begin(), out.end());
+  // Ids ascending: a sort for a few, a pass over a bitmap for many.
+  if (out.size() < objects_.size() / 32) {
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+  std::vector<std::uint8_t> in(objects_.size(), 0);
+  for (std::uint32_t id : out) in[id] = 1;
+  std::size_t k = 0;
+  for (std::uint32_t id = 0; id < in.size(); ++id) {
+    if (in[id]) out[k++] = id;
+  }
   return out;
 }
 
