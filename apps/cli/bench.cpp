@@ -573,10 +573,10 @@ void add_json_rows(nlohmann::json& rows, const SceneSpec& spec,
 // The marquee row: Picker::select (touch, obb) of the middle quarter of
 // the bench camera's view (half its width by half its height), timed as the
 // median of `runs`, against brute force: core's exact OBB test
-// (box_touches) on every object, once. Prints one line; false when the two
-// answers differ.
+// (box_touches) on every object, once. Adds one line to `lines` (printed
+// after the table); false when the two answers differ.
 bool select_row(const Scene& scene, const Aabb& bounds, int width, int height,
-                int runs, const std::string& name, Progress& progress) {
+                int runs, const std::string& name, Progress& progress, std::string& lines) {
   progress.phase(name + ": select a quarter of the view");
   const tools::Camera bc = tools::make_camera(bounds);
   CameraSpec spec;
@@ -608,11 +608,13 @@ bool select_row(const Scene& scene, const Aabb& bounds, int width, int height,
   const double brute_ms = ms_since(start);
   progress.clear();
   const bool ok = got == want;
-  std::printf("select  %-18s touch obb, a quarter of the view: %zu of %zu objects; raypick "
-              "%.2f ms, brute force %.2f ms (%s faster)  %s\n",
-              name.c_str(), got.size(), scene.objects.size(), median(ms), brute_ms,
-              ratio(brute_ms, median(ms)).c_str(), ok ? "ok" : "VOID: answers differ");
-  std::fflush(stdout);
+  char line[320];
+  std::snprintf(line, sizeof line,
+                "select %-14s touch obb, middle quarter of the view: %zu of %zu objects "
+                "selected in %.2f ms; brute force %.2f ms (%s); %s\n",
+                name.c_str(), got.size(), scene.objects.size(), median(ms), brute_ms,
+                ratio(brute_ms, median(ms)).c_str(), ok ? "ok" : "VOID: answers differ");
+  lines += line;
   return ok;
 }
 
@@ -754,6 +756,7 @@ int BenchCommand::run() const {
   std::fflush(stdout);
 
   Progress progress;
+  std::string select_lines;  // the marquee rows, after the table
   nlohmann::json rows = nlohmann::json::array();
   bool all_ok = true;
   for (const SceneSpec& spec : specs) {
@@ -815,10 +818,14 @@ int BenchCommand::run() const {
       const std::string label =
           spec.kind == "file" ? spec.label() : spec.kind + "-" + std::to_string(spec.n);
       all_ok = select_row(scene, bounds, resolution->first, resolution->second, runs, label,
-                          progress) && all_ok;
+                          progress, select_lines) && all_ok;
     }
   }
   progress.clear();
+  if (!select_lines.empty()) {
+    std::printf("\n%s", select_lines.c_str());
+    std::fflush(stdout);
+  }
   if (!a.json.empty()) {
     std::ofstream out(a.json);
     out << rows.dump(2) << "\n";
