@@ -226,8 +226,9 @@ std::optional<Camera> CameraOptions::make(const Scene& scene, int& status,
       error += std::to_string(scene.cameras.size()) + " camera(s) (";
       for (std::size_t k = 0; k < scene.cameras.size() && k < 8; ++k) {
         const SceneCamera& c = scene.cameras[k];
-        error += (k ? ", " : "") + std::to_string(k) + ": '" +
-                 (c.name.empty() ? c.camera_name : c.name) + "'";
+        const std::string& name = c.name.empty() ? c.camera_name : c.name;
+        error += (k ? ", " : "") + std::to_string(k) +
+                 (name.empty() ? std::string(" unnamed") : " '" + name + "'");
       }
       error += scene.cameras.size() > 8 ? ", ...)" : ")";
       error += " and none of that name or index";
