@@ -390,6 +390,8 @@ int main(int argc, char** argv) {
   val_cmd->add_option("--dump", val.dump,
                       "Write the disagreeing rays to FILE (a rays file)");
 
+  raypick::cli::ValidateImage validate_image(*val_cmd);
+
   std::string info_scene;
   CLI::App* info_cmd = app.add_subcommand(
       "info", "Print a scene's objects, bounds, BVH statistics and timings");
@@ -417,6 +419,9 @@ int main(int argc, char** argv) {
                              pick.limit, pick.max_t, pick.mask});
     }
     if (*pick_cmd) return run_pick(pick);
+    if (*val_cmd && validate_image.chosen()) {
+      return validate_image.run(val.scene, val.boxes, val.seed, val.mode);
+    }
     if (*val_cmd) return run_validate(val);
     if (*info_cmd) return run_info(info_scene);
     if (bench) return bench.run();

@@ -107,6 +107,24 @@ class PixelPick {
   CLI::Option* radius_opt_ = nullptr;
 };
 
+// `raypick validate [SCENE | --boxes N] --image FILE.png <camera>`:
+// registers --image and the camera options on the `validate` subcommand.
+class ValidateImage {
+ public:
+  explicit ValidateImage(CLI::App& validate_cmd);
+  // True when --image or a camera option was given.
+  bool chosen() const;
+  // Exit status: 0 when no pixel is a real mismatch, 1 otherwise or for
+  // bad input, 2 for bad options.
+  int run(const std::string& scene, std::size_t boxes, std::uint64_t seed,
+          const std::string& mode) const;
+
+ private:
+  CameraOptions camera_;
+  std::string image_;
+  CLI::Option* image_opt_ = nullptr;
+};
+
 struct SelectArgs;
 struct RenderArgs;
 

@@ -277,3 +277,34 @@ TEST_CASE("render writes a PNG of the given size in every colour mode, with over
   CHECK(r.status == 1);
   CHECK(r.err == "raypick: render: /nonexistent/dir/x.png: cannot write the PNG file\n");
 }
+
+TEST_CASE("validate --image checks one ray per pixel and paints each disagreement by verdict") {
+  const fs::path png = temp_dir() / "val.png";
+  const Run r = run_raypick("validate --boxes 300 --image '" + png.string() +
+                            "' --eye 35,30,45 --target 13,13,13 --size 96x64");
+  REQUIRE(r.status == 0);
+  CHECK(r.out.find("view:           96x64 pixels, one ray per pixel centre, obb mode") !=
+        std::string::npos);
+  CHECK(r.out.find("real mismatches: 0 (red)") != std::string::npos);
+  // The verdict counts printed add up to the painted pixels: only verdict
+  // colours have a channel above the dimmed palette's 0.55 * 255.
+  std::size_t painted_expected = 0;
+  for (const char* key : {"float noise:", "tie:", "boundary:", "origin inside:"}) {
+    const std::size_t at = r.out.find(key);
+    REQUIRE(at != std::string::npos);
+    painted_expected += std::stoul(r.out.substr(at + std::string(key).size()));
+  }
+  std::string error;
+  const raypick::tools::Image img = raypick::tools::read_png(png.string(), error);
+  REQUIRE(img.width == 96);
+  REQUIRE(img.height == 64);
+  std::size_t painted = 0, hit = 0;
+  for (const raypick::tools::Rgb& c : img.pixels) {
+    painted += std::max({c.r, c.g, c.b}) > 150;
+    hit += !(c == raypick::tools::Rgb{28, 30, 36});
+  }
+  CHECK(painted == painted_expected);
+  CHECK(hit > 500);
+  CHECK(run_raypick("validate --boxes 10 --eye 0,0,1 --target 0,0,0 --size 4x4").status == 2);
+  CHECK(run_raypick("validate --boxes 10 --image x.png --eye 0,0,1 --target 0,0,0 --size 4x4 --fov 0").status == 2);
+}
