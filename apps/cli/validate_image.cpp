@@ -12,6 +12,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cmath>
 #include <cstdio>
 #include <unistd.h>
 
@@ -99,12 +100,15 @@ int ValidateImage::run(const std::string& scene_path, std::size_t boxes, std::ui
           if (done == rays.size()) std::fputc('\n', stderr);
         }
       });
-  // The picture: raypick's answer in palette colours, dimmed so that the
-  // verdict colours stand out; then the disagreeing pixels.
+  // The picture: raypick's answer as the palette colours' grey, dimmed,
+  // so that the verdict colours stand out; then the disagreeing pixels.
   const std::vector<Hit> hits = picker.intersect_batch(rays, QueryOptions(mode));
   tools::Image img(W, H, Rgb{28, 30, 36});
   for (std::size_t k = 0; k < hits.size(); ++k) {
-    if (hits[k].hit()) img.pixels[k] = tools::scale(tools::palette(hits[k].object), 0.55);
+    if (!hits[k].hit()) continue;
+    const Rgb c = tools::palette(hits[k].object);
+    const auto g = std::uint8_t(std::lround(0.55 * (0.3 * c.r + 0.59 * c.g + 0.11 * c.b)));
+    img.pixels[k] = {g, g, g};
   }
   for (const tools::Disagreement& d : rep.disagreements) {
     img.pixels[d.ray_index] = verdict_colour(d.verdict);
@@ -116,7 +120,7 @@ int ValidateImage::run(const std::string& scene_path, std::size_t boxes, std::ui
   std::printf("view:           %dx%d pixels, one ray per pixel centre, %s mode\n", W, H,
               mode_name.c_str());
   std::printf("hits:           raypick %zu, embree %zu\n", rep.raypick_hits, rep.embree_hits);
-  std::printf("agree:          %zu pixels (kept as the picture, dimmed)\n",
+  std::printf("agree:          %zu pixels (kept as the picture, in grey)\n",
               rep.count(Verdict::kAgree));
   std::printf("float noise:    %zu (light green)\n", rep.count(Verdict::kFloatNoise));
   std::printf("tie:            %zu (blue)\n", rep.count(Verdict::kTie));
