@@ -60,6 +60,14 @@ bool outside_local(const Aabb& b, const std::array<Plane, 5>& planes) {
   return false;
 }
 
+// A zero-area triangle, as the watertight test sees it: never hit. The
+// double differences and products of float coordinates are exact here
+// unless the coordinates' magnitudes are far apart.
+bool degenerate(const glm::vec3& a, const glm::vec3& b, const glm::vec3& c) {
+  const glm::dvec3 da(a);
+  return glm::cross(glm::dvec3(b) - da, glm::dvec3(c) - da) == glm::dvec3(0.0);
+}
+
 glm::dvec3 to_world(const glm::mat4x3& m, const glm::vec3& q) {
   return glm::dvec3(m[3]) + glm::dvec3(m[0]) * double(q.x) +
          glm::dvec3(m[1]) * double(q.y) + glm::dvec3(m[2]) * double(q.z);
@@ -68,10 +76,25 @@ glm::dvec3 to_world(const glm::mat4x3& m, const glm::vec3& q) {
 }  // namespace
 
 bool Picker::select_entry(std::uint32_t entry, const Frustum& region,
-                          SelectRule rule, PickMode mode) const {
+                          SelectRule rule, PickMode mode,
+                          std::vector<std::uint8_t>& hittable) const {
   const LeafObb& leaf = leaf_[entry];
   const ObjectRec& o = objects_[leaf.object];
   const MeshAccel& mesh = meshes_[o.mesh];
+  if (mode == PickMode::kMesh) {
+    // An object whose triangles are all degenerate can never be hit.
+    std::uint8_t& h = hittable[o.mesh];
+    if (h == 0) {
+      h = 2;
+      for (const glm::uvec3& t : mesh.triangles) {
+        if (!degenerate(mesh.positions[t.x], mesh.positions[t.y], mesh.positions[t.z])) {
+          h = 1;
+          break;
+        }
+      }
+    }
+    if (h == 2) return false;
+  }
   const std::array<glm::dvec3, 8> corners = box_corners(o.to_world, mesh.bounds);
   bool all_in = true;
   for (const glm::dvec3& c : corners) all_in = all_in && region.contains(c);
@@ -91,7 +114,7 @@ bool Picker::select_entry(std::uint32_t entry, const Frustum& region,
   if (all_in) return true;
   if (!box_touches(region, o.to_world, mesh.bounds)) return false;
   auto tri_touches = [&](const glm::vec3& a, const glm::vec3& b, const glm::vec3& c) {
-    return triangle_touches(region, to_world(o.to_world, a), to_world(o.to_world, b),
+    return !degenerate(a, b, c) && triangle_touches(region, to_world(o.to_world, a), to_world(o.to_world, b),
                             to_world(o.to_world, c));
   };
   if (!mesh.bvh_built) {
@@ -133,8 +156,17 @@ std::vector<std::uint32_t> Picker::select(const Frustum& region, SelectRule rule
   std::vector<std::uint32_t> stack;
   std::vector<std::uint32_t> inside;  // subtrees wholly inside the region
   stack.push_back(0);
+  std::vector<std::uint8_t> hittable(options.mode == PickMode::kMesh ? meshes_.size() : 0, 0);
   auto take = [&](std::uint32_t e) {
-    if (accepts(leaf_[e], options)) out.push_back(leaf_[e].object);
+    if (!accepts(leaf_[e], options)) return;
+    // Mesh mode: an object with only degenerate triangles is never taken,
+    // which select_entry decides (cached per mesh) before anything else.
+    if (options.mode == PickMode::kMesh &&
+        hittable[objects_[leaf_[e].object].mesh] != 1) {
+      // Unknown or not hittable: select_entry settles it (inside: true).
+      if (!select_entry(e, region, SelectRule::kContain, options.mode, hittable)) return;
+    }
+    out.push_back(leaf_[e].object);
   };
   while (!stack.empty()) {
     const WideNode& n = top_.nodes[stack.back()];
@@ -158,8 +190,10 @@ std::vector<std::uint32_t> Picker::select(const Frustum& region, SelectRule rule
         // The entry's own padded box first: most entries of a straddling
         // slot are wholly in or out.
         const Side own = classify(entry_box(e), region);
-        if (own == Side::kInside ||
-            (own == Side::kStraddle && select_entry(e, region, rule, options.mode))) {
+        if (own == Side::kInside) {
+          take(e);
+        } else if (own == Side::kStraddle &&
+                   select_entry(e, region, rule, options.mode, hittable)) {
           out.push_back(leaf_[e].object);
         }
       }

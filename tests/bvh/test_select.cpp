@@ -138,6 +138,13 @@ struct Reference {
       }
       return false;
     }
+    // Zero-area triangles are never hit: they never touch, and an object
+    // made of them only is never selected.
+    auto flat = [&](const glm::uvec3& tri) {
+      const glm::dvec3 p0(mesh.positions[tri.x]), p1(mesh.positions[tri.y]), p2(mesh.positions[tri.z]);
+      return glm::cross(p1 - p0, p2 - p0) == glm::dvec3(0.0);
+    };
+    if (std::all_of(mesh.triangles.begin(), mesh.triangles.end(), flat)) return false;
     if (rule == SelectRule::kContain) {
       for (const glm::uvec3& tri : mesh.triangles) {
         for (int k = 0; k < 3; ++k) {
@@ -147,6 +154,7 @@ struct Reference {
       return true;
     }
     for (const glm::uvec3& tri : mesh.triangles) {
+      if (flat(tri)) continue;
       const glm::dvec3 p[3] = {world(mesh.positions[tri.x]), world(mesh.positions[tri.y]),
                                world(mesh.positions[tri.z])};
       for (int k = 0; k < 3; ++k) {
@@ -290,7 +298,7 @@ TEST_CASE("select includes boxes exactly on the region's boundary and excludes t
       {{-1, -1, 50}, {1, 1, 52}, true, false},     // only its face on the eye's plane
       {{-1, -1, std::nextafter(50.0f, 51.0f)}, {1, 1, 52}, false, false},  // behind it
       {{10, 5, -1}, {11, 6, 1}, true, false},      // an edge along the corner's ray
-      {{10, 5, 0}, {10, 5, 0}, true, true},        // a point box on the corner ray
+      {{10, 5, 0}, {10, 5, 0}, true, true},        // a point box on the corner ray (obb)
       {{-3, 5, -2}, {3, 5, 2}, true, true},        // flat, in the top plane
       {{-3, std::nextafter(5.0f, 6.0f), -2}, {3, 6, 2}, false, false},
   };
@@ -309,7 +317,9 @@ TEST_CASE("select includes boxes exactly on the region's boundary and excludes t
     for (SelectRule rule : {SelectRule::kTouch, SelectRule::kContain}) {
       const std::vector<std::uint32_t> got = picker.select(fr, rule, QueryOptions(mode));
       for (std::size_t i = 0; i < std::size(cases); ++i) {
-        const bool want = rule == SelectRule::kTouch ? cases[i].touch : cases[i].contain;
+        bool want = rule == SelectRule::kTouch ? cases[i].touch : cases[i].contain;
+        // The point box's triangles all have zero area: never hit by mesh.
+        if (mode == PickMode::kMesh && i == 7) want = false;
         const bool have = std::binary_search(got.begin(), got.end(), std::uint32_t(i));
         CHECK_MESSAGE(have == want, "case " << i << " " << std::string(rule_name(rule)));
         CHECK_MESSAGE(ref.select(i, rule, mode) == want, "reference, case " << i);
@@ -357,4 +367,35 @@ TEST_CASE("select honours the mask and the filter, and skips objects that can ne
     CHECK(scene.objects[id].mesh != 3);  // the empty mesh
     CHECK(glm::determinant(scene.objects[id].matrix) != 0.0f);
   }
+}
+
+TEST_CASE("in mesh mode zero-area triangles never touch, and objects made of them only are never selected") {
+  CameraSpec s;
+  s.eye = {0, 0, 10};
+  s.target = {0, 0, 0};
+  s.width = s.height = 100;
+  const Camera cam(s);
+  Scene scene;
+  Mesh line;  // a zero-area triangle along x, inside the view
+  line.positions = {{-1, 0, 0}, {0, 0, 0}, {1, 0, 0}};
+  line.triangles = {{0, 1, 2}};
+  scene.meshes.push_back(line);
+  Mesh mixed = line;  // plus a real triangle far to the side, out of view
+  mixed.positions.push_back({50, 0, 0});
+  mixed.positions.push_back({51, 0, 0});
+  mixed.positions.push_back({50, 1, 0});
+  mixed.triangles.push_back({3, 4, 5});
+  scene.meshes.push_back(mixed);
+  for (std::uint32_t m = 0; m < 2; ++m) scene.objects.push_back(Object{m, glm::mat4(1.0f), "o", ~0u});
+  const Picker picker(scene);
+  const Frustum fr = cam.frustum(0, 0, 100, 100);
+  for (SelectRule rule : {SelectRule::kTouch, SelectRule::kContain}) {
+    CHECK(picker.select(fr, rule, QueryOptions(PickMode::kMesh)).empty());
+  }
+  // By boxes the line is an object like any other (a flat OBB is hit).
+  CHECK(picker.select(fr, SelectRule::kTouch) == std::vector<std::uint32_t>{0, 1});
+  CHECK(picker.select(fr, SelectRule::kContain) == std::vector<std::uint32_t>{0});
+  const Reference ref(scene, cam, Rect{0, 0, 100, 100});
+  CHECK_FALSE(ref.select(0, SelectRule::kTouch, PickMode::kMesh));
+  CHECK_FALSE(ref.select(1, SelectRule::kTouch, PickMode::kMesh));
 }

@@ -221,7 +221,9 @@ class Picker {
   // Every object in `region` (a Camera's frustum of a marquee rectangle)
   // under `rule`, in options.mode, among those options' mask and filter
   // accept; ids ascending. Objects that can never be hit (singular matrix,
-  // no triangles) are never selected. The top level culls whole subtrees
+  // no triangles; in mesh mode, only degenerate ones) are never selected,
+  // and in mesh mode degenerate (zero-area) triangles never touch. The top
+  // level culls whole subtrees
   // outside a plane of the region and takes whole subtrees inside all of
   // them; the objects in between get exact tests in double precision: a
   // separating-axis test of the OBB (or, in mesh mode, of each triangle,
@@ -327,9 +329,11 @@ class Picker {
     return (leaf.mask & options.mask) != 0 &&
            (!options.filter || options.filter(leaf.object));
   }
-  // select()'s exact test of one top-level entry (select.cpp).
+  // select()'s exact test of one top-level entry (select.cpp). In mesh
+  // mode, `hittable` caches per mesh whether it has a non-degenerate
+  // triangle (0 unknown, 1 yes, 2 no).
   bool select_entry(std::uint32_t entry, const Frustum& region, SelectRule rule,
-                    PickMode mode) const;
+                    PickMode mode, std::vector<std::uint8_t>& hittable) const;
   void rebuild();
   void build_mesh_bvhs();
   std::size_t refit_moved(std::span<const std::uint32_t> moved);
