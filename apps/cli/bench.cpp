@@ -570,6 +570,54 @@ void add_json_rows(nlohmann::json& rows, const SceneSpec& spec,
   }
 }
 
+// The marquee row: Picker::select (touch, obb) of the middle quarter of
+// the bench camera's view (half its width by half its height), timed as the
+// median of `runs`, against brute force: core's exact OBB test
+// (box_touches) on every object, once. Adds one line to `lines` (printed
+// after the table); false when the two answers differ.
+bool select_row(const Scene& scene, const Aabb& bounds, int width, int height,
+                int runs, const std::string& name, Progress& progress, std::string& lines) {
+  progress.phase(name + ": select a quarter of the view");
+  const tools::Camera bc = tools::make_camera(bounds);
+  CameraSpec spec;
+  spec.eye = glm::dvec3(bc.eye);
+  spec.target = glm::dvec3(bc.eye) + glm::dvec3(bc.forward);
+  spec.up = glm::dvec3(bc.up);
+  spec.width = width;
+  spec.height = height;
+  const raypick::Camera cam(spec);
+  const Frustum region = cam.frustum(width / 4.0, height / 4.0, 3.0 * width / 4.0, 3.0 * height / 4.0);
+  PickerConfig config;
+  config.mesh_mode = false;
+  const Picker picker(scene, config);
+  std::vector<double> ms;
+  std::vector<std::uint32_t> got;
+  for (int r = 0; r < runs; ++r) {
+    const auto start = Clock::now();
+    got = picker.select(region, SelectRule::kTouch);
+    ms.push_back(ms_since(start));
+  }
+  progress.step("(brute force)");
+  auto start = Clock::now();
+  std::vector<std::uint32_t> want;
+  for (std::uint32_t id = 0; id < picker.object_count(); ++id) {
+    const Obb obb = picker.obb(id);
+    if (!obb.invertible || obb.local.empty()) continue;
+    if (box_touches(region, glm::mat4x3(obb.to_world), obb.local)) want.push_back(id);
+  }
+  const double brute_ms = ms_since(start);
+  progress.clear();
+  const bool ok = got == want;
+  char line[320];
+  std::snprintf(line, sizeof line,
+                "select %-14s touch obb, middle quarter of the view: %zu of %zu objects "
+                "selected in %.2f ms; brute force %.2f ms (%s); %s\n",
+                name.c_str(), got.size(), scene.objects.size(), median(ms), brute_ms,
+                ratio(brute_ms, median(ms)).c_str(), ok ? "ok" : "VOID: answers differ");
+  lines += line;
+  return ok;
+}
+
 }  // namespace
 
 // ------------------------------------------------------------ command ---
@@ -745,6 +793,7 @@ int BenchCommand::run() const {
   std::fflush(stdout);
 
   Progress progress;
+  std::string select_lines;  // the marquee rows, after the table
   nlohmann::json rows = nlohmann::json::array();
   bool all_ok = true;
   for (std::size_t k = 0; k < specs.size(); ++k) {
@@ -776,7 +825,8 @@ int BenchCommand::run() const {
                                     tools::make_camera(bounds),
                                     resolution->first, resolution->second)});
     }
-    for (PickMode mode : modes_of(spec)) {
+    const std::vector<PickMode> modes = modes_of(spec);
+    for (PickMode mode : modes) {
       for (int threads : a.threads) {
         // Caps TBB (raypick's batch queries, and any parallel build) at the
         // same count as the Embree device.
@@ -797,8 +847,18 @@ int BenchCommand::run() const {
         all_ok = all_ok && res.update_check.ok;
       }
     }
+    if (want_camera && std::find(modes.begin(), modes.end(), PickMode::kObb) != modes.end()) {
+      const std::string label =
+          spec.kind == "file" ? spec.label() : spec.kind + "-" + std::to_string(spec.n);
+      all_ok = select_row(scene, bounds, resolution->first, resolution->second, runs, label,
+                          progress, select_lines) && all_ok;
+    }
   }
   progress.clear();
+  if (!select_lines.empty()) {
+    std::printf("\n%s", select_lines.c_str());
+    std::fflush(stdout);
+  }
   if (!a.json.empty()) {
     json_out << rows.dump(2) << "\n";
     json_out.flush();

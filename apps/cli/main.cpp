@@ -6,6 +6,7 @@
 #include "../tools/validate.h"
 #include "bench.h"
 #include "common.h"
+#include "screen.h"
 
 #include "raypick/bvh/picker.h"
 #include "raypick/core/text.h"
@@ -90,8 +91,8 @@ int run_pick(const PickArgs& a) {
   int status = 0;
   if (!a.ray && !a.rays) {
     return fail(kExitUsage,
-                "pick: no rays: give --ray ox,oy,oz,dx,dy,dz or --rays FILE "
-                "('-' for standard input)");
+                "pick: no rays: give --ray ox,oy,oz,dx,dy,dz, --rays FILE "
+                "('-' for standard input), or a camera with --pixel or --pixels");
   }
   if (a.rays && a.rays->empty()) {
     return fail(kExitUsage,
@@ -417,6 +418,8 @@ int run_main(int argc, char** argv) {
       ->check(CLI::IsMember({"text", "json", "jsonl"}));
   cli::add_load_options(*pick_cmd, pick.load);
 
+  raypick::cli::PixelPick pixel_pick(*pick_cmd);
+
   ValidateArgs val;
   CLI::App* val_cmd = app.add_subcommand(
       "validate",
@@ -447,6 +450,8 @@ int run_main(int argc, char** argv) {
       ->expected(3)
       ->check(CLI::Range(-1e30, 1e30));
 
+  raypick::cli::ValidateImage validate_image(*val_cmd);
+
   std::string info_scene;
   CLI::App* info_cmd = app.add_subcommand(
       "info", "Print a scene's objects, bounds, BVH statistics and timings");
@@ -455,6 +460,8 @@ int run_main(int argc, char** argv) {
   cli::add_load_options(*info_cmd, info_load);
 
   raypick::cli::BenchCommand bench(app);
+  raypick::cli::SelectCommand select(app);
+  raypick::cli::RenderCommand render(app);
 
   // CLI11 says "A subcommand is required" both when none is given and when
   // the first word is no command at all.
@@ -496,8 +503,19 @@ int run_main(int argc, char** argv) {
       return fail(kExitBadInput, std::string(command) + ": " + e.what());
     }
   };
+  if (*pick_cmd && pixel_pick.chosen()) {
+    return guarded("pick", pick.scene, [&] {
+      return pixel_pick.run({pick.scene, pick.mode, pick.format, pick.all,
+                             pick.limit, pick.max_t, pick.mask});
+    });
+  }
   if (*pick_cmd) {
     return guarded("pick", pick.scene, [&] { return run_pick(pick); });
+  }
+  if (*val_cmd && validate_image.chosen()) {
+    return guarded("validate", val.scene, [&] {
+      return validate_image.run(val.scene, val.boxes, val.seed, val.mode);
+    });
   }
   if (*val_cmd) {
     return guarded("validate", val.scene, [&] { return run_validate(val); });
@@ -507,6 +525,8 @@ int run_main(int argc, char** argv) {
                    [&] { return run_info(info_scene, info_load); });
   }
   if (bench) return guarded("bench", "", [&] { return bench.run(); });
+  if (select) return guarded("select", "", [&] { return select.run(); });
+  if (render) return guarded("render", "", [&] { return render.run(); });
   return kExitUsage;
 }
 

@@ -62,9 +62,11 @@ std::optional<double> parse_number(std::string_view token) {
 
 }  // namespace
 
-std::optional<RayD> parse_ray(std::string_view text, std::string& error) {
-  double v[6];
-  int count = 0;
+std::optional<std::vector<double>> parse_numbers(std::string_view text,
+                                                 std::size_t expected,
+                                                 const std::string& what,
+                                                 std::string& error) {
+  std::vector<double> v;
   std::size_t i = 0;
   const std::size_t n = text.size();
   auto skip_space = [&] {
@@ -85,11 +87,12 @@ std::optional<RayD> parse_ray(std::string_view text, std::string& error) {
       error = "'" + printable(token, kQuoteBytes) + "' is not a number";
       return std::nullopt;
     }
-    if (count == 6) {
-      error = "expected 6 numbers (ox oy oz dx dy dz), found more";
+    if (v.size() == expected) {
+      error = "expected " + std::to_string(expected) + " numbers (" + what +
+              "), found more";
       return std::nullopt;
     }
-    v[count++] = *value;
+    v.push_back(*value);
     i = end;
     skip_space();
     if (i < n && text[i] == ',') {
@@ -101,17 +104,24 @@ std::optional<RayD> parse_ray(std::string_view text, std::string& error) {
       }
     }
   }
-  if (count != 6) {
-    error = "expected 6 numbers (ox oy oz dx dy dz), found " +
-            std::to_string(count);
+  if (v.size() != expected) {
+    error = "expected " + std::to_string(expected) + " numbers (" + what +
+            "), found " + std::to_string(v.size());
     return std::nullopt;
   }
+  return v;
+}
+
+std::optional<RayD> parse_ray(std::string_view text, std::string& error) {
+  const std::optional<std::vector<double>> v =
+      parse_numbers(text, 6, "ox oy oz dx dy dz", error);
+  if (!v) return std::nullopt;
   // The origin stays in double until each object subtracts its own
   // translation (see RayD); it must still fit a float.
   RayD ray;
-  ray.org = {v[0], v[1], v[2]};
-  ray.dir = {static_cast<float>(v[3]), static_cast<float>(v[4]),
-             static_cast<float>(v[5])};
+  ray.org = {(*v)[0], (*v)[1], (*v)[2]};
+  ray.dir = {static_cast<float>((*v)[3]), static_cast<float>((*v)[4]),
+             static_cast<float>((*v)[5])};
   for (int a = 0; a < 3; ++a) {
     // Checked after narrowing: 1e39 is a finite double but not a float.
     if (!std::isfinite(static_cast<float>(ray.org[a]))) {
@@ -299,6 +309,31 @@ RayList read_rays_text(std::string_view text, const std::string& source) {
   std::string error = splitter.feed(text);
   if (error.empty()) error = splitter.finish();
   return finished(std::move(out), std::move(error));
+}
+
+PointList read_points(const std::string& path) {
+  PointList out;
+  const std::string error = read_lines(
+      path, [&out](std::size_t number, std::string_view line) -> std::string {
+        const std::string_view body = trim(line);
+        if (body.empty() || body.front() == '#') return {};
+        std::string why;
+        const std::optional<std::vector<double>> v =
+            parse_numbers(body, 2, "X Y", why);
+        if (!v) return why;
+        if (!(std::isfinite((*v)[0]) && std::isfinite((*v)[1]))) {
+          return "the point is not finite";
+        }
+        out.points.push_back({(*v)[0], (*v)[1]});
+        out.lines.push_back(number);
+        return {};
+      });
+  if (!error.empty()) {
+    out.error = error;
+    out.points.clear();
+    out.lines.clear();
+  }
+  return out;
 }
 
 std::string format_float(float v) {

@@ -5,12 +5,23 @@
 #include "raypick/core/ray.h"
 
 #include <functional>
+#include <glm/vec2.hpp>
+
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace raypick::tools {
+
+// Parses exactly `expected` numbers separated by white space or by one
+// comma with optional white space around it (the rays file's rule). On
+// failure, nullopt and `error` says why; `what` names the fields in the
+// count message ("expected 3 numbers (X,Y,Z), found 2").
+std::optional<std::vector<double>> parse_numbers(std::string_view text,
+                                                 std::size_t expected,
+                                                 const std::string& what,
+                                                 std::string& error);
 
 // Parses one ray, "ox oy oz dx dy dz": six numbers separated by white space
 // or by one comma with optional white space around it. Returns the ray, or
@@ -82,6 +93,18 @@ RayList read_rays(const std::string& path);
 
 // The same on text already in memory, named `source` in messages.
 RayList read_rays_text(std::string_view text, const std::string& source);
+
+struct PointList {
+  std::vector<glm::dvec2> points;  // image-plane points (X, Y)
+  std::vector<std::size_t> lines;  // 1-based source line of each
+  std::string error;               // "source:line: message"; empty when ok
+  bool ok() const { return error.empty(); }
+};
+
+// Reads a pixels file: one point "X Y" or "X,Y" per line, finite numbers;
+// blank lines and '#' lines skipped, as read_rays. `path` as for read_lines
+// (so the same bounds apply: lines of at most kMaxLineBytes).
+PointList read_points(const std::string& path);
 
 // %.9g: enough digits for every float to read back to itself.
 std::string format_float(float v);

@@ -1088,6 +1088,64 @@ std::uint32_t read_index(const unsigned char* p, int component_type) {
   }
 }
 
+// The document's cameras (issue 12), read leniently from the parsed JSON:
+// they never reach tinygltf and picking does not need them, so a camera
+// that cannot be used (not an object, an unknown type, a yfov outside
+// (0, pi), a ymag not > 0 and finite) is left out, and a node's "camera"
+// that is not a valid index is ignored, rather than failing the scene.
+struct GltfCameras {
+  std::vector<std::optional<SceneCamera>> cameras;  // by camera index
+  std::vector<int> node_camera;                     // by node index; -1: none
+};
+
+GltfCameras read_cameras(const Json& doc) {
+  GltfCameras out;
+  auto number = [](const Json& o, const char* key) {
+    const auto it = o.find(key);
+    return it != o.end() && it->is_number() ? it->get<double>() : std::nan("");
+  };
+  if (const auto cams = doc.find("cameras"); cams != doc.end() && cams->is_array()) {
+    for (const Json& cam : *cams) {
+      std::optional<SceneCamera>& slot = out.cameras.emplace_back();
+      if (!cam.is_object()) continue;
+      const auto type = cam.find("type");
+      if (type == cam.end() || !type->is_string()) continue;
+      SceneCamera c;
+      if (const auto name = cam.find("name"); name != cam.end() && name->is_string()) {
+        c.camera_name = name->get<std::string>();
+      }
+      const auto params = cam.find(type->get<std::string>());
+      if (params == cam.end() || !params->is_object()) continue;
+      if (*type == "perspective") {
+        c.fov_deg = number(*params, "yfov") * (180.0 / 3.14159265358979323846);
+        c.aspect = params->contains("aspectRatio") ? number(*params, "aspectRatio") : 0.0;
+        if (!(c.fov_deg > 0.0 && c.fov_deg < 180.0)) continue;
+      } else if (*type == "orthographic") {
+        c.projection = Projection::kOrthographic;
+        const double ymag = number(*params, "ymag");
+        c.ortho_height = 2.0 * ymag;  // ymag is half the view height
+        c.aspect = number(*params, "xmag") / ymag;
+        if (!(c.ortho_height > 0.0 && std::isfinite(c.ortho_height))) continue;
+      } else {
+        continue;
+      }
+      if (!std::isfinite(c.aspect)) c.aspect = 0.0;
+      slot = std::move(c);
+    }
+  }
+  if (const auto nodes = doc.find("nodes"); nodes != doc.end() && nodes->is_array()) {
+    for (const Json& n : *nodes) {
+      int& k = out.node_camera.emplace_back(-1);
+      if (!n.is_object()) continue;
+      const auto cam = n.find("camera");
+      if (cam == n.end() || !cam->is_number_unsigned()) continue;
+      const auto i = cam->get<std::uint64_t>();
+      if (i < out.cameras.size() && out.cameras[i]) k = static_cast<int>(i);
+    }
+  }
+  return out;
+}
+
 class SceneBuilder {
  public:
   SceneBuilder(const tinygltf::Model& model, bool quantized,
@@ -1101,6 +1159,10 @@ class SceneBuilder {
                                              std::uint64_t{1} << 62) +
                      1),
         mesh_slot_(model.meshes.size(), -1) {}
+
+  // The cameras read from the document (read_cameras), to be placed by the
+  // traversal; must outlive build().
+  void set_cameras(const GltfCameras* cameras) { cameras_ = cameras; }
 
   Scene build() {
     const std::vector<int> roots = root_nodes();
@@ -1261,6 +1323,7 @@ class SceneBuilder {
         const tinygltf::Node& node = m_.nodes[item.node];
         const glm::dmat4 world = item.parent * local_[item.node];
         if (node.mesh >= 0) add_object(item.node, world);
+        if (cameras_ && cameras_->node_camera[item.node] >= 0) add_camera(item.node, world);
         for (auto c = node.children.rbegin(); c != node.children.rend(); ++c) {
           stack.push_back({static_cast<std::size_t>(*c), world});
         }
@@ -1285,6 +1348,17 @@ class SceneBuilder {
     object.name = node.name.empty() ? "node" + std::to_string(node_index)
                                     : detail::escape_controls(node.name);
     scene_.objects.push_back(std::move(object));
+  }
+
+  // A camera node, in the order of the traversal (issue 12).
+  void add_camera(std::size_t node_index, const glm::dmat4& world) {
+    SceneCamera c = *cameras_->cameras[static_cast<std::size_t>(cameras_->node_camera[node_index])];
+    c.name = m_.nodes[node_index].name;
+    c.matrix = world;
+    for (int k = 0; k < 16; ++k) {
+      if (!std::isfinite(world[k / 4][k % 4])) return;
+    }
+    scene_.cameras.push_back(std::move(c));
   }
 
   // The raypick mesh of glTF mesh `m`, converted on first use.
@@ -1556,6 +1630,7 @@ class SceneBuilder {
   }
 
   const tinygltf::Model& m_;
+  const GltfCameras* cameras_ = nullptr;
   bool quantized_;
   detail::Budget& budget_;
   std::uint64_t max_objects_;
@@ -1620,11 +1695,13 @@ LoadResult load_gltf_unguarded(const std::string& path,
     DocumentChecker checker(container, path, options.root, budget);
     Checked checked = checker.check(*parsed.value);
     detail::JsonGuard checked_guard(checked.reduced);
+    const GltfCameras cameras = read_cameras(*parsed.value);
     detail::dismantle(*parsed.value);  // the reduced copy is all that is
     parsed.value.reset();              // needed now
     result.warnings = checked.warnings;
     const tinygltf::Model model = load_with_tinygltf(checked, container);
     SceneBuilder builder(model, checked.quantized, budget);
+    builder.set_cameras(&cameras);
     Scene scene = builder.build();
     // Last safety net: what the engine relies on, checked by core itself.
     if (std::string problem = validate_scene(scene); !problem.empty()) {

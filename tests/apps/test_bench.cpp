@@ -55,7 +55,7 @@ TEST_CASE("raypick bench --quick exits 0 with both systems and matching answers"
   CHECK(!contains(r.out, "VOID"));
   // Every (scene, mode, rays) row: a raypick line, an embree line and a
   // ratio line; both systems report the same hit count and "ok".
-  std::size_t raypick_rows = 0, embree_rows = 0, ratio_rows = 0;
+  std::size_t raypick_rows = 0, embree_rows = 0, ratio_rows = 0, select_rows = 0;
   std::vector<std::string> hits_raypick, hits_embree;
   bool in_table = false;
   for (const std::string& line : lines_of(r.out)) {
@@ -65,6 +65,12 @@ TEST_CASE("raypick bench --quick exits 0 with both systems and matching answers"
     if (w.empty()) continue;
     if (w.front() == "scene") {
       in_table = true;  // the column header
+      continue;
+    }
+    if (w.front() == "select") {  // the marquee rows, after the table
+      in_table = false;
+      CHECK(w.back() == "ok");
+      ++select_rows;
       continue;
     }
     if (!in_table) continue;
@@ -92,6 +98,7 @@ TEST_CASE("raypick bench --quick exits 0 with both systems and matching answers"
   CHECK(raypick_rows == 4);
   CHECK(embree_rows == 4);
   CHECK(ratio_rows == 4);
+  CHECK(select_rows == 1);  // boxes-1000, obb, with camera rays
   CHECK(contains(r.out, "boxes"));
   CHECK(contains(r.out, "crowd"));
   CHECK(contains(r.out, " obb "));
@@ -221,7 +228,7 @@ TEST_CASE("Embree's user geometry picks exactly raypick's object and t") {
     r.dir = glm::vec3{(i & 4) ? -0.0f : 0.0f};
     r.dir[axis] = (i & 8) ? -1.0f : 1.0f;
     if (i % 2 == 0) {
-      const Aabb b = tools::scene_bounds(Scene{scene.meshes, {scene.objects[i]}});
+      const Aabb b = tools::scene_bounds(Scene{scene.meshes, {scene.objects[i]}, {}});
       if (!b.empty()) r.org[(axis + 1) % 3] = b.min[(axis + 1) % 3];
     }
     rays.push_back(r);

@@ -348,14 +348,16 @@ TEST_CASE("usage errors say plainly what is wrong, exit 2") {
         "raypick: --threads: expected a whole number from 1 to 1024, got '0' "
         "(see raypick --help)\n");
   CHECK(err("frob") ==
-        "raypick: unknown command 'frob' (commands: pick, validate, info, bench; see "
+        "raypick: unknown command 'frob' (commands: pick, validate, info, bench, "
+              "select, render; see "
         "raypick --help)\n");
   CHECK(err("") ==
-        "raypick: no command given (commands: pick, validate, info, bench; see raypick "
+        "raypick: no command given (commands: pick, validate, info, bench, select, "
+              "render; see raypick "
         "--help)\n");
   CHECK(err("pick '" + scene.string() + "'") ==
-        "raypick: pick: no rays: give --ray ox,oy,oz,dx,dy,dz or --rays FILE ('-' for "
-        "standard input)\n");
+        "raypick: pick: no rays: give --ray ox,oy,oz,dx,dy,dz, --rays FILE ('-' for "
+        "standard input), or a camera with --pixel or --pixels\n");
   CHECK(err("pick '" + scene.string() + "' --rays ''") ==
         "raypick: pick: --rays needs a file name, or '-' for standard input\n");
   CHECK(err("validate") == "raypick: validate: give a SCENE file or --boxes N\n");

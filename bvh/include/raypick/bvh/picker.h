@@ -23,6 +23,7 @@
 
 #include "raypick/bvh/bvh.h"
 #include "raypick/bvh/wide_bvh.h"
+#include "raypick/core/camera.h"
 #include "raypick/core/hit.h"
 #include "raypick/core/obb.h"
 #include "raypick/core/scene.h"
@@ -85,6 +86,16 @@ struct QueryOptions {
   // ignore the object being dragged). Called from the querying thread,
   // possibly several times per object; it must not modify the picker.
   std::function<bool(std::uint32_t object)> filter;
+};
+
+// What Picker::select() asks of an object (the contract's marquee rules).
+enum class SelectRule {
+  // obb mode: the OBB meets the region; mesh mode: one of the object's
+  // triangles does. Boundary included.
+  kTouch,
+  // obb mode: the OBB's 8 corners lie in the region; mesh mode: every
+  // vertex the object's triangles use does.
+  kContain,
 };
 
 // A closest hit together with what the top-level traversal did.
@@ -238,6 +249,22 @@ class Picker {
   std::vector<Hit> intersect_batch(std::span<const RayD> rays,
                                    const QueryOptions& options = {}) const;
 
+  // Every object in `region` (a Camera's frustum of a marquee rectangle)
+  // under `rule`, in options.mode, among those options' mask and filter
+  // accept; ids ascending. Objects that can never be hit (singular matrix,
+  // no triangles; in mesh mode, only degenerate ones) are never selected,
+  // and in mesh mode degenerate (zero-area) triangles never touch. The top
+  // level culls whole subtrees
+  // outside a plane of the region and takes whole subtrees inside all of
+  // them; the objects in between get exact tests in double precision: a
+  // separating-axis test of the OBB (or, in mesh mode, of each triangle,
+  // culled by the mesh's BVH) against the region, boundary inclusive, or
+  // the corners' (vertices') plane tests for kContain. Mesh mode needs
+  // config.mesh_mode (else the triangles are scanned one by one).
+  // Implemented in select.cpp.
+  std::vector<std::uint32_t> select(const Frustum& region, SelectRule rule,
+                                    const QueryOptions& options = {}) const;
+
   // The world-space geometric normal of a mesh-mode hit: the unit normal of
   // the hit triangle as placed in the world (the cross product of its world
   // edges p1 - p0 and p2 - p0), correct under mirroring, non-uniform scale
@@ -345,6 +372,11 @@ class Picker {
     return (leaf.mask & options.mask) != 0 &&
            (!options.filter || options.filter(leaf.object));
   }
+  // select()'s exact test of one top-level entry (select.cpp). In mesh
+  // mode, `hittable` caches per mesh whether it has a non-degenerate
+  // triangle (0 unknown, 1 yes, 2 no).
+  bool select_entry(std::uint32_t entry, const Frustum& region, SelectRule rule,
+                    PickMode mode, std::vector<std::uint8_t>& hittable) const;
   void rebuild();
   void build_mesh_bvhs();
   std::size_t refit_moved(std::span<const std::uint32_t> moved);

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "raypick/core/aabb.h"
+#include "raypick/core/camera.h"
 
 #include <glm/mat4x4.hpp>
 #include <glm/vec3.hpp>
@@ -35,10 +36,27 @@ struct Object {
   std::uint32_t mask = ~0u;
 };
 
+// A camera that a scene file defines (a glTF node with a camera), in the
+// contract's terms: it sits at the origin of its node's world matrix and
+// looks down that matrix's -Z, with its +Y up.
+struct SceneCamera {
+  std::string name;         // the node's name ("" when it has none)
+  std::string camera_name;  // the glTF camera object's name ("" when none)
+  glm::dmat4 matrix{1.0};   // the node's world matrix
+  Projection projection = Projection::kPerspective;
+  double fov_deg = 60.0;     // perspective: yfov in degrees
+  double ortho_height = 1.0; // orthographic: 2 * ymag (ymag is half the height)
+  double aspect = 0.0;       // the file's aspectRatio or xmag/ymag; 0: none.
+                             // The image size decides the aspect, not this.
+};
+
 // Objects in id order: object id = index in `objects`.
 struct Scene {
   std::vector<Mesh> meshes;
   std::vector<Object> objects;
+  // Cameras in the order the loader meets their nodes (glTF: the objects'
+  // depth-first order); empty for formats without cameras.
+  std::vector<SceneCamera> cameras;
 
   std::size_t triangle_count() const;  // over objects, instances counted
 };

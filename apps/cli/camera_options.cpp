@@ -1,0 +1,271 @@
+// The camera options shared by the screen commands, and their helpers.
+#include "screen.h"
+
+#include "../tools/ray_io.h"
+
+#include "raypick/loaders/load.h"
+
+#include <CLI/CLI.hpp>
+
+#include <glm/geometric.hpp>
+
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <limits>
+#include <sstream>
+
+namespace raypick::cli {
+
+int screen_fail(int status, const std::string& message) {
+  std::fflush(stdout);
+  std::cerr << "raypick: " << terminal_safe(message) << "\n";
+  return status;
+}
+
+std::optional<Scene> load_scene_reporting(const std::string& path, int& status) {
+  LoadResult r = load_scene(path);
+  if (!r.ok()) {
+    const LoadError& err = *r.error;
+    status = screen_fail(err.kind == LoadError::Kind::kUnsupported
+                             ? kScreenExitUsage
+                             : kScreenExitBadInput,
+                         err.to_string());
+    return std::nullopt;
+  }
+  std::istringstream warnings(r.warnings);
+  for (std::string line; std::getline(warnings, line);) {
+    if (!line.empty()) {
+      std::cerr << "raypick: warning: " << terminal_safe(path) << ": "
+                << terminal_safe(line) << "\n";
+    }
+  }
+  return std::move(*r.scene);
+}
+
+std::string terminal_safe(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (const char c : s) {
+    const auto b = static_cast<unsigned char>(c);
+    if (b < 0x20 || b == 0x7f) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02x", b);
+      out += buf;
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+std::string format_coord(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.10g", v);
+  return buf;
+}
+
+namespace {
+
+// "X,Y,Z" (or white space) to a finite vector; nullopt with a message
+// naming the option.
+std::optional<glm::dvec3> parse_vec3(const char* option, const std::string& text,
+                                     std::string& error) {
+  std::string why;
+  const auto v = tools::parse_numbers(text, 3, "X,Y,Z", why);
+  if (!v) {
+    error = std::string(option) + " '" + text + "': " + why;
+    return std::nullopt;
+  }
+  const glm::dvec3 out{(*v)[0], (*v)[1], (*v)[2]};
+  if (!std::isfinite(out.x) || !std::isfinite(out.y) || !std::isfinite(out.z)) {
+    error = std::string(option) + " '" + text + "': not finite";
+    return std::nullopt;
+  }
+  return out;
+}
+
+// "WxH" with decimal sides; sides out of range are left to check_camera.
+bool parse_size(const std::string& text, int& w, int& h) {
+  const std::size_t x = text.find_first_of("xX");
+  if (x == std::string::npos) return false;
+  auto side = [](std::string_view s, int& out) {
+    if (s.empty() || s.find_first_not_of("0123456789") != std::string_view::npos) {
+      return false;
+    }
+    // Too many digits for an int: too large a side, which check_camera says.
+    if (s.size() > 9) {
+      out = std::numeric_limits<int>::max();
+      return true;
+    }
+    std::from_chars(s.data(), s.data() + s.size(), out);
+    return true;
+  };
+  const std::string_view t = text;
+  return side(t.substr(0, x), w) && side(t.substr(x + 1), h);
+}
+
+}  // namespace
+
+void CameraOptions::add_to(CLI::App& cmd) {
+  eye_opt_ = cmd.add_option("--eye", eye_, "Camera position X,Y,Z");
+  target_opt_ = cmd.add_option("--target", target_, "Point the camera looks at, X,Y,Z");
+  up_opt_ = cmd.add_option("--up", up_, "Up direction X,Y,Z (default 0,1,0)");
+  fov_opt_ = cmd.add_option("--fov", fov_,
+                            "Perspective: vertical field of view in degrees, in (0, 180) "
+                            "(default 60)");
+  ortho_opt_ = cmd.add_option("--ortho", ortho_,
+                              "Orthographic instead: the view height in world units");
+  size_opt_ = cmd.add_option("--size", size_, "Image size WxH in pixels (sides 1..16384)");
+  camera_opt_ = cmd.add_option("--camera", camera_,
+                               "A camera of a glTF scene, by node name, camera name or "
+                               "index (instead of --eye/--target/--up/--fov/--ortho)");
+  fov_opt_->excludes(ortho_opt_);
+  for (CLI::Option* o : {eye_opt_, target_opt_, up_opt_, fov_opt_, ortho_opt_}) {
+    camera_opt_->excludes(o);
+  }
+}
+
+bool CameraOptions::any_given() const {
+  for (CLI::Option* o : {eye_opt_, target_opt_, up_opt_, fov_opt_, ortho_opt_,
+                         size_opt_, camera_opt_}) {
+    if (o->count() > 0) return true;
+  }
+  return false;
+}
+
+std::optional<CameraSpec> CameraOptions::spec_without_scene(std::string& error) const {
+  if (size_opt_->count() == 0) {
+    error = "a camera needs --size WxH";
+    return std::nullopt;
+  }
+  CameraSpec s;
+  if (!parse_size(size_, s.width, s.height)) {
+    error = "--size must be WxH (for example 640x480), got '" + size_ + "'";
+    return std::nullopt;
+  }
+  if (camera_opt_->count() > 0) {
+    if (camera_.empty()) {
+      error = "--camera needs a camera's name or index";
+      return std::nullopt;
+    }
+    // The rest comes from the scene; check the size alone.
+    s.eye = {0, 0, 0};
+    s.target = {0, 0, -1};
+    if (std::string e = check_camera(s); !e.empty()) {
+      error = e;
+      return std::nullopt;
+    }
+    return s;
+  }
+  if (eye_opt_->count() == 0 || target_opt_->count() == 0) {
+    error = "a camera needs --eye X,Y,Z and --target X,Y,Z (or --camera NAME|INDEX), "
+            "and --size WxH";
+    return std::nullopt;
+  }
+  const auto eye = parse_vec3("--eye", eye_, error);
+  if (!eye) return std::nullopt;
+  const auto target = parse_vec3("--target", target_, error);
+  if (!target) return std::nullopt;
+  const auto up = parse_vec3("--up", up_, error);
+  if (!up) return std::nullopt;
+  s.eye = *eye;
+  s.target = *target;
+  s.up = *up;
+  if (ortho_opt_->count() > 0) {
+    s.projection = Projection::kOrthographic;
+    s.ortho_height = ortho_;
+  } else {
+    s.fov_deg = fov_;
+  }
+  if (std::string e = check_camera(s); !e.empty()) {
+    error = e;
+    return std::nullopt;
+  }
+  return s;
+}
+
+std::string CameraOptions::check() const {
+  std::string error;
+  spec_without_scene(error);
+  return error;
+}
+
+std::optional<Camera> CameraOptions::make(const Scene& scene, int& status,
+                                          std::string& error) const {
+  std::optional<CameraSpec> s = spec_without_scene(error);
+  if (!s) {
+    status = kScreenExitUsage;
+    return std::nullopt;
+  }
+  if (camera_opt_->count() == 0) return Camera(*s);
+  status = kScreenExitBadInput;
+  // An index when all digits, else a node name, else a camera name.
+  const SceneCamera* found = nullptr;
+  std::size_t index = 0;
+  if (camera_.find_first_not_of("0123456789") == std::string::npos) {
+    const auto [p, ec] = std::from_chars(camera_.data(), camera_.data() + camera_.size(), index);
+    if (ec == std::errc() && index < scene.cameras.size()) found = &scene.cameras[index];
+  } else {
+    for (const SceneCamera& c : scene.cameras) {
+      if (c.name == camera_) {
+        found = &c;
+        break;
+      }
+    }
+    for (std::size_t k = 0; !found && k < scene.cameras.size(); ++k) {
+      if (scene.cameras[k].camera_name == camera_) found = &scene.cameras[k];
+    }
+  }
+  if (!found) {
+    error = "--camera '" + camera_ + "': the scene has ";
+    if (scene.cameras.empty()) {
+      error += "no cameras";
+    } else {
+      error += std::to_string(scene.cameras.size()) + " camera(s) (";
+      for (std::size_t k = 0; k < scene.cameras.size() && k < 8; ++k) {
+        const SceneCamera& c = scene.cameras[k];
+        const std::string& name = c.name.empty() ? c.camera_name : c.name;
+        error += (k ? ", " : "") + std::to_string(k) +
+                 (name.empty() ? std::string(" unnamed") : " '" + name + "'");
+      }
+      error += scene.cameras.size() > 8 ? ", ...)" : ")";
+      error += " and none of that name or index";
+    }
+    return std::nullopt;
+  }
+  const glm::dmat4& m = found->matrix;
+  s->eye = glm::dvec3(m[3]);
+  s->target = s->eye - glm::dvec3(m[2]);  // looking down the node's -Z
+  s->up = glm::dvec3(m[1]);
+  s->projection = found->projection;
+  s->fov_deg = found->fov_deg;
+  s->ortho_height = found->ortho_height;
+  if (std::string e = check_camera(*s); !e.empty()) {
+    error = "--camera '" + camera_ + "': the camera cannot be used (its node matrix or "
+            "projection is degenerate: " + e + ")";
+    return std::nullopt;
+  }
+  return Camera(*s);
+}
+
+std::optional<std::array<double, 4>> parse_rect(const std::string& text,
+                                                std::string& error) {
+  std::string why;
+  const auto v = tools::parse_numbers(text, 4, "X0,Y0,X1,Y1", why);
+  if (!v) {
+    error = "--rect '" + text + "': " + why;
+    return std::nullopt;
+  }
+  std::array<double, 4> r{(*v)[0], (*v)[1], (*v)[2], (*v)[3]};
+  for (double c : r) {
+    if (!std::isfinite(c)) {
+      error = "--rect '" + text + "': not finite";
+      return std::nullopt;
+    }
+  }
+  return r;
+}
+
+}  // namespace raypick::cli

@@ -1,0 +1,210 @@
+// `raypick pick SCENE <camera> --pixel X,Y | --pixels FILE|- [--radius R]`.
+#include "screen.h"
+
+#include "../tools/ray_io.h"
+
+#include "raypick/bvh/picker.h"
+
+#include <CLI/CLI.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <tuple>
+
+namespace raypick::cli {
+namespace {
+
+constexpr double kMaxRadius = 256.0;
+// --radius samples the disc on a grid of this many pixels.
+constexpr double kRadiusStep = 0.5;
+
+// The nearest object hit by the rays through the disc of `radius` pixels
+// around (X, Y), sampled on a kRadiusStep grid that includes the point:
+// nearest in depth (along the view direction) first, ties to the sample
+// nearest the point on screen, then to the lower object and triangle id.
+// Returns the winning sample's ray and hit (a miss and the point's own ray
+// when no sample hits).
+std::pair<Ray, Hit> pick_within(const Picker& picker, const Camera& cam,
+                                double X, double Y, double radius, float max_t,
+                                const QueryOptions& options) {
+  std::vector<Ray> rays;
+  std::vector<double> dist2;
+  const int n = int(std::floor(radius / kRadiusStep));
+  for (int j = -n; j <= n; ++j) {
+    for (int i = -n; i <= n; ++i) {
+      const double dx = i * kRadiusStep, dy = j * kRadiusStep;
+      const double d2 = dx * dx + dy * dy;
+      if (d2 > radius * radius) continue;
+      Ray r = cam.ray(X + dx, Y + dy);
+      r.tmax = max_t;
+      rays.push_back(r);
+      dist2.push_back(d2);
+    }
+  }
+  const std::vector<Hit> hits = picker.intersect_batch(rays, options);
+  std::size_t best = rays.size();
+  std::tuple<double, double, std::uint32_t, std::uint32_t> best_key;
+  for (std::size_t k = 0; k < rays.size(); ++k) {
+    if (!hits[k].hit()) continue;
+    const glm::dvec3 p = glm::dvec3(rays[k].org) + double(hits[k].t) * glm::dvec3(rays[k].dir);
+    const auto key = std::make_tuple(cam.depth(p), dist2[k], hits[k].object, hits[k].triangle);
+    if (best == rays.size() || key < best_key) {
+      best = k;
+      best_key = key;
+    }
+  }
+  if (best == rays.size()) {
+    Ray r = cam.ray(X, Y);
+    r.tmax = max_t;
+    return {r, Hit{}};
+  }
+  return {rays[best], hits[best]};
+}
+
+// Adds "pixel":[X,Y] after the "ray":i field of a JSON answer.
+std::string with_pixel_json(std::string json, const glm::dvec2& p) {
+  const std::size_t comma = json.find(',');
+  json.insert(comma, ",\"pixel\":[" + format_coord(p.x) + "," + format_coord(p.y) + "]");
+  return json;
+}
+
+// "ray i: ..." becomes "ray i, pixel (X, Y): ...".
+std::string with_pixel_text(std::string text, const glm::dvec2& p) {
+  const std::size_t colon = text.find(':');
+  text.insert(colon, ", pixel (" + format_coord(p.x) + ", " + format_coord(p.y) + ")");
+  return terminal_safe(text);
+}
+
+}  // namespace
+
+PixelPick::PixelPick(CLI::App& cmd) {
+  camera_.add_to(cmd);
+  pixel_opt_ = cmd.add_option("--pixel", pixel_,
+                              "An image-plane point X,Y in pixels ((0,0) the top-left "
+                              "corner; pixel (i,j)'s centre is i+0.5,j+0.5); needs a camera");
+  pixels_opt_ = cmd.add_option("--pixels", pixels_,
+                               "Points file, one 'X Y' or 'X,Y' per line; '-' reads stdin");
+  radius_opt_ = cmd.add_option("--radius", radius_,
+                               "Pick the object nearest in depth among those hit within R "
+                               "pixels of the point (0..256)");
+  pixel_opt_->excludes(pixels_opt_);
+  for (const char* name : {"--ray", "--rays"}) {
+    if (CLI::Option* o = cmd.get_option_no_throw(name)) {
+      o->excludes(pixel_opt_);
+      o->excludes(pixels_opt_);
+    }
+  }
+}
+
+bool PixelPick::chosen() const {
+  return pixel_opt_->count() > 0 || pixels_opt_->count() > 0 ||
+         radius_opt_->count() > 0 || camera_.any_given();
+}
+
+int PixelPick::run(const PickCommon& a) const {
+  const bool one = pixel_opt_->count() > 0;
+  if (!one && pixels_opt_->count() == 0) {
+    return screen_fail(kScreenExitUsage,
+                       "pick: a camera needs --pixel X,Y or --pixels FILE");
+  }
+  if (!(radius_ >= 0.0 && radius_ <= kMaxRadius)) {
+    return screen_fail(kScreenExitUsage, "pick: --radius must be in 0..256 pixels, got " +
+                                             format_coord(radius_));
+  }
+  if (a.all && radius_opt_->count() > 0) {
+    return screen_fail(kScreenExitUsage,
+                       "pick: --radius picks one object per point; it does not combine "
+                       "with --all");
+  }
+  const std::string format = !a.format.empty() ? a.format : (one ? "text" : "jsonl");
+  if (format == "json" && !one) {
+    return screen_fail(kScreenExitUsage,
+                       "pick: --format json is for a single --pixel; use --format jsonl "
+                       "with --pixels");
+  }
+  if (std::string e = camera_.check(); !e.empty()) {
+    return screen_fail(kScreenExitUsage, "pick: " + e);
+  }
+  tools::PointList points;
+  if (one) {
+    std::string why;
+    const auto v = tools::parse_numbers(pixel_, 2, "X,Y", why);
+    if (v && !(std::isfinite((*v)[0]) && std::isfinite((*v)[1]))) why = "not finite";
+    if (!v || !why.empty()) {
+      return screen_fail(kScreenExitUsage, "pick: --pixel '" + pixel_ + "': " + why);
+    }
+    points.points.push_back({(*v)[0], (*v)[1]});
+  } else {
+    points = tools::read_points(pixels_);
+  }
+  if (!points.ok()) return screen_fail(kScreenExitBadInput, points.error);
+
+  int status = 0;
+  std::optional<Scene> scene = load_scene_reporting(a.scene, status);
+  if (!scene) return status;
+  std::string error;
+  const std::optional<Camera> cam = camera_.make(*scene, status, error);
+  if (!cam) return screen_fail(status, "pick: " + error);
+
+  const PickMode mode = a.mode == "mesh" ? PickMode::kMesh : PickMode::kObb;
+  PickerConfig config;
+  config.mesh_mode = mode == PickMode::kMesh;
+  const Picker picker(*scene, config);
+  std::vector<std::string> names;
+  names.reserve(scene->objects.size());
+  for (const Object& o : scene->objects) names.push_back(o.name);
+  const QueryOptions options(mode, a.mask);
+
+  // Without --radius and --all, the points' rays go through one batch.
+  std::vector<Ray> rays;
+  rays.reserve(points.points.size());
+  for (const glm::dvec2& p : points.points) {
+    Ray r = cam->ray(p.x, p.y);
+    r.tmax = a.max_t;
+    rays.push_back(r);
+  }
+  std::vector<Hit> batch;
+  if (!a.all && radius_opt_->count() == 0) batch = picker.intersect_batch(rays, options);
+
+  std::string out;
+  for (std::size_t i = 0; i < points.points.size(); ++i) {
+    const glm::dvec2& p = points.points[i];
+    if (a.all) {
+      const std::vector<Hit> hits =
+          picker.intersect_all(rays[i], options, a.limit == 0 ? SIZE_MAX : a.limit);
+      if (format == "text") {
+        if (hits.empty()) out += with_pixel_text(tools::hit_to_text(i, to_double(rays[i]), Hit{}, ""), p) + '\n';
+        for (const Hit& h : hits) {
+          out += with_pixel_text(tools::hit_to_text(i, to_double(rays[i]), h, names[h.object]), p) + '\n';
+        }
+      } else {
+        out += with_pixel_json(tools::hits_to_json(i, to_double(rays[i]), hits, names), p) + '\n';
+      }
+      continue;
+    }
+    Ray ray = rays[i];
+    Hit hit;
+    if (radius_opt_->count() > 0) {
+      std::tie(ray, hit) = pick_within(picker, *cam, p.x, p.y, radius_, a.max_t, options);
+    } else {
+      hit = batch[i];
+    }
+    const std::string& name = hit.hit() ? names[hit.object] : std::string();
+    out += format == "text" ? with_pixel_text(tools::hit_to_text(i, to_double(ray), hit, name), p)
+                            : with_pixel_json(tools::hit_to_json(i, to_double(ray), hit, name), p);
+    out += '\n';
+    if (out.size() > (1 << 16)) {
+      std::fwrite(out.data(), 1, out.size(), stdout);
+      out.clear();
+    }
+  }
+  std::fwrite(out.data(), 1, out.size(), stdout);
+  if (std::fflush(stdout) != 0) {
+    return screen_fail(kScreenExitBadInput, "cannot write to standard output");
+  }
+  return 0;
+}
+
+}  // namespace raypick::cli

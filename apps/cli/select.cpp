@@ -1,0 +1,120 @@
+// `raypick select SCENE <camera> --rect X0,Y0,X1,Y1 [--rule touch|contain]
+//  [--mode obb|mesh] [--visible] [--mask M] [--format text|jsonl]`.
+#include "screen.h"
+
+#include "raypick/bvh/picker.h"
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+namespace raypick::cli {
+
+struct SelectArgs {
+  std::string scene;
+  CameraOptions camera;
+  std::string rect;
+  std::string rule = "touch";
+  std::string mode = "obb";
+  bool visible = false;
+  std::uint32_t mask = ~0u;
+  std::string format = "text";
+};
+
+// The pixels whose centres (i + 0.5, j + 0.5) lie in [lo, hi] (boundary
+// included), clipped to [0, size): first and one past the last.
+std::pair<int, int> pixel_span(double lo, double hi, int size) {
+  const double first = std::ceil(lo - 0.5), last = std::floor(hi - 0.5);
+  const int a = int(std::clamp(first, 0.0, double(size)));
+  const int b = int(std::clamp(last + 1.0, 0.0, double(size)));
+  return {a, std::max(a, b)};
+}
+
+SelectCommand::SelectCommand(CLI::App& app) : args_(std::make_unique<SelectArgs>()) {
+  SelectArgs& a = *args_;
+  cmd_ = app.add_subcommand("select",
+                            "Marquee selection: the objects in the region a rectangle of "
+                            "the view covers, one line per object by id");
+  cmd_->add_option("SCENE", a.scene, "Scene file (.obj, .gltf, .glb, .json)")->required();
+  a.camera.add_to(*cmd_);
+  cmd_->add_option("--rect", a.rect,
+                   "The rectangle X0,Y0,X1,Y1 in image-plane pixels, corners in either "
+                   "order, boundary included")
+      ->required();
+  cmd_->add_option("--rule", a.rule,
+                   "touch (default): the object meets the region; contain: it lies in it")
+      ->check(CLI::IsMember({"touch", "contain"}));
+  cmd_->add_option("--mode", a.mode, "obb (default): by oriented bounding box; mesh: by triangles")
+      ->check(CLI::IsMember({"obb", "mesh"}));
+  cmd_->add_flag("--visible", a.visible,
+                 "Keep only objects that the pick hits at a pixel centre inside the "
+                 "rectangle (not hidden behind others)");
+  cmd_->add_option("--mask", a.mask, "Only objects whose pick mask shares a bit with M");
+  cmd_->add_option("--format", a.format, "text (default) or jsonl")
+      ->check(CLI::IsMember({"text", "jsonl"}));
+}
+
+SelectCommand::~SelectCommand() = default;
+
+SelectCommand::operator bool() const { return cmd_->parsed(); }
+
+int SelectCommand::run() const {
+  const SelectArgs& a = *args_;
+  if (std::string e = a.camera.check(); !e.empty()) {
+    return screen_fail(kScreenExitUsage, "select: " + e);
+  }
+  std::string error;
+  const auto rect = parse_rect(a.rect, error);
+  if (!rect) return screen_fail(kScreenExitUsage, "select: " + error);
+  int status = 0;
+  std::optional<Scene> scene = load_scene_reporting(a.scene, status);
+  if (!scene) return status;
+  const std::optional<Camera> cam = a.camera.make(*scene, status, error);
+  if (!cam) return screen_fail(status, "select: " + error);
+
+  const PickMode mode = a.mode == "mesh" ? PickMode::kMesh : PickMode::kObb;
+  PickerConfig config;
+  config.mesh_mode = mode == PickMode::kMesh;
+  const Picker picker(*scene, config);
+  const QueryOptions options(mode, a.mask);
+  const auto [x0, y0, x1, y1] = *rect;
+  std::vector<std::uint32_t> ids =
+      picker.select(cam->frustum(x0, y0, x1, y1),
+                    a.rule == "contain" ? SelectRule::kContain : SelectRule::kTouch, options);
+  if (a.visible && !ids.empty()) {
+    // The objects the pick hits at the pixel centres inside the rectangle.
+    const auto [i0, i1] = pixel_span(std::min(x0, x1), std::max(x0, x1), cam->width());
+    const auto [j0, j1] = pixel_span(std::min(y0, y1), std::max(y0, y1), cam->height());
+    std::vector<std::uint8_t> seen(scene->objects.size(), 0);
+    std::vector<Ray> rays;
+    for (int j = j0; j < j1; ++j) {
+      rays.clear();
+      for (int i = i0; i < i1; ++i) rays.push_back(cam->ray(i + 0.5, j + 0.5));
+      for (const Hit& h : picker.intersect_batch(rays, options)) {
+        if (h.hit()) seen[h.object] = 1;
+      }
+    }
+    std::erase_if(ids, [&](std::uint32_t id) { return seen[id] == 0; });
+  }
+  std::string out;
+  for (std::uint32_t id : ids) {
+    const std::string& name = scene->objects[id].name;
+    if (a.format == "jsonl") {
+      out += "{\"object\":" + std::to_string(id) + ",\"name\":" +
+             nlohmann::json(name).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) +
+             "}\n";
+    } else {
+      out += "object " + std::to_string(id) + " '" + terminal_safe(name) + "'\n";
+    }
+  }
+  std::fwrite(out.data(), 1, out.size(), stdout);
+  if (std::fflush(stdout) != 0) {
+    return screen_fail(kScreenExitBadInput, "cannot write to standard output");
+  }
+  return 0;
+}
+
+}  // namespace raypick::cli

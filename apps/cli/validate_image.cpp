@@ -1,0 +1,135 @@
+// `raypick validate [SCENE | --boxes N] --image FILE.png <camera>`: the
+// view, one ray per pixel centre, checked against Embree; every pixel where
+// the two disagree is painted its verdict's colour.
+#include "screen.h"
+
+#include "../tools/embree_scene.h"
+#include "../tools/image.h"
+#include "../tools/scene_gen.h"
+#include "../tools/validate.h"
+
+#include "raypick/bvh/picker.h"
+
+#include <CLI/CLI.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <unistd.h>
+
+namespace raypick::cli {
+namespace {
+
+using tools::Rgb;
+using tools::Verdict;
+
+// Verdict colours (kAgree pixels keep the picture).
+Rgb verdict_colour(Verdict v) {
+  switch (v) {
+    case Verdict::kAgree: return {0, 0, 0};
+    case Verdict::kFloatNoise: return {120, 230, 120};   // light green
+    case Verdict::kTie: return {60, 120, 255};           // blue
+    case Verdict::kBoundary: return {255, 215, 0};       // yellow
+    case Verdict::kOriginInside: return {235, 70, 235};  // magenta
+    case Verdict::kMismatch: return {255, 20, 20};       // red
+  }
+  return {255, 255, 255};
+}
+
+}  // namespace
+
+ValidateImage::ValidateImage(CLI::App& validate_cmd) {
+  camera_.add_to(validate_cmd);
+  image_opt_ = validate_cmd.add_option(
+      "--image", image_,
+      "Check the camera's view (one ray per pixel centre) instead of random rays and "
+      "write it to FILE.png, each disagreeing pixel in its verdict's colour");
+}
+
+bool ValidateImage::chosen() const { return image_opt_->count() > 0 || camera_.any_given(); }
+
+int ValidateImage::run(const std::string& scene_path, std::size_t boxes, std::uint64_t seed,
+                       const std::string& mode_name) const {
+  if (image_opt_->count() == 0) {
+    return screen_fail(kScreenExitUsage, "validate: a camera needs --image FILE.png");
+  }
+  if (scene_path.empty() == (boxes == 0)) {
+    return screen_fail(kScreenExitUsage, "validate: give a SCENE file or --boxes N, not both");
+  }
+  if (std::string e = camera_.check(); !e.empty()) {
+    return screen_fail(kScreenExitUsage, "validate: " + e);
+  }
+  const PickMode mode = mode_name == "mesh" ? PickMode::kMesh : PickMode::kObb;
+  Scene scene;
+  std::string label;
+  int status = 0;
+  if (boxes > 0) {
+    const tools::BoxesOptions opt = tools::mixed_options();
+    scene = mode == PickMode::kMesh ? tools::make_mesh_scene(boxes, seed, opt)
+                                    : tools::make_boxes_scene(boxes, seed, opt);
+    label = "generated boxes-" + std::to_string(boxes) + " (seed " + std::to_string(seed) + ")";
+  } else {
+    std::optional<Scene> s = load_scene_reporting(scene_path, status);
+    if (!s) return status;
+    scene = std::move(*s);
+    label = scene_path;
+  }
+  std::string error;
+  const std::optional<Camera> cam = camera_.make(scene, status, error);
+  if (!cam) return screen_fail(status, "validate: " + error);
+
+  PickerConfig config;
+  config.mesh_mode = mode == PickMode::kMesh;
+  const Picker picker(scene, config);
+  std::optional<tools::EmbreeScene> embree;
+  try {
+    embree.emplace(scene, mode);
+  } catch (const std::exception& e) {
+    return screen_fail(kScreenExitBadInput, e.what());
+  }
+  const int W = cam->width(), H = cam->height();
+  std::vector<Ray> rays;
+  rays.reserve(std::size_t(W) * H);
+  for (int j = 0; j < H; ++j) {
+    for (int i = 0; i < W; ++i) rays.push_back(cam->ray(i + 0.5, j + 0.5));
+  }
+  const bool tty = isatty(fileno(stderr));
+  const tools::ValidateReport rep =
+      tools::validate(scene, picker, *embree, mode, rays, [&](std::size_t done) {
+        if (tty) {
+          std::fprintf(stderr, "\rvalidate: %zu / %zu pixels", done, rays.size());
+          if (done == rays.size()) std::fputc('\n', stderr);
+        }
+      });
+  // The picture: raypick's answer as the palette colours' grey, dimmed,
+  // so that the verdict colours stand out; then the disagreeing pixels.
+  const std::vector<Hit> hits = picker.intersect_batch(rays, QueryOptions(mode));
+  tools::Image img(W, H, Rgb{28, 30, 36});
+  for (std::size_t k = 0; k < hits.size(); ++k) {
+    if (!hits[k].hit()) continue;
+    const Rgb c = tools::palette(hits[k].object);
+    const auto g = std::uint8_t(std::lround(0.55 * (0.3 * c.r + 0.59 * c.g + 0.11 * c.b)));
+    img.pixels[k] = {g, g, g};
+  }
+  for (const tools::Disagreement& d : rep.disagreements) {
+    img.pixels[d.ray_index] = verdict_colour(d.verdict);
+  }
+  if (std::string e = tools::write_png(image_, img); !e.empty()) {
+    return screen_fail(kScreenExitBadInput, "validate: " + e);
+  }
+  std::printf("scene:          %s\n", terminal_safe(label).c_str());
+  std::printf("view:           %dx%d pixels, one ray per pixel centre, %s mode\n", W, H,
+              mode_name.c_str());
+  std::printf("hits:           raypick %zu, embree %zu\n", rep.raypick_hits, rep.embree_hits);
+  std::printf("agree:          %zu pixels (kept as the picture, in grey)\n",
+              rep.count(Verdict::kAgree));
+  std::printf("float noise:    %zu (light green)\n", rep.count(Verdict::kFloatNoise));
+  std::printf("tie:            %zu (blue)\n", rep.count(Verdict::kTie));
+  std::printf("boundary:       %zu (yellow)\n", rep.count(Verdict::kBoundary));
+  std::printf("origin inside:  %zu (magenta)\n", rep.count(Verdict::kOriginInside));
+  std::printf("real mismatches: %zu (red)\n", rep.mismatches());
+  std::printf("image:          %s\n", terminal_safe(image_).c_str());
+  std::fflush(stdout);
+  return rep.mismatches() == 0 ? 0 : kScreenExitBadInput;
+}
+
+}  // namespace raypick::cli

@@ -1,0 +1,160 @@
+// Cameras: the contract's screen space ("Cameras and screen space"). A
+// camera turns an image-plane point into a ray, and a rectangle of the
+// image into the region a marquee selects (a Frustum).
+//
+//   raypick::CameraSpec spec;
+//   spec.eye = {0, 2, 8}; spec.target = {0, 0, 0};
+//   spec.width = 800; spec.height = 600;          // perspective, fov 60
+//   if (std::string e = raypick::check_camera(spec); !e.empty()) ...;
+//   raypick::Camera cam(spec);
+//   raypick::Ray ray = cam.ray(400.5, 300.5);     // pixel (400, 300)
+//   raypick::Frustum region = cam.frustum(100, 100, 300, 250);
+#pragma once
+
+#include "raypick/core/aabb.h"
+#include "raypick/core/ray.h"
+
+#include <glm/mat4x3.hpp>
+
+#include <glm/vec2.hpp>
+#include <glm/vec3.hpp>
+
+#include <array>
+#include <span>
+#include <string>
+
+namespace raypick {
+
+enum class Projection { kPerspective, kOrthographic };
+
+// What a camera is made of, as the command line's options give it.
+struct CameraSpec {
+  glm::dvec3 eye{0.0};
+  glm::dvec3 target{0.0, 0.0, -1.0};
+  glm::dvec3 up{0.0, 1.0, 0.0};
+  Projection projection = Projection::kPerspective;
+  double fov_deg = 60.0;     // vertical field of view, perspective
+  double ortho_height = 1.0; // view height in world units, orthographic
+  int width = 0;             // image size in pixels
+  int height = 0;
+};
+
+// The largest image side a camera accepts.
+inline constexpr int kMaxImageSide = 16384;
+
+// Checks a spec: finite vectors, image sides in [1, kMaxImageSide], fov in
+// (0, 180), ortho height > 0 and finite, eye != target, up not parallel to
+// the view direction. Returns an empty string when the spec is usable, else
+// one sentence saying what is wrong ("--fov must be in (0, 180) degrees,
+// got 180"), worded with the command line's option names.
+std::string check_camera(const CameraSpec& spec);
+
+// A closed half-space {p : dot(n, p) + d >= 0}, in double precision.
+struct Plane {
+  glm::dvec3 n{0.0};
+  double d = 0.0;
+  double eval(const glm::dvec3& p) const { return n.x * p.x + n.y * p.y + n.z * p.z + d; }
+};
+
+// The region a rectangle of the image selects: everything in front of the
+// camera whose projection lies in the rectangle, boundary included. It is
+// the intersection of five closed half-spaces: four sides (left, right,
+// bottom, top, in image terms) and `front`, the plane through the eye
+// facing the view direction. For a perspective camera that is the infinite
+// pyramid from the eye (the eye itself included; nothing else on the eye's
+// plane); for an orthographic one the half-infinite box in front of the
+// eye's plane. A zero-width or zero-height rectangle gives a flat region,
+// a zero-area one a half-line.
+//
+// For separating-axis tests the region is also given as a polyhedron:
+// `vertex` (4 of them; all equal to the eye for a perspective camera, the
+// rectangle's corners on the eye's plane for an orthographic one) plus the
+// rays `edge_dir` leaving them (the corner directions, or the view
+// direction 4 times), and the rectangle's two edge directions.
+struct Frustum {
+  std::array<Plane, 5> planes;  // left, right, bottom, top, front
+  std::array<glm::dvec3, 4> vertex;
+  std::array<glm::dvec3, 4> edge_dir;
+  glm::dvec3 right{1.0, 0.0, 0.0};  // the rectangle's edge directions
+  glm::dvec3 up{0.0, 1.0, 0.0};
+  bool perspective = true;
+
+  // True when p is inside or on the region.
+  bool contains(const glm::dvec3& p) const {
+    for (const Plane& pl : planes) {
+      if (!(pl.eval(p) >= 0.0)) return false;
+    }
+    return true;
+  }
+};
+
+// Whether the convex polytope with the given vertices touches `region`
+// (shares a point with it, boundary included), by separating axes in
+// double precision: the region's planes, the polytope's face normals, and
+// the cross products of the two sets' edge directions (plus those of each
+// set's face normals with the other's edges, which separate flat shapes
+// lying in one plane). `edges` are the polytope's edge directions, `faces`
+// its face normals (either orientation; zero vectors are skipped). Exact up
+// to the rounding of the dot products.
+bool touches(const Frustum& region, std::span<const glm::dvec3> vertices,
+             std::span<const glm::dvec3> edges, std::span<const glm::dvec3> faces);
+
+// The 8 corners of box `local` under the affine matrix `m` (top three rows),
+// in double precision; corner k takes max on axis a when bit a of k is set.
+std::array<glm::dvec3, 8> box_corners(const glm::mat4x3& m, const Aabb& local);
+
+// touches() for the box `local` placed by the affine matrix `m` (an OBB).
+bool box_touches(const Frustum& region, const glm::mat4x3& m, const Aabb& local);
+
+// touches() for a triangle (degenerate ones too: a segment or a point).
+bool triangle_touches(const Frustum& region, const glm::dvec3& p0,
+                      const glm::dvec3& p1, const glm::dvec3& p2);
+
+// A camera per the contract's formulas, computed in double precision.
+class Camera {
+ public:
+  // Precondition: check_camera(spec) is empty.
+  explicit Camera(const CameraSpec& spec);
+
+  const CameraSpec& spec() const { return spec_; }
+  int width() const { return spec_.width; }
+  int height() const { return spec_.height; }
+  Projection projection() const { return spec_.projection; }
+  // The orthonormal frame: forward f, right r, true up u = r x f.
+  const glm::dvec3& forward() const { return f_; }
+  const glm::dvec3& right() const { return r_; }
+  const glm::dvec3& up() const { return u_; }
+  const glm::dvec3& eye() const { return spec_.eye; }
+
+  // The ray through image-plane point (X, Y) (pixel units, (0, 0) the
+  // top-left corner, pixel (i, j)'s centre at (i + 0.5, j + 0.5)); any
+  // finite X, Y, also outside the image. Perspective: origin eye, unit
+  // direction, so t is the distance from the eye. Orthographic: origin on
+  // the eye's plane, direction f. Computed in double, rounded once to float.
+  Ray ray(double X, double Y) const;
+
+  // The region selected by the rectangle with corners (X0, Y0) and
+  // (X1, Y1), in either order.
+  Frustum frustum(double X0, double Y0, double X1, double Y1) const;
+
+  // The image-plane point of a world point in front of the camera (the
+  // inverse of ray()); meaningless for a point on or behind the eye's plane
+  // in perspective.
+  glm::dvec2 project(const glm::dvec3& p) const;
+
+  // The depth of world point p along the view direction: dot(f, p - eye).
+  double depth(const glm::dvec3& p) const;
+
+ private:
+  // Normalized image coordinates of X, Y: x = 2X/W - 1, y = 1 - 2Y/H.
+  double nx(double X) const { return 2.0 * X / spec_.width - 1.0; }
+  double ny(double Y) const { return 1.0 - 2.0 * Y / spec_.height; }
+
+  CameraSpec spec_;
+  glm::dvec3 f_, r_, u_;
+  // Half-extents of the image plane: perspective, at distance 1 from the
+  // eye (tan(fov/2) * W/H, tan(fov/2)); orthographic, in world units.
+  double sx_ = 1.0, sy_ = 1.0;
+};
+
+}  // namespace raypick

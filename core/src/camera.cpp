@@ -1,0 +1,239 @@
+#include "raypick/core/camera.h"
+
+#include "raypick/core/assert.h"
+
+#include <glm/geometric.hpp>
+
+#include <algorithm>
+#include <limits>
+#include <cmath>
+#include <numbers>
+#include <sstream>
+
+namespace raypick {
+namespace {
+
+bool finite(const glm::dvec3& v) {
+  return std::isfinite(v.x) && std::isfinite(v.y) && std::isfinite(v.z);
+}
+
+std::string str(double v) {
+  std::ostringstream s;
+  s.precision(9);
+  s << v;
+  return s.str();
+}
+
+std::string str(const glm::dvec3& v) {
+  return str(v.x) + "," + str(v.y) + "," + str(v.z);
+}
+
+}  // namespace
+
+std::string check_camera(const CameraSpec& s) {
+  if (s.width < 1 || s.height < 1 || s.width > kMaxImageSide ||
+      s.height > kMaxImageSide) {
+    return "--size must be WxH with both sides in 1.." +
+           std::to_string(kMaxImageSide) + ", got " + std::to_string(s.width) +
+           "x" + std::to_string(s.height);
+  }
+  if (!finite(s.eye)) return "--eye must be finite, got " + str(s.eye);
+  if (!finite(s.target)) return "--target must be finite, got " + str(s.target);
+  if (!finite(s.up)) return "--up must be finite, got " + str(s.up);
+  if (s.projection == Projection::kPerspective) {
+    if (!(s.fov_deg > 0.0 && s.fov_deg < 180.0)) {
+      return "--fov must be in (0, 180) degrees, got " + str(s.fov_deg);
+    }
+  } else if (!(s.ortho_height > 0.0 && std::isfinite(s.ortho_height))) {
+    return "--ortho must be a finite view height > 0, got " + str(s.ortho_height);
+  }
+  const glm::dvec3 view = s.target - s.eye;
+  if (view == glm::dvec3(0.0)) {
+    return "--eye and --target must differ (both are " + str(s.eye) + ")";
+  }
+  if (!finite(view) || !finite(glm::normalize(view))) {
+    return "--eye and --target are too far apart (the view direction overflows)";
+  }
+  if (s.up == glm::dvec3(0.0)) return "--up must not be zero";
+  // Parallel within about 1e-9 radians: the right vector would be noise.
+  const glm::dvec3 side = glm::cross(glm::normalize(view), glm::normalize(s.up));
+  if (!(glm::length(side) > 1e-9)) {
+    return "--up " + str(s.up) +
+           " is parallel to the view direction (target - eye); give another --up";
+  }
+  return {};
+}
+
+Camera::Camera(const CameraSpec& spec) : spec_(spec) {
+  RAYPICK_ASSERT(check_camera(spec).empty(), "camera spec is not valid");
+  f_ = glm::normalize(spec.target - spec.eye);
+  r_ = glm::normalize(glm::cross(f_, spec.up));
+  u_ = glm::cross(r_, f_);
+  const double aspect = double(spec.width) / double(spec.height);
+  if (spec.projection == Projection::kPerspective) {
+    sy_ = std::tan(spec.fov_deg * (std::numbers::pi / 360.0));
+  } else {
+    sy_ = spec.ortho_height / 2.0;
+  }
+  sx_ = sy_ * aspect;
+}
+
+Ray Camera::ray(double X, double Y) const {
+  const double x = nx(X), y = ny(Y);
+  Ray out;
+  if (spec_.projection == Projection::kPerspective) {
+    out.org = glm::vec3(spec_.eye);
+    out.dir = glm::vec3(glm::normalize(f_ + (x * sx_) * r_ + (y * sy_) * u_));
+  } else {
+    out.org = glm::vec3(spec_.eye + (x * sx_) * r_ + (y * sy_) * u_);
+    out.dir = glm::vec3(f_);
+  }
+  return out;
+}
+
+Frustum Camera::frustum(double X0, double Y0, double X1, double Y1) const {
+  // Image y grows downwards: the larger Y is the lower edge.
+  const double xlo = nx(std::min(X0, X1)), xhi = nx(std::max(X0, X1));
+  const double ylo = ny(std::max(Y0, Y1)), yhi = ny(std::min(Y0, Y1));
+  const glm::dvec3& e = spec_.eye;
+  Frustum fr;
+  fr.right = r_;
+  fr.up = u_;
+  const double xs[2] = {xlo * sx_, xhi * sx_};
+  const double ys[2] = {ylo * sy_, yhi * sy_};
+  auto through_eye = [&](const glm::dvec3& n) { return Plane{n, -glm::dot(n, e)}; };
+  if (spec_.projection == Projection::kPerspective) {
+    fr.perspective = true;
+    // A point p = eye + v with dot(f, v) > 0 projects to
+    // x = dot(r, v) / (dot(f, v) * sx); x >= xlo is dot(r - xlo*sx*f, v) >= 0.
+    fr.planes[0] = through_eye(r_ - xs[0] * f_);
+    fr.planes[1] = through_eye(xs[1] * f_ - r_);
+    fr.planes[2] = through_eye(u_ - ys[0] * f_);
+    fr.planes[3] = through_eye(ys[1] * f_ - u_);
+    for (int k = 0; k < 4; ++k) {
+      fr.vertex[k] = e;
+      fr.edge_dir[k] = f_ + xs[k & 1] * r_ + ys[k >> 1] * u_;
+    }
+  } else {
+    fr.perspective = false;
+    fr.planes[0] = Plane{r_, -glm::dot(r_, e) - xs[0]};
+    fr.planes[1] = Plane{-r_, glm::dot(r_, e) + xs[1]};
+    fr.planes[2] = Plane{u_, -glm::dot(u_, e) - ys[0]};
+    fr.planes[3] = Plane{-u_, glm::dot(u_, e) + ys[1]};
+    for (int k = 0; k < 4; ++k) {
+      fr.vertex[k] = e + xs[k & 1] * r_ + ys[k >> 1] * u_;
+      fr.edge_dir[k] = f_;
+    }
+  }
+  fr.planes[4] = through_eye(f_);
+  return fr;
+}
+
+glm::dvec2 Camera::project(const glm::dvec3& p) const {
+  const glm::dvec3 v = p - spec_.eye;
+  double x = glm::dot(r_, v) / sx_, y = glm::dot(u_, v) / sy_;
+  if (spec_.projection == Projection::kPerspective) {
+    const double z = glm::dot(f_, v);
+    x /= z;
+    y /= z;
+  }
+  return {(x + 1.0) * spec_.width / 2.0, (1.0 - y) * spec_.height / 2.0};
+}
+
+bool touches(const Frustum& region, std::span<const glm::dvec3> vertices,
+             std::span<const glm::dvec3> edges, std::span<const glm::dvec3> faces) {
+  if (vertices.empty()) return false;
+  // The region's planes: all vertices strictly outside one of them.
+  for (const Plane& pl : region.planes) {
+    bool all_out = true;
+    for (const glm::dvec3& v : vertices) all_out = all_out && pl.eval(v) < 0.0;
+    if (all_out) return false;
+  }
+  // A vertex inside: touching, no need for the other axes.
+  for (const glm::dvec3& v : vertices) {
+    if (region.contains(v)) return true;
+  }
+  // The region's edge directions: its rays, and the rectangle's sides.
+  glm::dvec3 redges[6];
+  for (int k = 0; k < 4; ++k) redges[k] = region.edge_dir[k];
+  redges[4] = region.right;
+  redges[5] = region.up;
+  auto separated = [&](const glm::dvec3& axis) {
+    if (axis == glm::dvec3(0.0)) return false;
+    double pmin = std::numeric_limits<double>::infinity(), pmax = -pmin;
+    for (const glm::dvec3& v : vertices) {
+      const double d = glm::dot(axis, v);
+      pmin = std::min(pmin, d);
+      pmax = std::max(pmax, d);
+    }
+    double rmin = std::numeric_limits<double>::infinity(), rmax = -rmin;
+    for (const glm::dvec3& v : region.vertex) {
+      const double d = glm::dot(axis, v);
+      rmin = std::min(rmin, d);
+      rmax = std::max(rmax, d);
+    }
+    // The rays leave the vertices: unbounded on the side they go. An axis
+    // made from a ray (cross(e, ray)) is perpendicular to it, but the dot
+    // product rounds to +-1e-17 or so, which would open the interval on
+    // one side: below a relative 1e-12 the ray counts as perpendicular.
+    const double axis_len = glm::length(axis);
+    for (const glm::dvec3& d : region.edge_dir) {
+      const double s = glm::dot(axis, d);
+      if (std::abs(s) <= 1e-12 * axis_len * glm::length(d)) continue;
+      if (s > 0.0) rmax = std::numeric_limits<double>::infinity();
+      if (s < 0.0) rmin = -std::numeric_limits<double>::infinity();
+    }
+    return pmax < rmin || pmin > rmax;
+  };
+  for (const glm::dvec3& n : faces) {
+    if (separated(n)) return false;
+  }
+  for (const glm::dvec3& e : edges) {
+    for (const glm::dvec3& r : redges) {
+      if (separated(glm::cross(e, r))) return false;
+    }
+    for (int k = 0; k < 4; ++k) {
+      if (separated(glm::cross(region.planes[k].n, e))) return false;
+    }
+  }
+  for (const glm::dvec3& n : faces) {
+    for (const glm::dvec3& r : redges) {
+      if (separated(glm::cross(n, r))) return false;
+    }
+  }
+  return true;
+}
+
+std::array<glm::dvec3, 8> box_corners(const glm::mat4x3& m, const Aabb& local) {
+  std::array<glm::dvec3, 8> c;
+  for (int k = 0; k < 8; ++k) {
+    const glm::dvec3 q{(k & 1) ? local.max.x : local.min.x,
+                       (k & 2) ? local.max.y : local.min.y,
+                       (k & 4) ? local.max.z : local.min.z};
+    c[k] = glm::dvec3(m[3]) + glm::dvec3(m[0]) * q.x + glm::dvec3(m[1]) * q.y +
+           glm::dvec3(m[2]) * q.z;
+  }
+  return c;
+}
+
+bool box_touches(const Frustum& region, const glm::mat4x3& m, const Aabb& local) {
+  const std::array<glm::dvec3, 8> c = box_corners(m, local);
+  const glm::dvec3 edges[3] = {glm::dvec3(m[0]), glm::dvec3(m[1]), glm::dvec3(m[2])};
+  const glm::dvec3 faces[3] = {glm::cross(edges[1], edges[2]), glm::cross(edges[2], edges[0]),
+                               glm::cross(edges[0], edges[1])};
+  return touches(region, c, edges, faces);
+}
+
+bool triangle_touches(const Frustum& region, const glm::dvec3& p0,
+                      const glm::dvec3& p1, const glm::dvec3& p2) {
+  const glm::dvec3 v[3] = {p0, p1, p2};
+  const glm::dvec3 edges[3] = {p1 - p0, p2 - p1, p0 - p2};
+  const glm::dvec3 face = glm::cross(edges[0], p2 - p0);
+  return touches(region, v, edges, std::span<const glm::dvec3>(&face, 1));
+}
+
+double Camera::depth(const glm::dvec3& p) const {
+  return glm::dot(f_, p - spec_.eye);
+}
+
+}  // namespace raypick

@@ -1,0 +1,310 @@
+// The screen commands from the command line: pick by pixel and by radius,
+// the camera options' checks, select and render.
+#include "test_util.h"
+#include "apps/cli_runner.h"
+
+#include "raypick/core/camera.h"
+#include "image.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+using raypick::test::Run;
+using raypick::test::run_raypick;
+using raypick::test::temp_dir;
+
+fs::path write(const std::string& name, const std::string& text) {
+  const fs::path p = temp_dir() / name;
+  std::ofstream(p, std::ios::binary) << text;
+  return p;
+}
+
+// An OBJ box from min to max, its vertices numbered from `base` (1-based).
+std::string obj_box(const std::string& name, glm::vec3 a, glm::vec3 b, int base) {
+  std::string s = "o " + name + "\n";
+  for (int k = 0; k < 8; ++k) {
+    char line[128];
+    std::snprintf(line, sizeof line, "v %.9g %.9g %.9g\n", (k & 1) ? b.x : a.x,
+                  (k & 2) ? b.y : a.y, (k & 4) ? b.z : a.z);
+    s += line;
+  }
+  const int f[6][4] = {{0, 2, 3, 1}, {4, 5, 7, 6}, {0, 1, 5, 4},
+                       {2, 6, 7, 3}, {0, 4, 6, 2}, {1, 3, 7, 5}};
+  for (const auto& q : f) {
+    s += "f " + std::to_string(base + q[0]) + " " + std::to_string(base + q[1]) + " " +
+         std::to_string(base + q[2]) + " " + std::to_string(base + q[3]) + "\n";
+  }
+  return s;
+}
+
+// A thin pole at the origin, a thin post nearer the eye and to the right,
+// and a wall behind; the camera at z = 10 looks down -z.
+std::string poles_scene() {
+  return obj_box("pole", {-0.01f, -2, -0.01f}, {0.01f, 2, 0.01f}, 1) +
+         obj_box("post", {0.09f, -2, 4.99f}, {0.11f, 2, 5.01f}, 9) +
+         obj_box("wall", {-50, -50, -5.1f}, {50, 50, -5}, 17);
+}
+
+const std::string kCam = " --eye 0,0,10 --target 0,0,0 --size 200x200";
+
+std::string fmt(float v) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.9g", double(v));
+  return b;
+}
+
+}  // namespace
+
+TEST_CASE("pick --pixel answers as pick --ray with the camera's ray, plus the pixel") {
+  const fs::path scene = write("poles.obj", poles_scene());
+  raypick::CameraSpec spec;
+  spec.eye = {0, 0, 10};
+  spec.target = {0, 0, 0};
+  spec.width = spec.height = 200;
+  const raypick::Camera cam(spec);
+  for (const auto& [X, Y] : {std::pair{100.0, 100.0}, {103.5, 100.0}, {30.25, 170.5}, {0.0, 0.0}}) {
+    for (const char* mode : {"obb", "mesh"}) {
+      const raypick::Ray r = cam.ray(X, Y);
+      const std::string ray = fmt(r.org.x) + "," + fmt(r.org.y) + "," + fmt(r.org.z) + "," +
+                              fmt(r.dir.x) + "," + fmt(r.dir.y) + "," + fmt(r.dir.z);
+      const Run a = run_raypick("pick '" + scene.string() + "' --ray " + ray +
+                                " --format json --mode " + mode);
+      const Run b = run_raypick("pick '" + scene.string() + "'" + kCam + " --pixel " +
+                                std::to_string(X) + "," + std::to_string(Y) +
+                                " --format json --mode " + mode);
+      REQUIRE(a.status == 0);
+      REQUIRE(b.status == 0);
+      auto ja = nlohmann::json::parse(a.out), jb = nlohmann::json::parse(b.out);
+      CHECK(jb["pixel"] == nlohmann::json::array({X, Y}));
+      jb.erase("pixel");
+      CHECK(ja == jb);
+    }
+  }
+}
+
+TEST_CASE("pick --pixels reads one point a line, 'X Y' or 'X,Y', from a file or stdin") {
+  const fs::path scene = write("poles.obj", poles_scene());
+  const fs::path pts = write("pts.txt", "# on the pole, then off it\n100.1 100\n\n 110,100 \n");
+  const Run r = run_raypick("pick '" + scene.string() + "'" + kCam + " --pixels '" + pts.string() + "'");
+  REQUIRE(r.status == 0);
+  std::istringstream lines(r.out);
+  std::string l0, l1, extra;
+  std::getline(lines, l0);
+  std::getline(lines, l1);
+  CHECK_FALSE(std::getline(lines, extra));
+  CHECK(nlohmann::json::parse(l0)["name"] == "pole");
+  CHECK(nlohmann::json::parse(l0)["pixel"] == nlohmann::json::array({100.1, 100}));
+  CHECK(nlohmann::json::parse(l1)["name"] == "wall");
+  CHECK(nlohmann::json::parse(l1)["ray"] == 1);
+  const Run s = run_raypick("pick '" + scene.string() + "'" + kCam + " --pixels -", "100 100\n");
+  CHECK(nlohmann::json::parse(s.out)["name"] == "pole");
+  const Run bad = run_raypick("pick '" + scene.string() + "'" + kCam + " --pixels -", "1 2\n3 x\n");
+  CHECK(bad.status == 1);
+  CHECK(bad.out.empty());
+  CHECK(bad.err == "raypick: <stdin>:2: 'x' is not a number\n");
+}
+
+TEST_CASE("pick --radius picks the object nearest in depth among those hit within R pixels") {
+  const fs::path scene = write("poles.obj", poles_scene());
+  auto pick = [&](const std::string& extra) {
+    const Run r = run_raypick("pick '" + scene.string() + "'" + kCam + " --format json " + extra);
+    REQUIRE(r.status == 0);
+    return nlohmann::json::parse(r.out);
+  };
+  // 3 pixels right of the pole: the ray alone sees the wall.
+  CHECK(pick("--pixel 97,100")["name"] == "wall");
+  CHECK(pick("--pixel 97,100 --radius 3")["name"] == "pole");
+  CHECK(pick("--pixel 97,100 --radius 3")["pixel"] == nlohmann::json::array({97, 100}));
+  // The post (depth 5, about 3.5 pixels right of the centre) is nearer in
+  // depth than the pole (depth 10), though farther on screen from 101.5.
+  CHECK(pick("--pixel 101.5,100 --radius 1.5")["name"] == "pole");
+  CHECK(pick("--pixel 101.5,100 --radius 2.5")["name"] == "post");
+  // Nothing within the radius: a miss.
+  CHECK(pick("--pixel 100,100 --radius 2 --max-t 5")["hit"] == false);
+}
+
+TEST_CASE("bad camera options each get one message and exit 2; an unknown --camera exits 1") {
+  const fs::path scene = write("poles.obj", poles_scene());
+  const std::string pick = "pick '" + scene.string() + "' --pixel 1,1 ";
+  auto err = [&](const std::string& args, int status) {
+    const Run r = run_raypick(pick + args);
+    CHECK(r.status == status);
+    CHECK(r.out.empty());
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+    return r.err;
+  };
+  CHECK(err("--eye 0,0,1 --target 0,0,0 --size 0x10", 2) ==
+        "raypick: pick: --size must be WxH with both sides in 1..16384, got 0x10\n");
+  CHECK(err("--eye 0,0,1 --target 0,0,0 --size 16385x10", 2).find("--size") != std::string::npos);
+  CHECK(err("--eye 0,0,1 --target 0,0,0 --size 10", 2) ==
+        "raypick: pick: --size must be WxH (for example 640x480), got '10'\n");
+  CHECK(err("--eye 0,0,1 --target 0,0,0 --size 10x10 --fov 0", 2) ==
+        "raypick: pick: --fov must be in (0, 180) degrees, got 0\n");
+  CHECK(err("--eye 0,0,1 --target 0,0,0 --size 10x10 --fov 180", 2).find("--fov") != std::string::npos);
+  CHECK(err("--eye 0,0,1 --target 0,0,0 --size 10x10 --ortho -2", 2) ==
+        "raypick: pick: --ortho must be a finite view height > 0, got -2\n");
+  CHECK(err("--eye 1,2,3 --target 1,2,3 --size 10x10", 2) ==
+        "raypick: pick: --eye and --target must differ (both are 1,2,3)\n");
+  CHECK(err("--eye 0,5,0 --target 0,0,0 --size 10x10", 2) ==
+        "raypick: pick: --up 0,1,0 is parallel to the view direction (target - eye); give "
+        "another --up\n");
+  CHECK(err("--eye 0,0,1 --target 0,0 --size 10x10", 2) ==
+        "raypick: pick: --target '0,0': expected 3 numbers (X,Y,Z), found 2\n");
+  CHECK(err("--eye 0,0,1 --size 10x10", 2).find("--target") != std::string::npos);
+  CHECK(err("--eye 0,0,1 --target 0,0,0 --fov 30 --ortho 2 --size 10x10", 2).find("--ortho") !=
+        std::string::npos);
+  CHECK(err("--camera 0 --eye 0,0,1 --size 10x10", 2).find("--camera") != std::string::npos);
+  CHECK(err("--eye 0,0,1 --target 0,0,0 --size 10x10 --radius 300", 2) ==
+        "raypick: pick: --radius must be in 0..256 pixels, got 300\n");
+  CHECK(err("--camera main --size 10x10", 1) ==
+        "raypick: pick: --camera 'main': the scene has no cameras\n");
+  CHECK(err("--camera 3 --size 10x10", 1).find("no cameras") != std::string::npos);
+  const Run r = run_raypick("pick '" + scene.string() + "'" + kCam + " --pixel 1,x");
+  CHECK(r.status == 2);
+  CHECK(r.err == "raypick: pick: --pixel '1,x': 'x' is not a number\n");
+  CHECK(run_raypick("pick '" + scene.string() + "'" + kCam).status == 2);  // no --pixel
+  CHECK(run_raypick("pick '" + scene.string() + "'" + kCam + " --pixel 1,1 --ray 0,0,0,1,0,0").status == 2);
+}
+
+TEST_CASE("select prints the objects in the rectangle's region by id; --visible drops hidden ones") {
+  // "front" hides "hidden" from the eye at z = 10; "aside" is off to the left.
+  const fs::path scene = write(
+      "hide.obj", obj_box("hidden", {-0.5f, -0.5f, -3}, {0.5f, 0.5f, -2}, 1) +
+                      obj_box("front", {-1, -1, 0}, {1, 1, 1}, 9) +
+                      obj_box("aside", {-6, -1, 0}, {-5, 1, 1}, 17));
+  const std::string base = "select '" + scene.string() + "'" + kCam;
+  Run r = run_raypick(base + " --rect 50,50,150,150");
+  CHECK(r.status == 0);
+  CHECK(r.out == "object 0 'hidden'\nobject 1 'front'\n");
+  r = run_raypick(base + " --rect 150,150,50,50 --visible --format jsonl");
+  CHECK(r.out == "{\"object\":1,\"name\":\"front\"}\n");
+  // contain: the front box's near face spans x in [-1, 1] at depth 9,
+  // about 19 pixels either side of the centre; the hidden one about 7.
+  CHECK(run_raypick(base + " --rect 90,90,110,110 --rule contain").out == "object 0 'hidden'\n");
+  CHECK(run_raypick(base + " --rect 70,70,130,130 --rule contain").out ==
+        "object 0 'hidden'\nobject 1 'front'\n");
+  // Nothing there: exit 0, no lines.
+  r = run_raypick(base + " --rect 0,0,5,5");
+  CHECK(r.status == 0);
+  CHECK(r.out.empty());
+  // The mesh mode and the mask are the pick's.
+  CHECK(run_raypick(base + " --rect 0,90,60,110 --mode mesh").out == "object 2 'aside'\n");
+  CHECK(run_raypick(base + " --rect 0,0,200,200 --mask 0").out.empty());
+  r = run_raypick(base + " --rect 0,0,200");
+  CHECK(r.status == 2);
+  CHECK(r.err == "raypick: select: --rect '0,0,200': expected 4 numbers (X0,Y0,X1,Y1), found 3\n");
+  CHECK(run_raypick(base + " --rect 0,0,1,1 --rule nope").status == 2);
+  CHECK(run_raypick("select '" + scene.string() + "' --eye 0,0,1 --target 0,0,0 --size 10x0 --rect 0,0,1,1").status == 2);
+}
+
+TEST_CASE("render --color ids read back agrees with pick --pixel at every pixel centre") {
+  const fs::path scene =
+      write("ids.obj", obj_box("cube", {-1, -1, -1}, {1, 1, 1}, 1) +
+                           obj_box("slab", {-3, -3, 1}, {-1.5f, 3, 2}, 9) +
+                           obj_box("pole", {1.5f, -2, -0.1f}, {1.9f, 2, 0.1f}, 17));
+  for (const std::string& cam : {std::string(" --eye 2,1,9 --target 0,0,0 --size 32x24"),
+                                std::string(" --eye 2,1,9 --target 0,0,0 --ortho 6 --size 32x24")}) {
+    for (const char* mode : {"obb", "mesh"}) {
+      const fs::path png = temp_dir() / "ids.png";
+      const Run r = run_raypick("render '" + scene.string() + "'" + cam + " --color ids --mode " +
+                                mode + " --out '" + png.string() + "'");
+      REQUIRE(r.status == 0);
+      std::string error;
+      const raypick::tools::Image img = raypick::tools::read_png(png.string(), error);
+      REQUIRE(error.empty());
+      REQUIRE(img.width == 32);
+      REQUIRE(img.height == 24);
+      std::string points;
+      for (int j = 0; j < 24; ++j) {
+        for (int i = 0; i < 32; ++i) points += std::to_string(i) + ".5 " + std::to_string(j) + ".5\n";
+      }
+      const Run p = run_raypick("pick '" + scene.string() + "'" + cam + " --pixels - --mode " + mode, points);
+      REQUIRE(p.status == 0);
+      std::istringstream lines(p.out);
+      std::string line;
+      int n = 0, hits = 0;
+      std::set<std::uint32_t> seen;
+      for (int j = 0; j < 24; ++j) {
+        for (int i = 0; i < 32; ++i) {
+          REQUIRE(std::getline(lines, line));
+          const auto ans = nlohmann::json::parse(line);
+          const std::uint32_t want =
+              ans["hit"] == true ? ans["object"].get<std::uint32_t>() : 0xFFFFFFFFu;
+          CHECK_MESSAGE(raypick::tools::id_from_colour(img.at(i, j)) == want,
+                        "pixel " << i << "," << j << " " << mode);
+          ++n;
+          hits += want != 0xFFFFFFFFu;
+          seen.insert(want);
+        }
+      }
+      CHECK(n == 32 * 24);
+      CHECK(hits > 100);
+      CHECK(seen.size() == 4);  // every object and the background
+    }
+  }
+}
+
+TEST_CASE("render writes a PNG of the given size in every colour mode, with overlays") {
+  const fs::path scene = write("poles.obj", poles_scene());
+  for (const char* color : {"shade", "id", "depth", "normal"}) {
+    const fs::path png = temp_dir() / "c.png";
+    const Run r = run_raypick("render '" + scene.string() + "'" + kCam + " --color " + color +
+                              " --highlight 0,2 --rect 10,10,60,50 --out '" + png.string() + "'");
+    REQUIRE(r.status == 0);
+    std::string error;
+    const raypick::tools::Image img = raypick::tools::read_png(png.string(), error);
+    CHECK(img.width == 200);
+    CHECK(img.height == 200);
+    // The marquee's edge is drawn at its first pixel row.
+    CHECK(img.at(30, 10) == raypick::tools::Rgb{70, 150, 255});
+  }
+  const std::string base = "render '" + scene.string() + "'" + kCam + " --out '" +
+                           (temp_dir() / "x.png").string() + "'";
+  Run r = run_raypick(base + " --highlight 7");
+  CHECK(r.status == 2);
+  CHECK(r.err == "raypick: render: --highlight 7: the scene has 3 objects (ids 0..2)\n");
+  CHECK(run_raypick(base + " --color ids --rect 0,0,1,1").status == 2);
+  CHECK(run_raypick(base + " --color rainbow").status == 2);
+  r = run_raypick("render '" + scene.string() + "'" + kCam + " --out /nonexistent/dir/x.png");
+  CHECK(r.status == 1);
+  CHECK(r.err == "raypick: render: /nonexistent/dir/x.png: cannot write the PNG file\n");
+}
+
+TEST_CASE("validate --image checks one ray per pixel and paints each disagreement by verdict") {
+  const fs::path png = temp_dir() / "val.png";
+  const Run r = run_raypick("validate --boxes 300 --image '" + png.string() +
+                            "' --eye 35,30,45 --target 13,13,13 --size 96x64");
+  REQUIRE(r.status == 0);
+  CHECK(r.out.find("view:           96x64 pixels, one ray per pixel centre, obb mode") !=
+        std::string::npos);
+  CHECK(r.out.find("real mismatches: 0 (red)") != std::string::npos);
+  // The verdict counts printed add up to the painted pixels: only verdict
+  // colours have a channel above the dimmed palette's 0.55 * 255.
+  std::size_t painted_expected = 0;
+  for (const char* key : {"float noise:", "tie:", "boundary:", "origin inside:"}) {
+    const std::size_t at = r.out.find(key);
+    REQUIRE(at != std::string::npos);
+    painted_expected += std::stoul(r.out.substr(at + std::string(key).size()));
+  }
+  std::string error;
+  const raypick::tools::Image img = raypick::tools::read_png(png.string(), error);
+  REQUIRE(img.width == 96);
+  REQUIRE(img.height == 64);
+  std::size_t painted = 0, hit = 0;
+  for (const raypick::tools::Rgb& c : img.pixels) {
+    painted += std::max({c.r, c.g, c.b}) > 150;
+    hit += !(c == raypick::tools::Rgb{28, 30, 36});
+  }
+  CHECK(painted == painted_expected);
+  CHECK(hit > 500);
+  CHECK(run_raypick("validate --boxes 10 --eye 0,0,1 --target 0,0,0 --size 4x4").status == 2);
+  CHECK(run_raypick("validate --boxes 10 --image x.png --eye 0,0,1 --target 0,0,0 --size 4x4 --fov 0").status == 2);
+}

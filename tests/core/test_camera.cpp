@@ -1,0 +1,243 @@
+// Cameras: rays against glm's own unProject of lookAt + perspective / ortho,
+// the frustum of a rectangle against the rays through it, and the checks of
+// bad camera parameters.
+#include "test_util.h"
+
+#include "raypick/core/camera.h"
+
+#include <glm/ext/matrix_clip_space.hpp>
+#include <glm/ext/matrix_projection.hpp>
+#include <glm/ext/matrix_transform.hpp>
+#include <glm/geometric.hpp>
+
+#include <cmath>
+#include <random>
+
+namespace {
+
+using namespace raypick;
+
+glm::dvec3 random_vec(std::mt19937_64& rng, double s) {
+  std::uniform_real_distribution<double> u(-s, s);
+  return {u(rng), u(rng), u(rng)};
+}
+
+// A random valid camera: eye, target, up in general position.
+CameraSpec random_spec(std::mt19937_64& rng, Projection p) {
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  CameraSpec s;
+  for (;;) {
+    s.eye = random_vec(rng, 20.0);
+    s.target = random_vec(rng, 5.0);
+    s.up = random_vec(rng, 1.0);
+    s.projection = p;
+    s.fov_deg = 10.0 + 150.0 * u(rng);
+    s.ortho_height = 0.5 + 30.0 * u(rng);
+    s.width = 1 + int(1000 * u(rng));
+    s.height = 1 + int(1000 * u(rng));
+    if (check_camera(s).empty()) return s;
+  }
+}
+
+constexpr double kNear = 0.1, kFar = 100.0;
+
+glm::dvec3 unproject(const CameraSpec& s, const glm::dmat4& proj, double X,
+                     double Y, double z) {
+  const glm::dmat4 view = glm::lookAt(s.eye, s.target, s.up);
+  // glm's window y grows upwards, ours downwards.
+  return glm::unProject(glm::dvec3(X, s.height - Y, z), view, proj,
+                        glm::dvec4(0.0, 0.0, s.width, s.height));
+}
+
+bool near3(const glm::vec3& a, const glm::dvec3& b, double tol) {
+  return std::abs(a.x - b.x) <= tol && std::abs(a.y - b.y) <= tol &&
+         std::abs(a.z - b.z) <= tol;
+}
+
+std::string str3(const glm::dvec3& v) { return test::str(glm::vec3(v)); }
+
+}  // namespace
+
+TEST_CASE("perspective camera rays match glm::unProject of lookAt and perspective") {
+  std::mt19937_64 rng(12);
+  std::uniform_real_distribution<double> u(-0.2, 1.2);  // also outside the image
+  for (int c = 0; c < 200; ++c) {
+    const CameraSpec s = random_spec(rng, Projection::kPerspective);
+    const Camera cam(s);
+    const glm::dmat4 proj = glm::perspective(glm::radians(s.fov_deg),
+                                             double(s.width) / s.height, kNear, kFar);
+    for (int k = 0; k < 20; ++k) {
+      const double X = u(rng) * s.width, Y = u(rng) * s.height;
+      const glm::dvec3 a = unproject(s, proj, X, Y, 0.0);
+      const glm::dvec3 b = unproject(s, proj, X, Y, 1.0);
+      const glm::dvec3 dir = glm::normalize(b - a);
+      const Ray r = cam.ray(X, Y);
+      CHECK(r.org == glm::vec3(s.eye));
+      CHECK_MESSAGE(near3(r.dir, dir, 1e-5), test::str(r.dir) << " vs " << str3(dir));
+      CHECK(std::abs(glm::length(r.dir) - 1.0f) < 1e-6f);
+      // The near point lies on the ray: t is the distance from the eye.
+      const double t = glm::length(a - s.eye);
+      CHECK(near3(r.org + float(t) * r.dir, a, 1e-4 * (1.0 + glm::length(s.eye))));
+    }
+  }
+}
+
+TEST_CASE("orthographic camera rays match glm::unProject of lookAt and ortho") {
+  std::mt19937_64 rng(13);
+  std::uniform_real_distribution<double> u(-0.2, 1.2);
+  for (int c = 0; c < 200; ++c) {
+    const CameraSpec s = random_spec(rng, Projection::kOrthographic);
+    const Camera cam(s);
+    const double hy = s.ortho_height / 2.0, hx = hy * s.width / s.height;
+    const glm::dmat4 proj = glm::ortho(-hx, hx, -hy, hy, kNear, kFar);
+    const glm::dvec3 f = glm::normalize(s.target - s.eye);
+    for (int k = 0; k < 20; ++k) {
+      const double X = u(rng) * s.width, Y = u(rng) * s.height;
+      const glm::dvec3 a = unproject(s, proj, X, Y, 0.0);
+      const glm::dvec3 b = unproject(s, proj, X, Y, 1.0);
+      const Ray r = cam.ray(X, Y);
+      // The origin is on the eye's plane: the near point moved back by kNear.
+      const glm::dvec3 org = a - kNear * f;
+      CHECK_MESSAGE(near3(r.org, org, 1e-5 * (1.0 + glm::length(org))),
+                    test::str(r.org) << " vs " << str3(org));
+      CHECK(near3(r.dir, glm::normalize(b - a), 1e-5));
+      CHECK(near3(r.dir, f, 1e-6));
+    }
+  }
+}
+
+TEST_CASE("the image's centre looks at the target and (0, 0) is its top-left corner") {
+  CameraSpec s;
+  s.eye = {0, 0, 10};
+  s.target = {0, 0, 0};
+  s.fov_deg = 90.0;
+  s.width = 200;
+  s.height = 100;
+  const Camera cam(s);
+  CHECK(cam.ray(100, 50).dir == glm::vec3(0, 0, -1));
+  // Top-left corner: x = -1, y = +1: direction (-tan45 * 2, tan45, -1).
+  const glm::vec3 d = cam.ray(0, 0).dir;
+  CHECK_VEC_NEAR(d, glm::normalize(glm::vec3(-2, 1, -1)), 1e-6f);
+  // Pixel (199, 99)'s centre is half a pixel inside the bottom-right corner.
+  CHECK(cam.ray(199.5, 99.5).dir.x > 0.0f);
+  CHECK(cam.ray(199.5, 99.5).dir.y < 0.0f);
+  s.projection = Projection::kOrthographic;
+  s.ortho_height = 4.0;
+  const Camera ortho(s);
+  CHECK(ortho.ray(0, 0).org == glm::vec3(-4, 2, 10));
+  CHECK(ortho.ray(200, 100).org == glm::vec3(4, -2, 10));
+  CHECK(ortho.ray(0, 0).dir == glm::vec3(0, 0, -1));
+}
+
+TEST_CASE("project is the inverse of ray for points in front of the camera") {
+  std::mt19937_64 rng(14);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  for (Projection p : {Projection::kPerspective, Projection::kOrthographic}) {
+    for (int c = 0; c < 100; ++c) {
+      const CameraSpec s = random_spec(rng, p);
+      const Camera cam(s);
+      const double X = u(rng) * s.width, Y = u(rng) * s.height;
+      const Ray r = cam.ray(X, Y);
+      const glm::dvec3 q = glm::dvec3(r.org) + (1.0 + 10.0 * u(rng)) * glm::dvec3(r.dir);
+      const glm::dvec2 back = cam.project(q);
+      CHECK(std::abs(back.x - X) < 1e-3 * s.width);
+      CHECK(std::abs(back.y - Y) < 1e-3 * s.height);
+    }
+  }
+}
+
+TEST_CASE("the frustum of a rectangle holds exactly the points whose projection is in it") {
+  std::mt19937_64 rng(15);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  for (Projection p : {Projection::kPerspective, Projection::kOrthographic}) {
+    for (int c = 0; c < 100; ++c) {
+      const CameraSpec s = random_spec(rng, p);
+      const Camera cam(s);
+      const double X0 = u(rng) * s.width, X1 = u(rng) * s.width;
+      const double Y0 = u(rng) * s.height, Y1 = u(rng) * s.height;
+      const Frustum fr = cam.frustum(X0, Y0, X1, Y1);  // corners in any order
+      for (int k = 0; k < 50; ++k) {
+        // Points in front of the eye in a wider window around the rectangle.
+        const double X = (u(rng) * 1.4 - 0.2) * s.width;
+        const double Y = (u(rng) * 1.4 - 0.2) * s.height;
+        const Ray r = cam.ray(X, Y);
+        const glm::dvec3 q = glm::dvec3(r.org) + (0.5 + 10.0 * u(rng)) * glm::dvec3(r.dir);
+        const glm::dvec2 w = cam.project(q);
+        const double margin = 1e-6 * (s.width + s.height);
+        const bool in = w.x >= std::min(X0, X1) && w.x <= std::max(X0, X1) &&
+                        w.y >= std::min(Y0, Y1) && w.y <= std::max(Y0, Y1);
+        const bool out = w.x < std::min(X0, X1) - margin || w.x > std::max(X0, X1) + margin ||
+                         w.y < std::min(Y0, Y1) - margin || w.y > std::max(Y0, Y1) + margin;
+        if (in) CHECK(fr.contains(q));
+        if (out) CHECK_FALSE(fr.contains(q));
+      }
+      // Behind the eye's plane: never inside.
+      CHECK_FALSE(fr.contains(cam.eye() - cam.forward()));
+    }
+  }
+}
+
+TEST_CASE("an axis-aligned orthographic frustum has its sides exactly on the rectangle") {
+  CameraSpec s;
+  s.eye = {0, 0, 10};
+  s.target = {0, 0, 0};
+  s.projection = Projection::kOrthographic;
+  s.ortho_height = 20.0;
+  s.width = s.height = 200;  // 10 pixels per world unit
+  const Frustum fr = Camera(s).frustum(150, 50, 50, 100);  // x in [-5, 5], y in [0, 5]
+  CHECK(fr.contains({-5, 0, 3}));
+  CHECK(fr.contains({5, 5, -1e6}));
+  CHECK(fr.contains({0, 2, 10}));  // on the eye's plane
+  CHECK_FALSE(fr.contains({0, 2, 10.000001}));
+  CHECK_FALSE(fr.contains({std::nextafter(5.0, 6.0), 1, 0}));
+  CHECK_FALSE(fr.contains({0, std::nextafter(0.0, -1.0), 0}));
+}
+
+TEST_CASE("a perspective frustum of a zero-area rectangle is the half-line of its ray") {
+  CameraSpec s;
+  s.eye = {1, 2, 3};
+  s.target = {1, 2, -3};
+  s.width = 64;
+  s.height = 48;
+  const Camera cam(s);
+  const Frustum fr = cam.frustum(32, 24, 32, 24);
+  CHECK(fr.contains({1, 2, 3}));
+  CHECK(fr.contains({1, 2, -100}));
+  CHECK_FALSE(fr.contains({1, 2, 100}));  // behind the eye
+  CHECK_FALSE(fr.contains({1.001, 2, -100}));
+}
+
+TEST_CASE("bad camera parameters each get one clear message") {
+  CameraSpec s;
+  s.eye = {0, 0, 5};
+  s.target = {0, 0, 0};
+  s.width = 64;
+  s.height = 48;
+  CHECK(check_camera(s).empty());
+  auto with = [&](auto change) {
+    CameraSpec t = s;
+    change(t);
+    return check_camera(t);
+  };
+  CHECK(with([](CameraSpec& t) { t.width = 0; }) ==
+        "--size must be WxH with both sides in 1..16384, got 0x48");
+  CHECK(with([](CameraSpec& t) { t.height = 16385; }).find("--size") == 0);
+  CHECK(with([](CameraSpec& t) { t.width = 16384; t.height = 16384; }).empty());
+  CHECK(with([](CameraSpec& t) { t.fov_deg = 0; }) == "--fov must be in (0, 180) degrees, got 0");
+  CHECK(with([](CameraSpec& t) { t.fov_deg = 180; }).find("--fov") == 0);
+  CHECK(with([](CameraSpec& t) { t.fov_deg = std::nan(""); }).find("--fov") == 0);
+  CHECK(with([](CameraSpec& t) {
+          t.projection = Projection::kOrthographic;
+          t.ortho_height = 0;
+        }) == "--ortho must be a finite view height > 0, got 0");
+  CHECK(with([](CameraSpec& t) {
+          t.projection = Projection::kOrthographic;
+          t.ortho_height = -1;
+        }).find("--ortho") == 0);
+  CHECK(with([](CameraSpec& t) { t.target = t.eye; }) ==
+        "--eye and --target must differ (both are 0,0,5)");
+  CHECK(with([](CameraSpec& t) { t.up = {0, 0, 2}; }) ==
+        "--up 0,0,2 is parallel to the view direction (target - eye); give another --up");
+  CHECK(with([](CameraSpec& t) { t.up = {0, 0, 0}; }) == "--up must not be zero");
+  CHECK(with([](CameraSpec& t) { t.eye.x = INFINITY; }).find("--eye must be finite") == 0);
+}
