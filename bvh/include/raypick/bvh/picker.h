@@ -14,7 +14,7 @@
 //   picker.commit();                        // ...a refit, not a rebuild
 //
 // Thread-safety: the const query functions (intersect, occluded,
-// intersect_all, intersect_batch, world_normal and the accessors) may run
+// intersect_all, intersect_batch, select, world_normal and the accessors) may run
 // concurrently with each other on a committed picker. Every non-const
 // function (add, remove, set, commit, refit) must not run concurrently with
 // anything. Queries see the picker as of the last commit(); queries after
