@@ -6,6 +6,7 @@
 #include "gltf_builder.h"
 #include "loader_test_util.h"
 
+#include "raypick/bvh/picker.h"
 #include "raypick/loaders/load.h"
 
 #include <doctest/doctest.h>
@@ -458,7 +459,10 @@ std::string polygon_obj(int corners) {
             " 0\n";
   }
   text += "f";
-  for (int i = 1; i <= corners; ++i) text += " " + std::to_string(i);
+  for (int i = 1; i <= corners; ++i) {
+    text += ' ';
+    text += std::to_string(i);
+  }
   return text + "\n";
 }
 
@@ -644,4 +648,76 @@ TEST_CASE("glTF normalized: true on float or unsigned int components is refused"
   c.doc["accessors"][1]["normalized"] = true;
   CHECK(contains(refusal(dir.write("u.gltf", c.gltf_embedded())),
                  "normalized is true on unsigned int components"));
+}
+
+// ---------------------------------------------------------------------------
+// 6. Coordinates raypick cannot intersect correctly
+
+TEST_CASE("a triangle at the edge of the supported range is hit in both modes; beyond it is refused") {
+  TempDir dir;
+  // The plane x = 1e11, the ray from x = -1e11: every coordinate difference
+  // is as large as the range allows.
+  const std::string b = "100000000000";
+  const std::string path = dir.write(
+      "edge.obj", "v " + b + " -" + b + " -" + b + "\nv " + b + " " + b + " -" +
+                      b + "\nv " + b + " 0 " + b + "\nf 1 2 3\n");
+  const Scene scene = loads(path);
+  PickerConfig config;
+  config.mesh_mode = true;
+  const Picker picker(scene, config);
+  const float k = kMaxCoordinate;
+  for (const float length : {1.0f, 1e-3f}) {
+    CAPTURE(length);
+    Ray ray;
+    ray.org = {-k, 0.25f * k, 0.25f * k};
+    ray.dir = {length, 0.0f, 0.0f};
+    for (const PickMode mode : {PickMode::kMesh, PickMode::kObb}) {
+      const Hit hit = picker.intersect(ray, mode);
+      REQUIRE(hit.hit());
+      CHECK(hit.t == doctest::Approx(2.0 * k / length).epsilon(1e-6));
+    }
+  }
+  // One float step beyond, in a file of any kind.
+  const std::string over = "100000010000";
+  const LoadResult result = load_scene(dir.write(
+      "over.obj", "v " + over + " 0 0\nv 0 1 0\nv 0 0 1\nf 1 2 3\n"));
+  REQUIRE_FALSE(result.ok());
+  CHECK(result.error->message ==
+        "mesh 0: vertex 0 (1.00000006e+11, 0, 0) is outside the supported "
+        "range: every coordinate must be within +-1e+11");
+  GltfBuilder g;
+  g.add_mesh(Json::array({Json{{"attributes",
+                                {{"POSITION", g.add_positions({{1e12f, 0, 0},
+                                                               {0, 1, 0},
+                                                               {0, 0, 1}})}}}}}));
+  g.add_node({{"mesh", 0}});
+  CHECK(contains(refusal(dir.write("over.gltf", g.gltf_embedded())),
+                 "is outside the supported range"));
+}
+
+TEST_CASE("an object whose matrix carries its box beyond the supported range is refused") {
+  TempDir dir;
+  const auto scene_with = [&](const std::string& transform) {
+    return dir.write(
+        "s.json", R"({"raypick_scene": 1, "meshes": [{"name": "m", "box": {"min": [-1,-1,-1], "max": [1,1,1]}}],
+                    "objects": [{"mesh": "m"}, {"name": "far", "mesh": "m", )" +
+                      transform + "}]}");
+  };
+  // Reach = |translation| + extent (floats are 8192 apart here).
+  CHECK(loads(scene_with(R"("translate": [0, -99999900000, 0])")).objects.size() == 2);
+  CHECK(refusal(scene_with(R"("translate": [0, -100000100000, 0])")) ==
+        "object 1 ('far'): its box reaches 1.00000096e+11 on the y axis in "
+        "world space, outside the supported range: every coordinate must be "
+        "within +-1e+11");
+  // A scale does it as well as a translation; so does a glTF node chain.
+  CHECK(contains(refusal(scene_with(R"("scale": [1, 1, 2e11])")),
+                 "its box reaches 1.99999996e+11 on the z axis"));
+  GltfBuilder g = triangle_builder();
+  g.add_node({{"children", {1}}, {"scale", {1e6, 1e6, 1e6}}});
+  g.add_node({{"mesh", 0}, {"scale", {1e6, 1e6, 1e6}}, {"name", "deep"}});
+  g.doc["scenes"] = Json::array({Json{{"nodes", {0}}}});
+  const std::string deep = refusal(dir.write("s.gltf", g.gltf_embedded()));
+  CHECK(deep == "object 0 ('deep'): its box reaches 9.99999996e+11 on the x axis in "
+                "world space, outside the supported range: every coordinate "
+                "must be within +-1e+11");
 }
