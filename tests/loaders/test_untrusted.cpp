@@ -725,3 +725,20 @@ TEST_CASE("an object whose matrix carries its box beyond the supported range is 
                 "world space, outside the supported range: every coordinate "
                 "must be within +-1e+11");
 }
+
+TEST_CASE("an OBJ material library is charged to the byte budget") {
+  TempDir dir;
+  const std::string mtl = "newmtl red\nKd 1 0 0\n";
+  dir.write("m.mtl", mtl);
+  const std::string obj = std::string("mtllib m.mtl\nusemtl red\n") + kTriangleObj;
+  const std::string path = dir.write("s.obj", obj);
+  CHECK(loads(path, with_budget(obj.size() + mtl.size(), kMany, kMany, kMany))
+            .objects.size() == 1);
+  const LoadResult result =
+      load_scene(path, with_budget(obj.size() + mtl.size() - 1, kMany, kMany, kMany));
+  REQUIRE_FALSE(result.ok());
+  CHECK(result.error->line == 1);
+  CHECK(result.error->message ==
+        "mtllib: load budget max_bytes exceeded: the scene needs more than " +
+            std::to_string(obj.size() + mtl.size() - 1) + " bytes of files read");
+}
