@@ -1607,14 +1607,18 @@ class SceneBuilder {
       const std::uint64_t vertex_count =
           m_.accessors[static_cast<std::size_t>(pa)].count;
       if (fresh) {
-        const std::vector<glm::vec3> positions =
+        std::vector<glm::vec3> positions =
             read_positions(static_cast<std::size_t>(pa), "POSITION " + where);
         if (mesh.positions.size() + positions.size() >
             std::numeric_limits<std::uint32_t>::max()) {
           fail(path, "the mesh has more than 2^32 - 1 vertices");
         }
-        mesh.positions.insert(mesh.positions.end(), positions.begin(),
-                              positions.end());
+        if (mesh.positions.empty()) {
+          mesh.positions = std::move(positions);  // the usual case: no copy
+        } else {
+          mesh.positions.insert(mesh.positions.end(), positions.begin(),
+                                positions.end());
+        }
       }
       const std::uint32_t base = it->second;
 
