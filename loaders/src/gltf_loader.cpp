@@ -50,8 +50,8 @@
 
 #include "budget.h"
 #include "file_io.h"
-#include "text.h"
 #include "json_text.h"
+#include "text.h"
 #include "raypick/loaders/load.h"
 
 namespace raypick {
@@ -1480,19 +1480,19 @@ class SceneBuilder {
     const gltf::Accessor& acc = m_.accessors[a];
     if (!acc.sparse.isSparse) return;
     const JsonPath path = accessor_path(a) / "sparse";
-    const auto count = static_cast<std::uint64_t>(acc.sparse.count);
+    const auto count = acc.sparse.count;
     const int itype = acc.sparse.indices.componentType;
     const std::size_t isize = component_size(itype);
-    if (acc.sparse.count <= 0 || isize == 0 || itype == kFloat) {
+    if (acc.sparse.count == 0 || isize == 0 || itype == kFloat) {
       fail(path, "malformed sparse accessor");
     }
     const unsigned char* indices =
         view_bytes(acc.sparse.indices.bufferView,
-                   static_cast<std::uint64_t>(acc.sparse.indices.byteOffset),
+                   acc.sparse.indices.byteOffset,
                    isize, count, isize, path / "indices");
     const unsigned char* values =
         view_bytes(acc.sparse.values.bufferView,
-                   static_cast<std::uint64_t>(acc.sparse.values.byteOffset),
+                   acc.sparse.values.byteOffset,
                    elem_size, count, elem_size, path / "values");
     for (std::uint64_t k = 0; k < count; ++k) {
       const std::uint32_t target = read_index(indices + k * isize, itype);
