@@ -1,7 +1,12 @@
 #include "raypick/core/scene.h"
 
+#include <glm/mat4x4.hpp>
+#include <glm/vec3.hpp>
+
 #include <cmath>
+#include <cstdio>
 #include <string>
+#include <vector>
 
 namespace raypick {
 
@@ -21,6 +26,31 @@ std::size_t Scene::triangle_count() const {
   return n;
 }
 
+namespace {
+
+std::string number(double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.9g", x);
+  return buf;
+}
+
+std::string point(const glm::vec3& p) {
+  return "(" + number(p.x) + ", " + number(p.y) + ", " + number(p.z) + ")";
+}
+
+const std::string& range_text() {
+  // "%g": 1e+11 rather than the float's 99999997952.
+  static const std::string text = [] {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%g", static_cast<double>(kMaxCoordinate));
+    return "outside the supported range: every coordinate must be within +-" +
+           std::string(buf);
+  }();
+  return text;
+}
+
+}  // namespace
+
 std::string validate_scene(const Scene& scene) {
   for (std::size_t m = 0; m < scene.meshes.size(); ++m) {
     const Mesh& mesh = scene.meshes[m];
@@ -39,14 +69,25 @@ std::string validate_scene(const Scene& scene) {
           return "mesh " + std::to_string(m) + ": vertex " +
                  std::to_string(i) + " is not finite";
         }
+        if (std::fabs(p.x) > kMaxCoordinate || std::fabs(p.y) > kMaxCoordinate ||
+            std::fabs(p.z) > kMaxCoordinate) {
+          return "mesh " + std::to_string(m) + ": vertex " +
+                 std::to_string(i) + " " + point(p) + " is " + range_text();
+        }
       }
     }
   }
+  std::vector<Aabb> bounds(scene.meshes.size());
+  std::vector<bool> bounded(scene.meshes.size(), false);
   for (std::size_t o = 0; o < scene.objects.size(); ++o) {
     const Object& obj = scene.objects[o];
     if (obj.mesh >= scene.meshes.size()) {
       return "object " + std::to_string(o) + " ('" + obj.name + "'): mesh " +
              std::to_string(obj.mesh) + " does not exist";
+    }
+    if (!bounded[obj.mesh]) {
+      bounds[obj.mesh] = scene.meshes[obj.mesh].triangle_bounds();
+      bounded[obj.mesh] = true;
     }
     for (int c = 0; c < 4; ++c) {
       for (int r = 0; r < 4; ++r) {
@@ -54,6 +95,27 @@ std::string validate_scene(const Scene& scene) {
           return "object " + std::to_string(o) + " ('" + obj.name +
                  "'): matrix is not finite";
         }
+      }
+    }
+    // The world box: center M c, extent |M| e (the linear part's absolute
+    // values), in double so that the check itself cannot overflow.
+    const Aabb& box = bounds[obj.mesh];
+    if (box.empty()) continue;
+    const glm::dmat4 m{obj.matrix};
+    const glm::dvec3 c = (glm::dvec3{box.min} + glm::dvec3{box.max}) * 0.5;
+    const glm::dvec3 e = (glm::dvec3{box.max} - glm::dvec3{box.min}) * 0.5;
+    for (int r = 0; r < 3; ++r) {
+      double center = m[3][r];
+      double extent = 0.0;
+      for (int k = 0; k < 3; ++k) {
+        center += m[k][r] * c[k];
+        extent += std::fabs(m[k][r]) * e[k];
+      }
+      const double reach = std::fabs(center) + extent;
+      if (!(reach <= kMaxCoordinate)) {
+        return "object " + std::to_string(o) + " ('" + obj.name +
+               "'): its box reaches " + number(reach) + " on the " +
+               "xyz"[r] + " axis in world space, " + range_text();
       }
     }
   }

@@ -1,27 +1,27 @@
 // The glTF 2.0 loader (.gltf and .glb).
 //
-// Three stages, so that nothing tinygltf lets through reaches the scene
-// unchecked:
+// Three stages, so that nothing reaches the scene unchecked:
 //
 // 1. raypick reads the file, takes a GLB container apart with its own
 //    bounds checks, parses the JSON with nlohmann (a parse error keeps its
 //    line) and checks every field that picking reads: types, references
 //    between arrays, enum values, and that every buffer view fits its buffer
 //    and every accessor its buffer view. It resolves each buffer (GLB BIN
-//    chunk, base64 data URI, or a file next to the scene) and writes a
+//    chunk, base64 data URI, or a file inside the allowed root) and writes a
 //    reduced document holding only those fields. Images, materials,
-//    textures, animations, skins and cameras never reach tinygltf: picking
-//    reads none of them, and so no image is ever opened or decoded.
-// 2. tinygltf loads the reduced document and its buffers, through file
-//    system callbacks that can open only the files stage 1 resolved.
-// 3. raypick walks tinygltf's model: cycles in the node graph, indices past
-//    the vertex count, index counts that do not fit the primitive mode and
+//    textures, animations, skins and cameras are never read: picking reads
+//    none of them, and so no image is ever opened or decoded.
+// 2. The reduced document becomes a small model of plain structs, and the
+//    buffers' bytes are decoded or read (only the files stage 1 resolved).
+//    (tinygltf did this until issue 10: its own JSON tree and heavy nodes
+//    doubled the memory, and running out of memory inside it aborted.)
+// 3. raypick walks the model: cycles in the node graph, indices past the
+//    vertex count, index counts that do not fit the primitive mode and
 //    non-finite positions are refused here, and every read from a buffer is
 //    bounds-checked again against the bytes actually loaded.
 //
 // Errors name the JSON path of the offending value ("accessors[3]: ...") and,
 // for a .gltf file, the line it is on.
-#include <tiny_gltf.h>
 
 #include <glm/ext/matrix_transform.hpp>
 #include <glm/gtc/quaternion.hpp>
@@ -50,8 +50,8 @@
 
 #include "budget.h"
 #include "file_io.h"
-#include "text.h"
 #include "json_text.h"
+#include "text.h"
 #include "raypick/loaders/load.h"
 
 namespace raypick {
@@ -126,26 +126,29 @@ const char* component_name(int component_type) {
   }
 }
 
+constexpr int kTypeScalar = 1;
+constexpr int kTypeVec3 = 3;
+
 struct AccessorType {
   const char* name;
-  int tinygltf_type;
+  int code;  // gltf::Accessor::type
   int rows;     // components per column
   int columns;  // 1 except for matrices
 };
 
 constexpr std::array<AccessorType, 7> kAccessorTypes{{
-    {"SCALAR", TINYGLTF_TYPE_SCALAR, 1, 1},
-    {"VEC2", TINYGLTF_TYPE_VEC2, 2, 1},
-    {"VEC3", TINYGLTF_TYPE_VEC3, 3, 1},
-    {"VEC4", TINYGLTF_TYPE_VEC4, 4, 1},
-    {"MAT2", TINYGLTF_TYPE_MAT2, 2, 2},
-    {"MAT3", TINYGLTF_TYPE_MAT3, 3, 3},
-    {"MAT4", TINYGLTF_TYPE_MAT4, 4, 4},
+    {"SCALAR", kTypeScalar, 1, 1},
+    {"VEC2", 2, 2, 1},
+    {"VEC3", kTypeVec3, 3, 1},
+    {"VEC4", 4, 4, 1},
+    {"MAT2", 5, 2, 2},
+    {"MAT3", 6, 3, 3},
+    {"MAT4", 7, 4, 4},
 }};
 
-const AccessorType* accessor_type(int tinygltf_type) {
+const AccessorType* accessor_type(int code) {
   for (const AccessorType& t : kAccessorTypes) {
-    if (t.tinygltf_type == tinygltf_type) return &t;
+    if (t.code == code) return &t;
   }
   return nullptr;
 }
@@ -918,114 +921,239 @@ class DocumentChecker {
 };
 
 // ---------------------------------------------------------------------------
-// Stage 2: tinygltf
+// Stage 2: the model
 
-bool fs_file_exists(const std::string& path, void* user) {
-  const auto* files = static_cast<const std::map<std::string, ExternalBuffer>*>(user);
-  return files->count(path) != 0;
+// The fields of the reduced document that stage 3 reads, in plain structs
+// (named as glTF names them), and the buffers' bytes. Built from the
+// reduced document, whose every field stage 1 checked; it costs a few
+// dozen bytes per node, where a general glTF library keeps hundreds and a
+// JSON tree of its own that running out of memory could not unwind.
+namespace gltf {
+
+struct SparsePart {
+  int bufferView = -1;
+  std::uint64_t byteOffset = 0;
+  int componentType = 0;  // indices only
+};
+
+struct Sparse {
+  bool isSparse = false;
+  std::uint64_t count = 0;
+  SparsePart indices;
+  SparsePart values;
+};
+
+struct Accessor {
+  int bufferView = -1;  // -1: all zeros
+  std::uint64_t byteOffset = 0;
+  int componentType = 0;
+  std::uint64_t count = 0;
+  int type = 0;  // an AccessorType code
+  bool normalized = false;
+  Sparse sparse;
+};
+
+struct BufferView {
+  int buffer = 0;
+  std::uint64_t byteOffset = 0;
+  std::uint64_t byteLength = 0;
+  std::uint64_t byteStride = 0;  // 0: tightly packed
+};
+
+// Bytes owned (a data URI or a file) or borrowed (the GLB BIN chunk, alive
+// as long as the file's bytes).
+struct Buffer {
+  std::string owned;
+  std::string_view data;
+};
+
+struct Primitive {
+  int position = -1;  // the POSITION accessor, or -1
+  int indices = -1;
+  int mode = kModeTriangles;
+};
+
+struct Mesh {
+  std::vector<Primitive> primitives;
+};
+
+struct Node {
+  std::string name;
+  int mesh = -1;
+  std::vector<int> children;
+  std::vector<double> matrix, translation, rotation, scale;
+};
+
+struct Model {
+  std::vector<Accessor> accessors;
+  std::vector<BufferView> bufferViews;
+  std::vector<Buffer> buffers;
+  std::vector<Mesh> meshes;
+  std::vector<Node> nodes;
+  std::vector<std::vector<int>> scenes;  // each scene's root nodes
+  int defaultScene = -1;
+};
+
+}  // namespace gltf
+
+int base64_value(char c) {
+  if (c >= 'A' && c <= 'Z') return c - 'A';
+  if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+  if (c >= '0' && c <= '9') return c - '0' + 52;
+  return c == '+' ? 62 : 63;  // '/'; check_data_uri allowed nothing else
 }
 
-std::string fs_expand_path(const std::string& path, void*) { return path; }
-
-// Reads the first `length` bytes of a file stage 1 resolved; any other path
-// is refused.
-bool fs_read_whole_file(std::vector<unsigned char>* out, std::string* err,
-                        const std::string& path, void* user) {
-  const auto* files = static_cast<const std::map<std::string, ExternalBuffer>*>(user);
-  const auto it = files->find(path);
-  if (it == files->end()) {
-    if (err) *err = "not a buffer of this file";
-    return false;
+// The first `length` bytes of the base64 payload of a data URI that
+// check_data_uri() wrote (it holds at least that many).
+std::string decode_base64(std::string_view uri, std::uint64_t length) {
+  const std::string_view payload = uri.substr(uri.find(',') + 1);
+  std::string out;
+  out.reserve(static_cast<std::size_t>(length));
+  std::uint32_t bits = 0;
+  int count = 0;
+  for (const char c : payload) {
+    if (out.size() >= length || c == '=') break;
+    bits = (bits << 6) | static_cast<std::uint32_t>(base64_value(c));
+    count += 6;
+    if (count >= 8) {
+      count -= 8;
+      out += static_cast<char>((bits >> count) & 0xFF);
+    }
   }
-  std::FILE* f = std::fopen(it->second.path.c_str(), "rb");
-  if (f == nullptr) {
-    if (err) *err = "cannot open " + it->second.path;
-    return false;
+  return out;
+}
+
+// The first `length` bytes of a file stage 1 resolved and measured.
+std::string read_buffer_file(const ExternalBuffer& file, const JsonPath& path) {
+  std::FILE* f = std::fopen(file.path.c_str(), "rb");
+  std::string out;
+  if (f != nullptr) {
+    out.resize(static_cast<std::size_t>(file.length));
+    out.resize(std::fread(out.data(), 1, out.size(), f));
+    std::fclose(f);
   }
-  out->resize(static_cast<std::size_t>(it->second.length));
-  const std::size_t n = std::fread(out->data(), 1, out->size(), f);
-  std::fclose(f);
-  if (n != out->size()) {
-    if (err) *err = "cannot read " + it->second.path;
-    return false;
+  if (out.size() != file.length) {
+    JsonError e{path, "cannot read buffer file '" +
+                          detail::printable(file.path, 200) + "'",
+                std::nullopt};
+    e.io = true;
+    throw e;
   }
-  return true;
+  return out;
 }
 
-bool fs_write_whole_file(std::string* err, const std::string&,
-                         const std::vector<unsigned char>&, void*) {
-  if (err) *err = "raypick never writes files";
-  return false;
+int int_member(const Json& obj, const char* key, int fallback) {
+  const Json* v = detail::find_member(obj, key);
+  return v == nullptr ? fallback : v->get<int>();
 }
 
-// Images never reach tinygltf (stage 1 drops them); should one, it is left
-// undecoded.
-bool skip_image(tinygltf::Image*, const int, std::string*, std::string*, int,
-                int, const unsigned char*, int, void*) {
-  return true;
+std::uint64_t u64_member(const Json& obj, const char* key) {
+  const Json* v = detail::find_member(obj, key);
+  return v == nullptr ? 0 : v->get<std::uint64_t>();
 }
 
-void append_u32le(std::string& s, std::uint32_t v) {
-  for (int k = 0; k < 4; ++k) s += static_cast<char>((v >> (8 * k)) & 0xFF);
+std::vector<double> doubles_member(const Json& obj, const char* key) {
+  const Json* v = detail::find_member(obj, key);
+  return v == nullptr ? std::vector<double>{} : v->get<std::vector<double>>();
 }
 
-// The first line of a tinygltf message, printable and short.
-std::string first_line(const std::string& text) {
-  std::string line = text.substr(0, text.find('\n'));
-  if (line.size() > 200) line = line.substr(0, 200) + "...";
-  for (char& c : line) {
-    if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) >= 0x7F) c = '?';
+// The model of the reduced document (which stage 1 checked, so every field
+// has its type and every index its target) and its buffers' bytes.
+gltf::Model build_model(const Checked& checked, const Container& container) {
+  const Json& doc = checked.reduced;
+  gltf::Model model;
+  const auto array = [&](const char* key) -> const Json& {
+    static const Json kEmpty = Json::array();
+    const Json* v = detail::find_member(doc, key);
+    return v == nullptr ? kEmpty : *v;
+  };
+
+  const Json& buffers = array("buffers");
+  model.buffers.resize(buffers.size());
+  for (std::size_t i = 0; i < buffers.size(); ++i) {
+    const std::uint64_t length = u64_member(buffers[i], "byteLength");
+    gltf::Buffer& buffer = model.buffers[i];
+    const Json* uri = detail::find_member(buffers[i], "uri");
+    if (uri == nullptr) {
+      buffer.data = container.bin->substr(0, static_cast<std::size_t>(length));
+      continue;
+    }
+    const std::string& text = uri->get_ref<const std::string&>();
+    if (text.rfind("data:", 0) == 0) {
+      buffer.owned = decode_base64(text, length);
+    } else {
+      buffer.owned = read_buffer_file(checked.files.at(text),
+                                      (JsonPath() / "buffers")[i] / "uri");
+    }
+    buffer.data = buffer.owned;
   }
-  return line.empty() ? "tinygltf failed without a message" : line;
-}
 
-tinygltf::Model load_with_tinygltf(const Checked& checked,
-                                   const Container& container) {
-  tinygltf::TinyGLTF loader;
-  loader.SetImageLoader(&skip_image, nullptr);
-  tinygltf::FsCallbacks callbacks{};
-  callbacks.FileExists = &fs_file_exists;
-  callbacks.ExpandFilePath = &fs_expand_path;
-  callbacks.ReadWholeFile = &fs_read_whole_file;
-  callbacks.WriteWholeFile = &fs_write_whole_file;
-  callbacks.user_data = const_cast<std::map<std::string, ExternalBuffer>*>(
-      &checked.files);
-  loader.SetFsCallbacks(callbacks);
-
-  std::string json = checked.reduced.dump();
-  tinygltf::Model model;
-  std::string err;
-  std::string warn;
-  bool ok = false;
-  constexpr std::uint64_t kMaxSize = std::numeric_limits<std::uint32_t>::max();
-  if (checked.uses_bin) {
-    // A fresh GLB around the reduced JSON and the original BIN chunk, both
-    // padded to 4 bytes as tinygltf insists.
-    while (json.size() % 4 != 0) json += ' ';
-    std::string bin(*container.bin);
-    while (bin.size() % 4 != 0) bin += '\0';
-    const std::uint64_t total = 12 + 8 + json.size() + 8 + bin.size();
-    if (total > kMaxSize) fail(JsonPath(), "GLB data exceeds 4 GiB");
-    std::string glb;
-    glb.reserve(static_cast<std::size_t>(total));
-    glb += "glTF";
-    append_u32le(glb, 2);
-    append_u32le(glb, static_cast<std::uint32_t>(total));
-    append_u32le(glb, static_cast<std::uint32_t>(json.size()));
-    append_u32le(glb, kChunkJson);
-    glb += json;
-    append_u32le(glb, static_cast<std::uint32_t>(bin.size()));
-    append_u32le(glb, kChunkBin);
-    glb += bin;
-    ok = loader.LoadBinaryFromMemory(
-        &model, &err, &warn, reinterpret_cast<const unsigned char*>(glb.data()),
-        static_cast<unsigned int>(glb.size()), "");
-  } else {
-    if (json.size() > kMaxSize) fail(JsonPath(), "JSON exceeds 4 GiB");
-    ok = loader.LoadASCIIFromString(&model, &err, &warn, json.data(),
-                                    static_cast<unsigned int>(json.size()), "");
+  for (const Json& v : array("bufferViews")) {
+    model.bufferViews.push_back({int_member(v, "buffer", 0),
+                                 u64_member(v, "byteOffset"),
+                                 u64_member(v, "byteLength"),
+                                 u64_member(v, "byteStride")});
   }
-  if (!ok) fail(JsonPath(), "tinygltf: " + first_line(err));
+
+  for (const Json& a : array("accessors")) {
+    gltf::Accessor acc;
+    acc.bufferView = int_member(a, "bufferView", -1);
+    acc.byteOffset = u64_member(a, "byteOffset");
+    acc.componentType = int_member(a, "componentType", 0);
+    acc.count = u64_member(a, "count");
+    const std::string& type = a.at("type").get_ref<const std::string&>();
+    for (const AccessorType& t : kAccessorTypes) {
+      if (type == t.name) acc.type = t.code;
+    }
+    acc.normalized = a.at("normalized").get<bool>();
+    if (const Json* sparse = detail::find_member(a, "sparse")) {
+      acc.sparse.isSparse = true;
+      acc.sparse.count = u64_member(*sparse, "count");
+      const Json& ind = sparse->at("indices");
+      const Json& val = sparse->at("values");
+      acc.sparse.indices = {int_member(ind, "bufferView", -1),
+                            u64_member(ind, "byteOffset"),
+                            int_member(ind, "componentType", 0)};
+      acc.sparse.values = {int_member(val, "bufferView", -1),
+                           u64_member(val, "byteOffset"), 0};
+    }
+    model.accessors.push_back(acc);
+  }
+
+  for (const Json& m : array("meshes")) {
+    gltf::Mesh mesh;
+    for (const Json& p : m.at("primitives")) {
+      gltf::Primitive prim;
+      prim.position = int_member(p.at("attributes"), "POSITION", -1);
+      prim.indices = int_member(p, "indices", -1);
+      prim.mode = int_member(p, "mode", kModeTriangles);
+      mesh.primitives.push_back(prim);
+    }
+    model.meshes.push_back(std::move(mesh));
+  }
+
+  const Json& nodes = array("nodes");
+  model.nodes.resize(nodes.size());
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    const Json& n = nodes[i];
+    gltf::Node& node = model.nodes[i];
+    if (const Json* name = detail::find_member(n, "name")) {
+      node.name = name->get<std::string>();
+    }
+    node.mesh = int_member(n, "mesh", -1);
+    if (const Json* children = detail::find_member(n, "children")) {
+      node.children = children->get<std::vector<int>>();
+    }
+    node.matrix = doubles_member(n, "matrix");
+    node.translation = doubles_member(n, "translation");
+    node.rotation = doubles_member(n, "rotation");
+    node.scale = doubles_member(n, "scale");
+  }
+
+  for (const Json& scene : array("scenes")) {
+    model.scenes.push_back(scene.at("nodes").get<std::vector<int>>());
+  }
+  model.defaultScene = int_member(doc, "scene", -1);
   return model;
 }
 
@@ -1089,7 +1217,7 @@ std::uint32_t read_index(const unsigned char* p, int component_type) {
 }
 
 // The document's cameras (issue 12), read leniently from the parsed JSON:
-// they never reach tinygltf and picking does not need them, so a camera
+// they are not part of the model and picking does not need them, so a camera
 // that cannot be used (not an object, an unknown type, a yfov outside
 // (0, pi), a ymag not > 0 and finite) is left out, and a node's "camera"
 // that is not a valid index is ignored, rather than failing the scene.
@@ -1148,7 +1276,7 @@ GltfCameras read_cameras(const Json& doc) {
 
 class SceneBuilder {
  public:
-  SceneBuilder(const tinygltf::Model& model, bool quantized,
+  SceneBuilder(const gltf::Model& model, bool quantized,
                detail::Budget& budget)
       : m_(model),
         quantized_(quantized),
@@ -1187,10 +1315,10 @@ class SceneBuilder {
         fail(JsonPath() / "scene", "scene does not exist");
       }
       scene_path_ = (JsonPath() / "scenes")[static_cast<std::size_t>(s)];
-      return m_.scenes[static_cast<std::size_t>(s)].nodes;
+      return m_.scenes[static_cast<std::size_t>(s)];
     }
     std::vector<bool> is_child(m_.nodes.size(), false);
-    for (const tinygltf::Node& n : m_.nodes) {
+    for (const gltf::Node& n : m_.nodes) {
       for (const int c : n.children) {
         if (c >= 0 && static_cast<std::size_t>(c) < is_child.size()) {
           is_child[static_cast<std::size_t>(c)] = true;
@@ -1229,7 +1357,7 @@ class SceneBuilder {
       color[start] = kGray;
       while (!stack.empty()) {
         Frame& f = stack.back();
-        const tinygltf::Node& node = m_.nodes[f.node];
+        const gltf::Node& node = m_.nodes[f.node];
         if (f.next_child < node.children.size()) {
           const std::size_t k = f.next_child++;
           const int c = node.children[k];
@@ -1277,7 +1405,7 @@ class SceneBuilder {
   void compute_locals() {
     local_.resize(m_.nodes.size());
     for (std::size_t i = 0; i < m_.nodes.size(); ++i) {
-      const tinygltf::Node& n = m_.nodes[i];
+      const gltf::Node& n = m_.nodes[i];
       glm::dmat4 local{1.0};
       if (n.matrix.size() == 16) {
         for (int c = 0; c < 4; ++c) {
@@ -1320,7 +1448,7 @@ class SceneBuilder {
       while (!stack.empty()) {
         const Item item = stack.back();
         stack.pop_back();
-        const tinygltf::Node& node = m_.nodes[item.node];
+        const gltf::Node& node = m_.nodes[item.node];
         const glm::dmat4 world = item.parent * local_[item.node];
         if (node.mesh >= 0) add_object(item.node, world);
         if (cameras_ && cameras_->node_camera[item.node] >= 0) add_camera(item.node, world);
@@ -1332,7 +1460,7 @@ class SceneBuilder {
   }
 
   void add_object(std::size_t node_index, const glm::dmat4& world) {
-    const tinygltf::Node& node = m_.nodes[node_index];
+    const gltf::Node& node = m_.nodes[node_index];
     Object object;
     object.matrix = glm::mat4{world};
     for (int c = 0; c < 4; ++c) {
@@ -1390,11 +1518,11 @@ class SceneBuilder {
     if (view < 0 || static_cast<std::size_t>(view) >= m_.bufferViews.size()) {
       fail(path, "bufferView " + std::to_string(view) + " does not exist");
     }
-    const tinygltf::BufferView& bv = m_.bufferViews[static_cast<std::size_t>(view)];
+    const gltf::BufferView& bv = m_.bufferViews[static_cast<std::size_t>(view)];
     if (bv.buffer < 0 || static_cast<std::size_t>(bv.buffer) >= m_.buffers.size()) {
       fail(path, "buffer " + std::to_string(bv.buffer) + " does not exist");
     }
-    const std::vector<unsigned char>& data =
+    const std::string_view data =
         m_.buffers[static_cast<std::size_t>(bv.buffer)].data;
     const std::uint64_t end = offset + stride * (count - 1) + size;
     if (count == 0 || bv.byteOffset > data.size() ||
@@ -1402,15 +1530,16 @@ class SceneBuilder {
       fail(path, "data out of range of bufferViews[" + std::to_string(view) +
                      "] or its buffer");
     }
-    return data.data() + bv.byteOffset + offset;
+    return reinterpret_cast<const unsigned char*>(data.data()) +
+           bv.byteOffset + offset;
   }
 
   Elements elements(std::size_t a, std::size_t elem_size) {
-    const tinygltf::Accessor& acc = m_.accessors[a];
+    const gltf::Accessor& acc = m_.accessors[a];
     Elements out;
     out.count = acc.count;
     if (acc.bufferView < 0) return out;  // zeros; the caller charged them
-    const tinygltf::BufferView& bv =
+    const gltf::BufferView& bv =
         m_.bufferViews[static_cast<std::size_t>(acc.bufferView)];
     out.stride = bv.byteStride != 0 ? bv.byteStride : elem_size;
     out.base = view_bytes(acc.bufferView, acc.byteOffset, out.stride, acc.count,
@@ -1422,22 +1551,22 @@ class SceneBuilder {
   // refuses a sparse index past the accessor's count.
   template <typename Set>
   void apply_sparse(std::size_t a, std::size_t elem_size, Set set) {
-    const tinygltf::Accessor& acc = m_.accessors[a];
+    const gltf::Accessor& acc = m_.accessors[a];
     if (!acc.sparse.isSparse) return;
     const JsonPath path = accessor_path(a) / "sparse";
-    const auto count = static_cast<std::uint64_t>(acc.sparse.count);
+    const auto count = acc.sparse.count;
     const int itype = acc.sparse.indices.componentType;
     const std::size_t isize = component_size(itype);
-    if (acc.sparse.count <= 0 || isize == 0 || itype == kFloat) {
+    if (acc.sparse.count == 0 || isize == 0 || itype == kFloat) {
       fail(path, "malformed sparse accessor");
     }
     const unsigned char* indices =
         view_bytes(acc.sparse.indices.bufferView,
-                   static_cast<std::uint64_t>(acc.sparse.indices.byteOffset),
+                   acc.sparse.indices.byteOffset,
                    isize, count, isize, path / "indices");
     const unsigned char* values =
         view_bytes(acc.sparse.values.bufferView,
-                   static_cast<std::uint64_t>(acc.sparse.values.byteOffset),
+                   acc.sparse.values.byteOffset,
                    elem_size, count, elem_size, path / "values");
     for (std::uint64_t k = 0; k < count; ++k) {
       const std::uint32_t target = read_index(indices + k * isize, itype);
@@ -1452,10 +1581,10 @@ class SceneBuilder {
   }
 
   std::vector<glm::vec3> read_positions(std::size_t a, const std::string& use) {
-    const tinygltf::Accessor& acc = m_.accessors[a];
+    const gltf::Accessor& acc = m_.accessors[a];
     const JsonPath path = accessor_path(a);
     const AccessorType* type = accessor_type(acc.type);
-    if (type == nullptr || acc.type != TINYGLTF_TYPE_VEC3) {
+    if (type == nullptr || acc.type != kTypeVec3) {
       fail(path, use + " must be a VEC3 accessor, not " +
                      (type ? type->name : "unknown"));
     }
@@ -1498,10 +1627,10 @@ class SceneBuilder {
   }
 
   std::vector<std::uint32_t> read_indices(std::size_t a, const std::string& use) {
-    const tinygltf::Accessor& acc = m_.accessors[a];
+    const gltf::Accessor& acc = m_.accessors[a];
     const JsonPath path = accessor_path(a);
     const int ct = acc.componentType;
-    if (acc.type != TINYGLTF_TYPE_SCALAR ||
+    if (acc.type != kTypeScalar ||
         (ct != kUnsignedByte && ct != kUnsignedShort && ct != kUnsignedInt)) {
       const AccessorType* type = accessor_type(acc.type);
       fail(path, use + " must be a SCALAR accessor of unsigned byte, short or "
@@ -1528,18 +1657,17 @@ class SceneBuilder {
   Mesh convert_mesh(std::size_t m) {
     Mesh mesh;
     std::map<int, std::uint32_t> first_vertex;  // by POSITION accessor
-    const tinygltf::Mesh& src = m_.meshes[m];
+    const gltf::Mesh& src = m_.meshes[m];
     for (std::size_t k = 0; k < src.primitives.size(); ++k) {
-      const tinygltf::Primitive& prim = src.primitives[k];
+      const gltf::Primitive& prim = src.primitives[k];
       const JsonPath path = ((JsonPath() / "meshes")[m] / "primitives")[k];
       const int mode = prim.mode;
       if (mode != kModeTriangles && mode != kModeTriangleStrip &&
           mode != kModeTriangleFan) {
         continue;  // points and lines cannot be hit
       }
-      const auto pos_it = prim.attributes.find("POSITION");
-      if (pos_it == prim.attributes.end()) continue;
-      const int pa = pos_it->second;
+      if (prim.position < 0) continue;
+      const int pa = prim.position;
       if (pa < 0 || static_cast<std::size_t>(pa) >= m_.accessors.size()) {
         fail(path / "attributes" / "POSITION", "accessor does not exist");
       }
@@ -1553,14 +1681,18 @@ class SceneBuilder {
       const std::uint64_t vertex_count =
           m_.accessors[static_cast<std::size_t>(pa)].count;
       if (fresh) {
-        const std::vector<glm::vec3> positions =
+        std::vector<glm::vec3> positions =
             read_positions(static_cast<std::size_t>(pa), "POSITION " + where);
         if (mesh.positions.size() + positions.size() >
             std::numeric_limits<std::uint32_t>::max()) {
           fail(path, "the mesh has more than 2^32 - 1 vertices");
         }
-        mesh.positions.insert(mesh.positions.end(), positions.begin(),
-                              positions.end());
+        if (mesh.positions.empty()) {
+          mesh.positions = std::move(positions);  // the usual case: no copy
+        } else {
+          mesh.positions.insert(mesh.positions.end(), positions.begin(),
+                                positions.end());
+        }
       }
       const std::uint32_t base = it->second;
 
@@ -1629,7 +1761,7 @@ class SceneBuilder {
     return mesh;
   }
 
-  const tinygltf::Model& m_;
+  const gltf::Model& m_;
   const GltfCameras* cameras_ = nullptr;
   bool quantized_;
   detail::Budget& budget_;
@@ -1699,7 +1831,7 @@ LoadResult load_gltf_unguarded(const std::string& path,
     detail::dismantle(*parsed.value);  // the reduced copy is all that is
     parsed.value.reset();              // needed now
     result.warnings = checked.warnings;
-    const tinygltf::Model model = load_with_tinygltf(checked, container);
+    const gltf::Model model = build_model(checked, container);
     SceneBuilder builder(model, checked.quantized, budget);
     builder.set_cameras(&cameras);
     Scene scene = builder.build();

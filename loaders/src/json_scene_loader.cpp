@@ -27,8 +27,8 @@
 
 #include "budget.h"
 #include "file_io.h"
-#include "text.h"
 #include "json_text.h"
+#include "text.h"
 #include "raypick/loaders/load.h"
 
 namespace raypick {

@@ -57,8 +57,11 @@ class BufferStreambuf : public std::streambuf {
 // material raises no warning.
 class MtlFileReader : public tinyobj::MaterialReader {
  public:
-  MtlFileReader(std::string obj_path, std::string root)
-      : obj_path_(std::move(obj_path)), root_(std::move(root)) {}
+  MtlFileReader(std::string obj_path, std::string root,
+                detail::Budget& budget)
+      : obj_path_(std::move(obj_path)),
+        root_(std::move(root)),
+        budget_(budget) {}
 
   bool operator()(const std::string& name,
                   std::vector<tinyobj::material_t>* materials,
@@ -73,7 +76,15 @@ class MtlFileReader : public tinyobj::MaterialReader {
     }
     std::error_code ec;
     std::ifstream in;
-    if (fs::is_regular_file(*path, ec)) in.open(*path, std::ios::binary);
+    if (fs::is_regular_file(*path, ec)) {
+      // Its bytes count against the load's budget like any file read.
+      const std::uintmax_t size = fs::file_size(*path, ec);
+      if (auto over = budget_.take_bytes(ec ? 0 : size)) {
+        if (!refused_) refused_ = Refusal{name, std::move(*over)};
+        return false;
+      }
+      in.open(*path, std::ios::binary);
+    }
     if (!in.is_open()) {
       if (warn != nullptr) {
         *warn += "material library '" + detail::printable(name) +
@@ -94,6 +105,7 @@ class MtlFileReader : public tinyobj::MaterialReader {
  private:
   std::string obj_path_;
   std::string root_;
+  detail::Budget& budget_;
   std::optional<Refusal> refused_;
 };
 
@@ -523,7 +535,7 @@ LoadResult load_obj_unguarded(const std::string& path,
   std::string err;
   BufferStreambuf buffer(data->data(), data->data() + data->size());
   std::istream stream(&buffer);
-  MtlFileReader material_reader(path, options.root);
+  MtlFileReader material_reader(path, options.root, budget);
   const bool parsed =
       tinyobj::LoadObj(&attrib, &shapes, &materials, &warn, &err, &stream,
                        &material_reader, /*triangulate=*/true,
@@ -543,8 +555,8 @@ LoadResult load_obj_unguarded(const std::string& path,
 
   // A material library outside the allowed root is refused, as the contract
   // asks of every file a scene refers to, although picking never reads it:
-  // whether the file exists must not leak either. Its line is the first
-  // `mtllib` line that names it.
+  // whether the file exists must not leak either. So is one past the byte
+  // budget. Its line is the first `mtllib` line that names it.
   if (const auto& refused = material_reader.refused()) {
     std::size_t line = 0;
     for (const auto& [number, text] : scan.mtllib_lines) {

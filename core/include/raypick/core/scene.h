@@ -61,10 +61,25 @@ struct Scene {
   std::size_t triangle_count() const;  // over objects, instances counted
 };
 
+// The supported range of coordinates: every position a triangle uses, in
+// mesh space, and every corner of an object's box carried into world space
+// by its matrix, lies within [-kMaxCoordinate, kMaxCoordinate].
+//
+// Why 1e11: the watertight triangle test (ray_triangle.h) multiplies three
+// coordinate differences, scaled by 1/|dir|: with every coordinate and the
+// ray's origin within B, |t_scaled| <= 24 (2B)^2 * sqrt(3) (2B) / |dir|
+// = 333 B^3 / |dir|, which must stay below FLT_MAX (3.4e38). B = 1e11 keeps
+// it finite for every direction of length 0.001 or more; measured, a
+// triangle at 1e13 is already missed with a unit direction, and the slab
+// test of the OBB mode overflows from about 1.7e38.
+inline constexpr float kMaxCoordinate = 1e11f;
+
 // Checks what the engine relies on: every object's mesh exists, every
-// triangle index is in range, every used position is finite. Returns an
-// empty string when the scene is sound, else a description of the first
-// problem ("object 3 ('wheel'): mesh 7 does not exist").
+// triangle index is in range, every used position is finite and within
+// kMaxCoordinate, and so is every object's world box (its mesh's box
+// carried by its matrix, computed in double). Returns an empty string when
+// the scene is sound, else a description of the first problem ("object 3
+// ('wheel'): mesh 7 does not exist"). Cost: O(triangles + objects).
 std::string validate_scene(const Scene& scene);
 
 }  // namespace raypick

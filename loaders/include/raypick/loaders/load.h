@@ -72,14 +72,19 @@ struct LoadOptions {
 
 // Loads the scene at `path`, choosing the loader by extension
 // (case-insensitive): .obj, .gltf, .glb or .json. Objects come in the
-// contract's id order.
-// Never throws: errors of the underlying libraries are caught and returned.
+// contract's id order. Every loader ends with validate_scene(), so a loaded
+// scene's coordinates lie within kMaxCoordinate.
+// Never throws and never aborts: errors of the underlying libraries, and
+// running out of memory, are caught and returned as a LoadError naming the
+// file. Names have control bytes escaped as \xNN.
 // A file that yields no objects at all is an error. Cost: linear in the file.
 LoadResult load_scene(const std::string& path, const LoadOptions& options = {});
 
 // The OBJ loader: one object per shape that tinyobjloader reports, in file
 // order, identity matrix, named by the shape (or "shape<id>" when unnamed).
-// Each object gets its own mesh holding the vertices its faces use.
+// Each object gets its own mesh holding the vertices its faces use. Faces
+// have 3 to 4096 corners; a `mtllib` outside the allowed root is refused, a
+// missing one inside it is a warning.
 LoadResult load_obj(const std::string& path, const LoadOptions& options = {});
 
 // The glTF 2.0 loader, for .gltf (JSON, buffers external or in base64 data
@@ -106,7 +111,8 @@ LoadResult load_obj(const std::string& path, const LoadOptions& options = {});
 LoadResult load_gltf(const std::string& path, const LoadOptions& options = {});
 
 // raypick's JSON scene format (see the README): meshes from OBJ or glTF
-// files (relative to the scene file) or built-in boxes, and objects that
+// files (relative to the scene file, inside the allowed root) or built-in
+// boxes, and objects that
 // instance them with a matrix or translate / rotate / scale. Mesh i of the
 // scene is meshes[i] of the file. Unknown keys, wrong types, duplicate keys
 // and names that refer to nothing are errors naming the key's path and line.
