@@ -75,7 +75,7 @@ FarScene make_far_scene(const glm::dvec3& centre, std::uint64_t seed,
   for (std::size_t i = 0; i < n; ++i) {
     Object o;
     o.mesh = static_cast<std::uint32_t>(i % 3);
-    o.name = "o" + std::to_string(i);
+    o.name = "object" + std::to_string(i);
     const glm::quat q = glm::normalize(glm::quat{float(g(rng)), float(g(rng)),
                                                  float(g(rng)), float(g(rng))});
     glm::vec3 sc{float(0.3 + 8.7 * u(rng)), float(0.3 + 8.7 * u(rng)),
@@ -286,6 +286,41 @@ Tally check_queries(const Scene& scene, const Picker& picker, const std::vector<
 }
 
 }  // namespace
+
+TEST_CASE("a LocalFrame carries a ray origin far from the origin to within float ulps of its local size and the full inverse does not") {
+  std::mt19937_64 rng(21);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  double worst_frame = 0.0, worst_inverse = 0.0;
+  for (int i = 0; i < 2000; ++i) {
+    glm::mat4 m = test::random_affine(rng);
+    const glm::dvec3 t{std::round(1e6 * u(rng)), std::round(1e6 * u(rng)), std::round(1e6 * u(rng))};
+    m[3] = glm::vec4(glm::vec3(t), 1.0f);
+    Ray ray;
+    ray.org = glm::vec3(t + glm::round(glm::dvec3{u(rng), u(rng), u(rng)} * 500.0 * 16.0) / 16.0);
+    ray.dir = glm::vec3{float(u(rng)), float(u(rng)), 1.0f};
+    // Exact: the float matrix's inverse applied to (o - t) in double.
+    const glm::dmat3 inv = glm::inverse(glm::dmat3{glm::mat3{m}});
+    const glm::dvec3 exact = inv * (glm::dvec3{ray.org} - t);
+    const double size = std::max({std::abs(exact.x), std::abs(exact.y), std::abs(exact.z)});
+    LocalFrame f;
+    REQUIRE(make_local_frame(glm::mat4x3{m}, f));
+    const glm::dvec3 got{transform_ray(f, ray).org};
+    worst_frame = std::max(worst_frame, glm::length(got - exact) / size);
+    // RayD: the same origin moved off the float grid, carried as exactly.
+    RayD d = to_double(ray);
+    d.org += glm::dvec3{0.01, -0.02, 0.03};
+    const glm::dvec3 exact_d = inv * (d.org - t);
+    CHECK(glm::length(glm::dvec3{transform_ray(f, d).org} - exact_d) <= 1e-6 * size);
+    glm::mat4x3 full;
+    REQUIRE(invert_affine(glm::mat4x3{m}, full));
+    const glm::dvec3 by_inverse{full * glm::vec4(ray.org, 1.0f)};
+    worst_inverse = std::max(worst_inverse, glm::length(by_inverse - exact) / size);
+  }
+  CAPTURE(worst_frame);
+  CAPTURE(worst_inverse);
+  CHECK(worst_frame <= 1e-6);     // a few ulps times the matrix's condition
+  CHECK(worst_inverse >= 1e-4);   // the cancellation issue 14 describes
+}
 
 TEST_CASE("far from the origin nearest / any / all hits match a double-precision brute force at the near-origin tolerance in both modes") {
   for (const glm::dvec3& c : kCentres) {

@@ -182,8 +182,9 @@ class Picker {
   // query also takes a RayD, whose origin is in double precision: the
   // origin is then kept in double until it is subtracted from each object's
   // translation, so a large-coordinate origin (6e5 m in a GIS scene) is not
-  // first rounded to float (3 cm there). The same answers as a Ray whose
-  // origin is exactly representable; a little dearer per object visited.
+  // first rounded to float (3 cm there). A RayD whose origin is a float
+  // answers exactly as that Ray; it costs a few double operations more per
+  // object visited.
 
   // The nearest hit. Miss: !hit.hit().
   Hit intersect(const Ray& ray, const QueryOptions& options) const {

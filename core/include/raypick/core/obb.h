@@ -62,9 +62,10 @@ struct LocalFrame {
 };
 
 // The frame of the affine map whose top three rows are `m`, into `frame`.
-// False, with `frame` all zero (so that nothing is ever hit through it),
-// when m is singular or its inverse is not finite. Every frame raypick uses
-// comes from here.
+// False, with `frame` all zero, when m is singular or its inverse is not
+// finite: such an object can never be hit, and no ray may be carried by
+// that frame (the Picker's leaves and obb_entry(ray, Obb) check first).
+// Every frame raypick uses comes from here.
 bool make_local_frame(const glm::mat4x3& m, LocalFrame& frame);
 
 // The same box by transforming all eight corners (pbrt's method); the
@@ -92,21 +93,15 @@ struct Obb {
   Aabb world_bounds() const;
 };
 
-// The leaf tests' steps below run once per object a query visits: inlined
-// into the traversal loops whatever the compiler's size heuristics say.
-#if defined(__GNUC__)
-#define RAYPICK_LEAF_INLINE [[gnu::always_inline]] inline
-#else
-#define RAYPICK_LEAF_INLINE inline
-#endif
-
+// The leaf tests' steps below run once per object a query visits: forced
+// inline (RAYPICK_FORCE_INLINE) into the traversal loops.
 // Carries a world ray into an object's frame: the origin as a point
 // (linear * (org - origin), the difference first), the direction as a
 // vector, the t range unchanged. Since the map is affine, a point at
 // parameter t maps to the point at the same t. Every path of raypick
 // carries rays with these two functions, so they round alike. Cost: three
 // subtractions and two 3x3 products.
-RAYPICK_LEAF_INLINE Ray transform_ray(const LocalFrame& f, const Ray& ray) {
+RAYPICK_FORCE_INLINE Ray transform_ray(const LocalFrame& f, const Ray& ray) {
   Ray out = ray;
   const glm::vec3 v = ray.org - f.origin;
   for (int r = 0; r < 3; ++r) {
@@ -120,7 +115,7 @@ RAYPICK_LEAF_INLINE Ray transform_ray(const LocalFrame& f, const Ray& ray) {
 // The same for a double-precision origin: org - origin is taken in double
 // and rounded once to float, so the local origin is within an ulp of its
 // own size of the exact one, whatever |org|.
-RAYPICK_LEAF_INLINE Ray transform_ray(const LocalFrame& f, const RayD& ray) {
+RAYPICK_FORCE_INLINE Ray transform_ray(const LocalFrame& f, const RayD& ray) {
   Ray out = to_float(ray);
   const glm::vec3 v{ray.org - glm::dvec3{f.origin}};
   for (int k = 0; k < 3; ++k) {
@@ -132,10 +127,10 @@ RAYPICK_LEAF_INLINE Ray transform_ray(const LocalFrame& f, const RayD& ray) {
 }
 
 // The entry t of `ray` into the box `local` of the frame `f`, within
-// [ray.tmin, tmax_limit]; +inf on a miss (and always for the zero frame of
-// a singular matrix). Origin inside: ray.tmin. Cost: one transform_ray and
+// [ray.tmin, tmax_limit]; +inf on a miss. Origin inside: ray.tmin.
+// Precondition: f comes from a successful make_local_frame. Cost: one transform_ray and
 // one slab test.
-RAYPICK_LEAF_INLINE float obb_entry(const LocalFrame& f, const Aabb& local,
+RAYPICK_FORCE_INLINE float obb_entry(const LocalFrame& f, const Aabb& local,
                                     const Ray& ray, float tmax_limit) {
   Ray r = transform_ray(f, ray);
   r.tmax = tmax_limit;
@@ -143,7 +138,7 @@ RAYPICK_LEAF_INLINE float obb_entry(const LocalFrame& f, const Aabb& local,
 }
 
 // The same for a double-precision origin (see transform_ray).
-RAYPICK_LEAF_INLINE float obb_entry(const LocalFrame& f, const Aabb& local,
+RAYPICK_FORCE_INLINE float obb_entry(const LocalFrame& f, const Aabb& local,
                                     const RayD& ray, float tmax_limit) {
   Ray r = transform_ray(f, ray);
   r.tmax = tmax_limit;

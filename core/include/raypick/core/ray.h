@@ -8,6 +8,15 @@
 #include <cstdint>
 #include <limits>
 
+// For the few small steps of the traversal loops that run per node or per
+// object: inlined whatever the compiler's size heuristics say (which
+// otherwise change with everything else in the translation unit).
+#if defined(__GNUC__)
+#define RAYPICK_FORCE_INLINE [[gnu::always_inline]] inline
+#else
+#define RAYPICK_FORCE_INLINE inline
+#endif
+
 namespace raypick {
 
 inline constexpr float kInfinity = std::numeric_limits<float>::infinity();
