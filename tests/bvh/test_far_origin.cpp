@@ -483,3 +483,40 @@ TEST_CASE("a RayD whose origin is a float answers exactly as the Ray") {
     }
   }
 }
+
+TEST_CASE("far from the origin the top level visits as many nodes and objects as near it") {
+  // The world boxes' padding follows sizes and distances from the scene's
+  // centre, not coordinates: padded by ulps of 1e6 (4 units), the boxes of
+  // objects 0.3 to 9 across would overlap and every ray would test many.
+  const FarScene near_origin = make_far_scene({0, 0, 0}, 22, 400, 1000);
+  const Picker p0(near_origin.scene);
+  for (const glm::dvec3& c : kCentres) {
+    INFO("centre " << c.x << "," << c.y << "," << c.z);
+    const FarScene shifted = make_far_scene(c, 22, 400, 1000);
+    const Picker p1(shifted.scene);
+    for (PickMode mode : {PickMode::kObb, PickMode::kMesh}) {
+      const auto& r0 = mode == PickMode::kObb ? near_origin.obb_rays : near_origin.mesh_rays;
+      const auto& r1 = mode == PickMode::kObb ? shifted.obb_rays : shifted.mesh_rays;
+      std::size_t work0 = 0, work1 = 0;
+      for (std::size_t i = 0; i < r0.size(); ++i) {
+        const TraversalStats a = p0.intersect_stats(r0[i], QueryOptions{mode}).stats;
+        const TraversalStats b = p1.intersect_stats(r1[i], QueryOptions{mode}).stats;
+        work0 += a.nodes_visited + a.prims_tested;
+        work1 += b.nodes_visited + b.prims_tested;
+      }
+      CAPTURE(work0);
+      CAPTURE(work1);
+      CHECK(double(work1) <= 1.1 * double(work0));
+    }
+    // A padded box exceeds its object's box by little more than float
+    // spacing at its coordinates (0.0625 at 1e6).
+    for (std::uint32_t id = 0; id < p1.object_count(); ++id) {
+      const Aabb tight = p1.obb(id).world_bounds();
+      const Aabb padded = p1.world_box(id);
+      for (int a = 0; a < 3; ++a) {
+        CHECK(tight.min[a] - padded.min[a] <= 0.2f);
+        CHECK(padded.max[a] - tight.max[a] <= 0.2f);
+      }
+    }
+  }
+}

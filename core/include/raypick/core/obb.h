@@ -24,16 +24,18 @@ inline Aabb transform_aabb(const glm::mat4x3& m, const Aabb& local) {
   const glm::vec3 c = local.center();
   const glm::vec3 e = local.half_extent();
   // glm is column-major: m[col][row]. extent'_r = sum_c |m[c][r]| * e_c.
-  glm::vec3 center = m[3];
+  // The translation is added last, once, so that a box far from the origin
+  // is rounded to its coordinates only once.
+  glm::vec3 offset{0.0f};
   glm::vec3 extent{0.0f};
   for (int col = 0; col < 3; ++col) {
-    center += m[col] * c[col];
+    offset += m[col] * c[col];
     // std::fabs, a sign-bit mask; glm::abs compiles to a compare and a
     // branch per component.
     const glm::vec3 a{std::fabs(m[col].x), std::fabs(m[col].y), std::fabs(m[col].z)};
     extent += a * e[col];
   }
-  return Aabb::from_center_extent(center, extent);
+  return Aabb::from_center_extent(m[3] + offset, extent);
 }
 inline Aabb transform_aabb(const glm::mat4& m, const Aabb& local) {
   return transform_aabb(glm::mat4x3(m), local);
