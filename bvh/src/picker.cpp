@@ -381,10 +381,10 @@ CommitStats Picker::commit(CommitMode mode) {
 namespace {
 
 // The ray the top level's box tests use: a RayD's origin rounded to float.
-// The world boxes are padded by 2^-18 of their largest coordinate, far more
-// than that rounding (at most 2^-24 of the origin's) unless the origin is
-// over 64 times farther out than the box, where it is an ulp of the
-// distance.
+// The world boxes are padded by at least 2 ulps of their coordinates, more
+// than that rounding (half an ulp of the origin's) unless the origin's
+// coordinates are over 4 times the box's, where that rounding is an ulp or
+// two of the distance, within the contract's tolerance.
 const Ray& traversal_ray(const Ray& ray) { return ray; }
 Ray traversal_ray(const RayD& ray) { return to_float(ray); }
 
