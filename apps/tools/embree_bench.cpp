@@ -35,13 +35,14 @@ struct ObbData {
   std::vector<Aabb> local;           // by mesh
   std::vector<PaddedRecord> records; // by object
   std::vector<Aabb> world;           // by object, padded as raypick's
+  glm::vec3 pad_centre{0.0f};        // as the Picker's: padding_centre()
   // As Picker's commit: raypick's Obb::make, padded_world_box.
   void set(std::uint32_t id, const glm::mat4& matrix) {
     PaddedRecord& r = records[id];
     const Obb obb = Obb::make(local[r.object_mesh], matrix);
     r.frame = obb.frame;
     r.mesh = obb.invertible ? r.object_mesh : kInvalidId;
-    world[id] = padded_world_box(obb);
+    world[id] = padded_world_box(obb, pad_centre);
   }
 };
 
@@ -152,6 +153,7 @@ EmbreeBenchScene::EmbreeBenchScene(const EmbreeDevice& device,
     const std::size_t n = scene.objects.size();
     im.obb.records.resize(n);
     im.obb.world.resize(n);
+    im.obb.pad_centre = padding_centre(scene.objects);
     for (std::size_t i = 0; i < n; ++i) {
       im.obb.records[i].object_mesh = scene.objects[i].mesh;
       im.obb.set(static_cast<std::uint32_t>(i), scene.objects[i].matrix);

@@ -24,29 +24,61 @@
 namespace raypick {
 namespace {
 
-// Pads a box by a few float ulps of its largest coordinate. World boxes
-// come from a rounded matrix product while the leaf tests carry the ray into
-// local space with other roundings, and the triangle test computes t its own
-// way; without a margin a grazing ray could be culled by a node test and
-// lose a hit the exact leaf test would find. The margin is the same on every
-// axis: a box flat on an axis (a quad at z = 0) must be padded there too,
-// since the triangle test may place the hit an ulp beyond the plane the
-// slab test computes.
-Aabb pad(const Aabb& box) {
+// Pads a box by a few float ulps. World boxes come from a rounded matrix
+// product while the leaf tests carry the ray into local space with other
+// roundings, and the triangle test computes t its own way; without a margin
+// a grazing ray could be culled by a node test and lose a hit the exact leaf
+// test would find. Those roundings are relative to the box's size and to
+// the ray's distance, for which the box's distance from `centre` (the middle
+// of the scene, where rays come from) stands in: 2^-18 of the larger. The
+// float box itself is rounded to its coordinates (transform_aabb adds the
+// translation once, then the extent): at least 2^-22 of the largest, 2 ulps
+// or more. Measured from a centre rather than from the
+// world origin, a scene far from the origin is not padded by ulps of its
+// coordinates (1.1 units at 3e5, where 0.07 suffice), which would slow
+// picking there. The margin is the same on every axis: a box flat on an
+// axis (a quad at z = 0) must be padded there too, since the triangle test
+// may place the hit an ulp beyond the plane the slab test computes.
+Aabb pad(const Aabb& box, const glm::vec3& centre = glm::vec3{0.0f}) {
   if (box.empty()) return box;
-  constexpr float kRel = 1.0f / (1 << 18);  // about 32 ulps
+  constexpr float kRel = 1.0f / (1 << 18);     // about 32 ulps
+  constexpr float kCoord = 1.0f / (1 << 22);   // 2 to 4 ulps
   const glm::vec3 ext = box.max - box.min;
   float m = std::max({ext.x, ext.y, ext.z});
+  float c = 0.0f;
   for (int a = 0; a < 3; ++a) {
-    m = std::max(m, std::max(std::fabs(box.min[a]), std::fabs(box.max[a])));
+    m = std::max({m, std::fabs(box.min[a] - centre[a]), std::fabs(box.max[a] - centre[a])});
+    c = std::max({c, std::fabs(box.min[a]), std::fabs(box.max[a])});
   }
-  const glm::vec3 margin{m * kRel};
+  const glm::vec3 margin{std::max(m * kRel, c * kCoord)};
   return Aabb{box.min - margin, box.max + margin};
 }
 
+// The mean of translations, summed in double in the order given.
+struct CentreSum {
+  glm::dvec3 sum{0.0};
+  std::size_t count = 0;
+  void add(const glm::vec3& t) {
+    sum += glm::dvec3{t};
+    ++count;
+  }
+  glm::vec3 centre() const {
+    return count == 0 ? glm::vec3{0.0f} : glm::vec3{sum / double(count)};
+  }
+};
+
 }  // namespace
 
-Aabb padded_world_box(const Obb& obb) { return pad(obb.world_bounds()); }
+glm::vec3 padding_centre(std::span<const Object> objects) {
+  CentreSum c;
+  for (const Object& o : objects) c.add(glm::vec3{o.matrix[3]});
+  return c.centre();
+}
+
+Aabb padded_world_box(const Obb& obb, const glm::vec3& centre) {
+  return pad(obb.world_bounds(), centre);
+}
+
 
 namespace {
 
@@ -137,7 +169,7 @@ Obb Picker::make_obb(const ObjectRec& o) const {
 }
 
 Aabb Picker::padded_box(const ObjectRec& o) const {
-  return pad(transform_aabb(o.to_world, meshes_[o.mesh].bounds));
+  return pad(transform_aabb(o.to_world, meshes_[o.mesh].bounds), pad_centre_);
 }
 
 Aabb Picker::make_leaf(std::uint32_t id, LeafObb& l) const {
@@ -190,6 +222,12 @@ double Picker::sah_cost() const {
 }
 
 void Picker::rebuild() {
+  // The padding's centre, as padding_centre() over the live objects.
+  CentreSum centre;
+  for (const ObjectRec& o : objects_) {
+    if (o.alive) centre.add(o.to_world[3]);
+  }
+  pad_centre_ = centre.centre();
   std::vector<LeafObb> leaves;  // by primitive
   std::vector<Aabb> boxes;
   std::vector<glm::vec3> centers;
@@ -343,10 +381,10 @@ CommitStats Picker::commit(CommitMode mode) {
 namespace {
 
 // The ray the top level's box tests use: a RayD's origin rounded to float.
-// The world boxes are padded by 2^-18 of their largest coordinate, far more
-// than that rounding (at most 2^-24 of the origin's) unless the origin is
-// over 64 times farther out than the box, where it is an ulp of the
-// distance.
+// The world boxes are padded by at least 2 ulps of their coordinates, more
+// than that rounding (half an ulp of the origin's) unless the origin's
+// coordinates are over 4 times the box's, where that rounding is an ulp or
+// two of the distance, within the contract's tolerance.
 const Ray& traversal_ray(const Ray& ray) { return ray; }
 Ray traversal_ray(const RayD& ray) { return to_float(ray); }
 
@@ -575,7 +613,7 @@ glm::vec3 Picker::world_normal(const Hit& hit) const {
 Aabb Picker::world_box(std::uint32_t id) const {
   RAYPICK_ASSERT(id < objects_.size(), "object id out of range");
   if (!objects_[id].alive) return Aabb{};
-  return padded_world_box(make_obb(objects_[id]));
+  return padded_world_box(make_obb(objects_[id]), pad_centre_);
 }
 
 std::size_t Picker::memory_bytes() const {

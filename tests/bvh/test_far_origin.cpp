@@ -75,7 +75,7 @@ FarScene make_far_scene(const glm::dvec3& centre, std::uint64_t seed,
   for (std::size_t i = 0; i < n; ++i) {
     Object o;
     o.mesh = static_cast<std::uint32_t>(i % 3);
-    o.name = "o" + std::to_string(i);
+    o.name = "object" + std::to_string(i);
     const glm::quat q = glm::normalize(glm::quat{float(g(rng)), float(g(rng)),
                                                  float(g(rng)), float(g(rng))});
     glm::vec3 sc{float(0.3 + 8.7 * u(rng)), float(0.3 + 8.7 * u(rng)),
@@ -287,6 +287,41 @@ Tally check_queries(const Scene& scene, const Picker& picker, const std::vector<
 
 }  // namespace
 
+TEST_CASE("a LocalFrame carries a ray origin far from the origin to within float ulps of its local size and the full inverse does not") {
+  std::mt19937_64 rng(21);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  double worst_frame = 0.0, worst_inverse = 0.0;
+  for (int i = 0; i < 2000; ++i) {
+    glm::mat4 m = test::random_affine(rng);
+    const glm::dvec3 t{std::round(1e6 * u(rng)), std::round(1e6 * u(rng)), std::round(1e6 * u(rng))};
+    m[3] = glm::vec4(glm::vec3(t), 1.0f);
+    Ray ray;
+    ray.org = glm::vec3(t + glm::round(glm::dvec3{u(rng), u(rng), u(rng)} * 500.0 * 16.0) / 16.0);
+    ray.dir = glm::vec3{float(u(rng)), float(u(rng)), 1.0f};
+    // Exact: the float matrix's inverse applied to (o - t) in double.
+    const glm::dmat3 inv = glm::inverse(glm::dmat3{glm::mat3{m}});
+    const glm::dvec3 exact = inv * (glm::dvec3{ray.org} - t);
+    const double size = std::max({std::abs(exact.x), std::abs(exact.y), std::abs(exact.z)});
+    LocalFrame f;
+    REQUIRE(make_local_frame(glm::mat4x3{m}, f));
+    const glm::dvec3 got{transform_ray(f, ray).org};
+    worst_frame = std::max(worst_frame, glm::length(got - exact) / size);
+    // RayD: the same origin moved off the float grid, carried as exactly.
+    RayD d = to_double(ray);
+    d.org += glm::dvec3{0.01, -0.02, 0.03};
+    const glm::dvec3 exact_d = inv * (d.org - t);
+    CHECK(glm::length(glm::dvec3{transform_ray(f, d).org} - exact_d) <= 1e-6 * size);
+    glm::mat4x3 full;
+    REQUIRE(invert_affine(glm::mat4x3{m}, full));
+    const glm::dvec3 by_inverse{full * glm::vec4(ray.org, 1.0f)};
+    worst_inverse = std::max(worst_inverse, glm::length(by_inverse - exact) / size);
+  }
+  CAPTURE(worst_frame);
+  CAPTURE(worst_inverse);
+  CHECK(worst_frame <= 1e-6);     // a few ulps times the matrix's condition
+  CHECK(worst_inverse >= 1e-4);   // the cancellation issue 14 describes
+}
+
 TEST_CASE("far from the origin nearest / any / all hits match a double-precision brute force at the near-origin tolerance in both modes") {
   for (const glm::dvec3& c : kCentres) {
     const FarScene f = make_far_scene(c, 14);
@@ -445,6 +480,43 @@ TEST_CASE("a RayD whose origin is a float answers exactly as the Ray") {
       CHECK(picker.occluded(r, mode) == picker.occluded(to_double(r), mode));
       CHECK(picker.intersect_all(r, mode).size() ==
             picker.intersect_all(to_double(r), mode).size());
+    }
+  }
+}
+
+TEST_CASE("far from the origin the top level visits as many nodes and objects as near it") {
+  // The world boxes' padding follows sizes and distances from the scene's
+  // centre, not coordinates: padded by ulps of 1e6 (4 units), the boxes of
+  // objects 0.3 to 9 across would overlap and every ray would test many.
+  const FarScene near_origin = make_far_scene({0, 0, 0}, 22, 400, 1000);
+  const Picker p0(near_origin.scene);
+  for (const glm::dvec3& c : kCentres) {
+    INFO("centre " << c.x << "," << c.y << "," << c.z);
+    const FarScene shifted = make_far_scene(c, 22, 400, 1000);
+    const Picker p1(shifted.scene);
+    for (PickMode mode : {PickMode::kObb, PickMode::kMesh}) {
+      const auto& r0 = mode == PickMode::kObb ? near_origin.obb_rays : near_origin.mesh_rays;
+      const auto& r1 = mode == PickMode::kObb ? shifted.obb_rays : shifted.mesh_rays;
+      std::size_t work0 = 0, work1 = 0;
+      for (std::size_t i = 0; i < r0.size(); ++i) {
+        const TraversalStats a = p0.intersect_stats(r0[i], QueryOptions{mode}).stats;
+        const TraversalStats b = p1.intersect_stats(r1[i], QueryOptions{mode}).stats;
+        work0 += a.nodes_visited + a.prims_tested;
+        work1 += b.nodes_visited + b.prims_tested;
+      }
+      CAPTURE(work0);
+      CAPTURE(work1);
+      CHECK(double(work1) <= 1.1 * double(work0));
+    }
+    // A padded box exceeds its object's box by a few float spacings at its
+    // coordinates (0.0625 at 1e6), not by ulps of them times 32 (3.8).
+    for (std::uint32_t id = 0; id < p1.object_count(); ++id) {
+      const Aabb tight = p1.obb(id).world_bounds();
+      const Aabb padded = p1.world_box(id);
+      for (int a = 0; a < 3; ++a) {
+        CHECK(tight.min[a] - padded.min[a] <= 5 * 0.0625f);
+        CHECK(padded.max[a] - tight.max[a] <= 5 * 0.0625f);
+      }
     }
   }
 }

@@ -67,11 +67,18 @@ struct PickerConfig {
   std::size_t batch_interleave_bytes = std::size_t{8} << 20;
 };
 
-// The box the top level stores for an OBB: its abs-matrix world box padded
-// by a few float ulps of its largest coordinate, the same on every axis, so
-// that rounding in a node test never culls a box whose exact leaf test
-// (obb_entry) hits. Empty when the OBB cannot be hit.
-Aabb padded_world_box(const Obb& obb);
+// The box the top level stores for an OBB: its abs-matrix world box padded,
+// the same on every axis, by 2^-18 of the larger of its size and its
+// distance from `centre` (a stand-in for the distance of the rays), and by
+// at least 2^-22 of its largest coordinate, so that rounding in a node test
+// never culls a box whose exact leaf test (obb_entry) hits. The Picker pads
+// with its pad_centre(). Empty when the OBB cannot be hit.
+Aabb padded_world_box(const Obb& obb, const glm::vec3& centre = glm::vec3{0.0f});
+
+// The centre a Picker built from `objects` pads its boxes from: the mean of
+// their translations, summed in double in id order (the origin for none).
+// What pad_centre() returns after a rebuild with these objects alive.
+glm::vec3 padding_centre(std::span<const Object> objects);
 
 // Per-query options.
 struct QueryOptions {
@@ -193,8 +200,9 @@ class Picker {
   // query also takes a RayD, whose origin is in double precision: the
   // origin is then kept in double until it is subtracted from each object's
   // translation, so a large-coordinate origin (6e5 m in a GIS scene) is not
-  // first rounded to float (3 cm there). The same answers as a Ray whose
-  // origin is exactly representable; a little dearer per object visited.
+  // first rounded to float (3 cm there). A RayD whose origin is a float
+  // answers exactly as that Ray; it costs a few double operations more per
+  // object visited.
 
   // The nearest hit. Miss: !hit.hit().
   Hit intersect(const Ray& ray, const QueryOptions& options) const {
@@ -288,6 +296,9 @@ class Picker {
   Aabb world_box(std::uint32_t id) const;
   // The box around every hittable object (empty when there is none).
   Aabb world_bounds() const;
+  // The centre the world boxes are padded from (padded_world_box): the
+  // mean of the live objects' translations at the last rebuild.
+  glm::vec3 pad_centre() const { return pad_centre_; }
   // The top level: an 8-wide BVH over the objects' world boxes.
   const WideBvh& bvh() const { return top_; }
   BvhStats bvh_stats() const { return top_.stats(config_.top); }
@@ -399,6 +410,7 @@ class Picker {
   std::size_t refits_ = 0;
   double sah_built_ = 0.0;
   double sah_sum_ = 0.0;
+  glm::vec3 pad_centre_{0.0f};
 };
 
 }  // namespace raypick

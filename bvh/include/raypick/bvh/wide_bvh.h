@@ -237,7 +237,7 @@ struct NodeRay {
 #if RAYPICK_WIDE_SSE
   __m128 o[3], i[3], tmin;
 #endif
-  explicit NodeRay(const Ray& ray) : inv(ray) {
+  RAYPICK_GEOMETRY_INLINE explicit NodeRay(const Ray& ray) : inv(ray) {
     for (int a = 0; a < 3; ++a) {
       near_row[a] = inv.neg[a] ? 3 + a : a;
       far_row[a] = inv.neg[a] ? a : 3 + a;
@@ -254,7 +254,7 @@ struct NodeRay {
 
 // The slab test of the ray against a node's slots within
 // [tmin, tmax]: a bit per slot hit, and each slot's entry t in tn.
-inline unsigned test_node(const WideNode& n, const NodeRay& r, float tmax,
+RAYPICK_GEOMETRY_INLINE unsigned test_node(const WideNode& n, const NodeRay& r, float tmax,
                           float* tn) {
 #if RAYPICK_WIDE_SSE
   // Scalar line per slot and axis, as in slab_interval():
@@ -297,7 +297,7 @@ inline unsigned test_node(const WideNode& n, const NodeRay& r, float tmax,
 // Given a node's hit slots (mask != 0): returns the nearest, to be visited
 // next, and pushes the others, farthest deepest. One and two hits, the
 // common cases, need no sort.
-inline Entry order_hits(const WideNode& n, unsigned mask, const float* tn,
+RAYPICK_GEOMETRY_INLINE Entry order_hits(const WideNode& n, unsigned mask, const float* tn,
                         Entry* stack, int& top) {
   const int s0 = std::countr_zero(mask);
   mask &= mask - 1;
@@ -335,7 +335,7 @@ inline Entry order_hits(const WideNode& n, unsigned mask, const float* tn,
 // Pops the next entry that can still hold a hit at t <= tmax into cur;
 // tmax may have dropped since the push, and '<=' keeps ties reachable.
 // False when the stack is exhausted.
-inline bool pop(Entry* stack, int& top, float tmax, Entry& cur) {
+RAYPICK_GEOMETRY_INLINE bool pop(Entry* stack, int& top, float tmax, Entry& cur) {
   while (top > 0) {
     cur = stack[--top];
     if (cur.tnear <= tmax) return true;

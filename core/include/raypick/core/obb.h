@@ -25,16 +25,18 @@ RAYPICK_GEOMETRY_INLINE Aabb transform_aabb(const glm::mat4x3& m,
   const glm::vec3 c = local.center();
   const glm::vec3 e = local.half_extent();
   // glm is column-major: m[col][row]. extent'_r = sum_c |m[c][r]| * e_c.
-  glm::vec3 center = m[3];
+  // The translation is added last, once, so that a box far from the origin
+  // is rounded to its coordinates only once.
+  glm::vec3 offset{0.0f};
   glm::vec3 extent{0.0f};
   for (int col = 0; col < 3; ++col) {
-    center += m[col] * c[col];
+    offset += m[col] * c[col];
     // std::fabs, a sign-bit mask; glm::abs compiles to a compare and a
     // branch per component.
     const glm::vec3 a{std::fabs(m[col].x), std::fabs(m[col].y), std::fabs(m[col].z)};
     extent += a * e[col];
   }
-  return Aabb::from_center_extent(center, extent);
+  return Aabb::from_center_extent(m[3] + offset, extent);
 }
 RAYPICK_GEOMETRY_INLINE Aabb transform_aabb(const glm::mat4& m,
                                             const Aabb& local) {
@@ -64,9 +66,10 @@ struct LocalFrame {
 };
 
 // The frame of the affine map whose top three rows are `m`, into `frame`.
-// False, with `frame` all zero (so that nothing is ever hit through it),
-// when m is singular or its inverse is not finite. Every frame raypick uses
-// comes from here.
+// False, with `frame` all zero, when m is singular or its inverse is not
+// finite: such an object can never be hit, and no ray may be carried by
+// that frame (the Picker's leaves and obb_entry(ray, Obb) check first).
+// Every frame raypick uses comes from here.
 bool make_local_frame(const glm::mat4x3& m, LocalFrame& frame);
 
 // The same box by transforming all eight corners (pbrt's method); the
@@ -126,8 +129,8 @@ RAYPICK_GEOMETRY_INLINE Ray transform_ray(const LocalFrame& f, const RayD& ray) 
 }
 
 // The entry t of `ray` into the box `local` of the frame `f`, within
-// [ray.tmin, tmax_limit]; +inf on a miss (and always for the zero frame of
-// a singular matrix). Origin inside: ray.tmin. Cost: one transform_ray and
+// [ray.tmin, tmax_limit]; +inf on a miss. Origin inside: ray.tmin.
+// Precondition: f comes from a successful make_local_frame. Cost: one transform_ray and
 // one slab test.
 RAYPICK_GEOMETRY_INLINE float obb_entry(const LocalFrame& f, const Aabb& local,
                                     const Ray& ray, float tmax_limit) {

@@ -14,7 +14,9 @@
 // (no floating-point contraction), never an out-of-line copy that another
 // translation unit, compiled with other flags, lent to the linker. A
 // program that calls them itself compiles them with its own flags; see the
-// README, "Compile flags".
+// README, "Compile flags". The traversal loops' per-node and per-object
+// steps use it too, so that the compiler's size heuristics (which change
+// with everything else in the translation unit) never outline them.
 #if defined(__GNUC__) || defined(__clang__)
 #define RAYPICK_GEOMETRY_INLINE [[gnu::always_inline]] inline
 #else
@@ -58,8 +60,8 @@ inline bool is_valid(const Ray& ray) {
 // double and rounded once to float, so answers are within a few float ulps
 // of the object's size and of its distance from `org`, however large
 // `org` is. (The top level's box tests use `org` rounded to float; the
-// world boxes are padded by far more than that rounding, see
-// padded_world_box().) Valid: |org| within the float range (so that the
+// world boxes are padded by more than that rounding, or it is an ulp or two
+// of the distance; see padded_world_box().) Valid: |org| within the float range (so that the
 // rounded origin is finite), dir finite and non-zero, 0 <= tmin <= tmax.
 struct RayD {
   glm::dvec3 org{0.0};
