@@ -166,15 +166,16 @@ fuzz_run() {
       "$bin" -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=10 \
       -print_final_stats=1 -artifact_prefix="$artifacts/" "${dict[@]}" \
       "$corpus" "tests/fuzz/corpus/$t" >"$logf" 2>&1 || status=$?
-    execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$logf" | tail -n 1)
-    cov=$(grep -o 'cov: [0-9]*' "$logf" | tail -n 1 | cut -d' ' -f2)
-    ft=$(grep -o 'ft: [0-9]*' "$logf" | tail -n 1 | cut -d' ' -f2)
+    # (|| true: a run that failed at once has no statistics to grep)
+    execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$logf" | tail -n 1 || true)
+    cov=$(grep -o 'cov: [0-9]*' "$logf" | tail -n 1 | cut -d' ' -f2 || true)
+    ft=$(grep -o 'ft: [0-9]*' "$logf" | tail -n 1 | cut -d' ' -f2 || true)
     size=$(find "$corpus" "tests/fuzz/corpus/$t" -type f | wc -l)
     if [ "$status" -eq 0 ]; then
       result=ok
     else
       failed=1
-      result="FAILED (exit $status): $(grep -m1 -oE 'ERROR: [A-Za-z]+: [A-Za-z -]+|runtime error: .*|fuzz check failed: .*' "$logf" | head -c 120)"
+      result="FAILED (exit $status): $(grep -m1 -oE 'ERROR: [A-Za-z]+: [A-Za-z -]+|runtime error: .*|fuzz check failed: .*' "$logf" | head -c 120 || true)"
       result+="; input in $artifacts/, log $logf"
     fi
     printf '%-11s %12s %8s %9s %8s  %s\n' "$t" "${execs:-?}" "${cov:-?}" "${ft:-?}" "$size" "$result"
