@@ -1299,6 +1299,7 @@ class SceneBuilder {
     if (auto over = budget_.take_objects(total)) {
       fail(JsonPath() / "nodes", *over);
     }
+    check_instances(roots, total);
     compute_locals();
     scene_.objects.reserve(static_cast<std::size_t>(total));
     traverse(roots);
@@ -1346,6 +1347,9 @@ class SceneBuilder {
     enum : unsigned char { kWhite, kGray, kBlack };
     std::vector<unsigned char> color(n, kWhite);
     std::vector<std::uint64_t> below(n, 0);
+    reaches_.assign(n, false);
+    post_order_.clear();
+    post_order_.reserve(n);
     struct Frame {
       std::size_t node;
       std::size_t next_child;
@@ -1382,11 +1386,15 @@ class SceneBuilder {
           continue;
         }
         std::uint64_t sum = node.mesh >= 0 ? 1 : 0;
+        bool reaches = node.mesh >= 0 || has_camera(f.node);
         for (const int c : node.children) {
           sum = std::min(sum + below[static_cast<std::size_t>(c)],
                          max_objects_);
+          reaches = reaches || reaches_[static_cast<std::size_t>(c)];
         }
         below[f.node] = sum;
+        reaches_[f.node] = reaches;
+        post_order_.push_back(f.node);
         color[f.node] = kBlack;
         stack.pop_back();
       }
@@ -1398,6 +1406,61 @@ class SceneBuilder {
                        max_objects_);
     }
     return total;
+  }
+
+  bool has_camera(std::size_t node) const {
+    return cameras_ != nullptr && node < cameras_->node_camera.size() &&
+           cameras_->node_camera[node] >= 0;
+  }
+
+  // The traversal visits every path from a root to a node that leads to a
+  // mesh or a camera. A small node graph (a DAG) can have astronomically
+  // many such paths even when few of them end in an object: a doubling
+  // chain above a long single chain, say. Counts the visits (and the camera
+  // instances) before walking, saturating, and refuses a graph whose walk
+  // would cost more than kVisitsPerItem per object or camera placed, plus
+  // one per node.
+  void check_instances(const std::vector<int>& roots, std::uint64_t objects) {
+    constexpr std::uint64_t kCap = std::uint64_t{1} << 62;
+    constexpr std::uint64_t kMaxCameras = 65536;
+    constexpr std::uint64_t kVisitsPerItem = 64;
+    const auto add = [kCap](std::uint64_t a, std::uint64_t b) {
+      return std::min(a + b, kCap);  // a, b <= kCap: no wrap
+    };
+    std::vector<std::uint64_t> paths(m_.nodes.size(), 0);
+    for (const int r : roots) {
+      const auto k = static_cast<std::size_t>(r);
+      if (reaches_[k]) paths[k] = add(paths[k], 1);
+    }
+    std::uint64_t visits = 0;
+    std::uint64_t cameras = 0;
+    // Reverse post-order is a topological order: parents before children.
+    for (auto it = post_order_.rbegin(); it != post_order_.rend(); ++it) {
+      const std::size_t k = *it;
+      if (paths[k] == 0) continue;
+      visits = add(visits, paths[k]);
+      if (has_camera(k)) cameras = add(cameras, paths[k]);
+      for (const int c : m_.nodes[k].children) {
+        const auto child = static_cast<std::size_t>(c);
+        if (reaches_[child]) paths[child] = add(paths[child], paths[k]);
+      }
+    }
+    if (cameras > kMaxCameras) {
+      fail(JsonPath() / "nodes",
+           "the node graph places more than " + std::to_string(kMaxCameras) +
+               " camera instances");
+    }
+    const std::uint64_t allowed =
+        kVisitsPerItem * (objects + cameras) + m_.nodes.size();
+    if (visits > allowed) {
+      fail(JsonPath() / "nodes",
+           "the node graph is too deep for its objects: placing " +
+               std::to_string(objects) + " objects walks " +
+               (visits >= kCap ? std::string("more than 2^62")
+                               : std::to_string(visits)) +
+               " node instances (at most " + std::to_string(kVisitsPerItem) +
+               " per object or camera, plus one per node, are allowed)");
+    }
   }
 
   // Each node's local matrix: `matrix`, or T * R * S. In double, so that a
@@ -1444,6 +1507,7 @@ class SceneBuilder {
     };
     std::vector<Item> stack;
     for (const int r : roots) {
+      if (!reaches_[static_cast<std::size_t>(r)]) continue;
       stack.push_back({static_cast<std::size_t>(r), glm::dmat4{1.0}});
       while (!stack.empty()) {
         const Item item = stack.back();
@@ -1453,6 +1517,9 @@ class SceneBuilder {
         if (node.mesh >= 0) add_object(item.node, world);
         if (cameras_ && cameras_->node_camera[item.node] >= 0) add_camera(item.node, world);
         for (auto c = node.children.rbegin(); c != node.children.rend(); ++c) {
+          // A subtree with no mesh and no camera adds nothing: skipping it
+          // keeps the walk within check_instances' bound.
+          if (!reaches_[static_cast<std::size_t>(*c)]) continue;
           stack.push_back({static_cast<std::size_t>(*c), world});
         }
       }
@@ -1768,6 +1835,8 @@ class SceneBuilder {
   std::uint64_t max_objects_;
   std::vector<std::int64_t> mesh_slot_;
   std::vector<glm::dmat4> local_;
+  std::vector<bool> reaches_;            // by node: a mesh or camera below
+  std::vector<std::size_t> post_order_;  // nodes, children before parents
   JsonPath scene_path_;
   Scene scene_;
 };
