@@ -24,9 +24,8 @@ JOBS=${RAYPICK_JOBS:-$(nproc)}
 
 PACKAGES=(
   cmake g++ make pkg-config
-  libglm-dev doctest-dev libtinyobjloader-dev libtinygltf-dev
+  libglm-dev doctest-dev libtinyobjloader-dev
   libembree-dev libtbb-dev libcli11-dev nlohmann-json3-dev libstb-dev
-  libbenchmark-dev
   assimp-testmodels   # real OBJ and glTF models the tests validate on
 )
 # Only for `fuzz` and `test`: libFuzzer comes with clang's runtime.

@@ -9,8 +9,10 @@
 //    and every accessor its buffer view. It resolves each buffer (GLB BIN
 //    chunk, base64 data URI, or a file inside the allowed root) and writes a
 //    reduced document holding only those fields. Images, materials,
-//    textures, animations, skins and cameras are never read: picking reads
-//    none of them, and so no image is ever opened or decoded.
+//    textures, animations and skins are never read: picking reads none of
+//    them, and so no image is ever opened or decoded. Cameras are read
+//    leniently from the parsed document (read_cameras) for the screen
+//    commands; an unusable one is left out.
 // 2. The reduced document becomes a small model of plain structs, and the
 //    buffers' bytes are decoded or read (only the files stage 1 resolved).
 //    (tinygltf did this until issue 10: its own JSON tree and heavy nodes
@@ -77,7 +79,7 @@ constexpr int kModeTriangles = 4;
 constexpr int kModeTriangleStrip = 5;
 constexpr int kModeTriangleFan = 6;
 
-// tinygltf keeps array indices and the sparse fields in an int.
+// The model keeps array indices and the sparse fields in an int.
 constexpr std::uint64_t kMaxInt = std::numeric_limits<std::int32_t>::max();
 // Byte offsets, lengths and counts are capped at 2^53 (beyond it JSON
 // numbers are not exact anyway), so stride * count + offset never wraps.
@@ -263,9 +265,9 @@ std::optional<std::string> split_glb(std::string_view data, Container& out) {
 // ---------------------------------------------------------------------------
 // Stage 1: checking the document
 
-// How tinygltf is to get a buffer that lives in a file: stage 1 renames the
-// buffer's uri to a token, and the file system callbacks map the token to
-// the resolved path and read exactly `length` bytes of it.
+// A buffer that lives in a file: stage 1 renames the buffer's uri to a
+// token, and stage 2 maps the token to the resolved path and reads exactly
+// `length` bytes of it.
 struct ExternalBuffer {
   std::string path;
   std::uint64_t length = 0;
@@ -273,7 +275,7 @@ struct ExternalBuffer {
 
 // What stage 1 hands on.
 struct Checked {
-  Json reduced;  // the document tinygltf loads
+  Json reduced;  // the document stage 2 turns into the model
   std::map<std::string, ExternalBuffer> files;  // by token
   bool uses_bin = false;   // buffers[0] is the GLB BIN chunk
   bool quantized = false;  // KHR_mesh_quantization is used
@@ -302,8 +304,8 @@ int hex_value(char c) {
   return -1;
 }
 
-// A URI reference to a file, percent-decoded (RFC 3986). Unlike tinygltf's
-// decoder, '+' stays a '+'.
+// A URI reference to a file, percent-decoded (RFC 3986); unlike some
+// decoders, a '+' stays a '+'.
 std::string decode_uri_path(const std::string& uri, const JsonPath& path) {
   // A scheme (RFC 3986: ALPHA *( ALPHA / DIGIT / "+" / "-" / "." ) ":")
   // before any '/' makes it an absolute URI: http:, file:, ...
@@ -341,7 +343,7 @@ std::string decode_uri_path(const std::string& uri, const JsonPath& path) {
   return out;
 }
 
-// Checks a base64 data URI and returns it in the one spelling tinygltf
+// Checks a base64 data URI and returns it in the one spelling stage 2
 // decodes, cut to `length` bytes if it holds more.
 std::string check_data_uri(const std::string& uri, std::uint64_t length,
                            const JsonPath& path) {
@@ -583,7 +585,7 @@ class DocumentChecker {
                   std::to_string(length));
     }
     if (auto over = budget_.take_bytes(length)) fail(p / "uri", *over);
-    // tinygltf decodes %XX and '+' in a uri; a token has neither.
+    // A token needs no decoding: it has no %XX and no '+'.
     std::string token = "raypick-buffer-" + std::to_string(out_.files.size());
     out_.files[token] = ExternalBuffer{file.string(), length};
     return token;
@@ -1578,7 +1580,7 @@ class SceneBuilder {
   };
 
   // `size` bytes at `offset` of bufferViews[view], checked against the
-  // bytes tinygltf actually loaded.
+  // bytes stage 2 actually loaded.
   const unsigned char* view_bytes(int view, std::uint64_t offset,
                                   std::uint64_t stride, std::uint64_t count,
                                   std::uint64_t size, const JsonPath& path) {
