@@ -1,5 +1,7 @@
 #include "ray_io.h"
 
+#include "raypick/core/scene.h"
+
 #include "raypick/core/text.h"
 
 #include <nlohmann/json.hpp>
@@ -136,6 +138,15 @@ std::optional<RayD> parse_ray(std::string_view text, std::string& error) {
   if (ray.dir.x == 0.0f && ray.dir.y == 0.0f && ray.dir.z == 0.0f) {
     error = "direction is zero";
     return std::nullopt;
+  }
+  // Scenes are refused beyond kMaxCoordinate (validate_scene): an origin
+  // beyond it would make the leaf tests' products overflow, a silent miss.
+  for (int a = 0; a < 3; ++a) {
+    if (std::fabs(static_cast<float>(ray.org[a])) > kMaxCoordinate) {
+      error = "origin is outside the supported range (each coordinate "
+              "within +-1e11)";
+      return std::nullopt;
+    }
   }
   return ray;
 }

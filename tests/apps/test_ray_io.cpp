@@ -58,6 +58,15 @@ TEST_CASE("malformed rays are refused with a reason") {
   CHECK(error_of("1e39 0 0 1 0 1").find("origin is not finite") != std::string::npos);
 }
 
+TEST_CASE("a ray origin beyond the supported coordinate range is refused with the range") {
+  std::string error;
+  CHECK(parse_ray("1e11 -1e11 0 1 0 0", error).has_value());
+  CHECK(error_of("0 1.0001e11 0 1 0 0") ==
+        "origin is outside the supported range (each coordinate within +-1e11)");
+  CHECK(error_of("0 0 -3e20 1 0 0").find("outside the supported range") !=
+        std::string::npos);
+}
+
 TEST_CASE("rays files skip blank and comment lines and report the 1-based line of an error") {
   const auto list = tools::read_rays_text(
       "# header\n\n1 2 3 0 0 1\n   # indented comment\n1,2,3,0,1,0\r\n", "rays.txt");
