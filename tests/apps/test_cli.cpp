@@ -103,7 +103,7 @@ TEST_CASE("pick --mode mesh reports the triangle, and sees through gaps an OBB c
   CHECK(r.out == "ray 0: object 0 'tri' triangle 0 at t = 5, point (0.5, 0.5, 0)\n");
 }
 
-TEST_CASE("pick --all lists every object along the ray, nearest first; --limit and --max-t cut it") {
+TEST_CASE("pick --all lists every object along the ray, nearest first, --limit and --max-t cut it") {
   const fs::path scene = write("scene.obj", kScene);
   Run r = run_raypick("pick '" + scene.string() + "' --ray 0,0,-5,0,0,1 --all --format json");
   CHECK(r.status == 0);

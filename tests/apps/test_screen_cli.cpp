@@ -131,7 +131,7 @@ TEST_CASE("pick --radius picks the object nearest in depth among those hit withi
   CHECK(pick("--pixel 100,100 --radius 2 --max-t 5")["hit"] == false);
 }
 
-TEST_CASE("bad camera options each get one message and exit 2; an unknown --camera exits 1") {
+TEST_CASE("bad camera options each get one message and exit 2, an unknown --camera exits 1") {
   const fs::path scene = write("poles.obj", poles_scene());
   const std::string pick = "pick '" + scene.string() + "' --pixel 1,1 ";
   auto err = [&](const std::string& args, int status) {
@@ -174,7 +174,7 @@ TEST_CASE("bad camera options each get one message and exit 2; an unknown --came
   CHECK(run_raypick("pick '" + scene.string() + "'" + kCam + " --pixel 1,1 --ray 0,0,0,1,0,0").status == 2);
 }
 
-TEST_CASE("select prints the objects in the rectangle's region by id; --visible drops hidden ones") {
+TEST_CASE("select prints the objects in the rectangle's region by id, --visible drops hidden ones") {
   // "front" hides "hidden" from the eye at z = 10; "aside" is off to the left.
   const fs::path scene = write(
       "hide.obj", obj_box("hidden", {-0.5f, -0.5f, -3}, {0.5f, 0.5f, -2}, 1) +

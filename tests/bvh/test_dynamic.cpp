@@ -294,7 +294,7 @@ TEST_CASE("concurrent queries from several threads give the single-thread answer
   CHECK(wrong.load() == 0);
 }
 
-TEST_CASE("borrowed meshes are used in place; user data and masks come back") {
+TEST_CASE("borrowed meshes are used in place, user data and masks come back") {
   const Mesh cube = tools::unit_cube_mesh();
   Picker picker;
   const std::uint32_t mesh =

@@ -69,7 +69,7 @@ TEST_CASE("pick --camera on the Cameras model looks down the camera node's -Z") 
         "none of that name or index\n");
 }
 
-TEST_CASE("glTF camera nodes get their world matrix and names; unusable cameras are left out") {
+TEST_CASE("glTF camera nodes get their world matrix and names, unusable cameras are left out") {
   TempDir dir;
   GltfBuilder b = triangle_builder();
   b.doc["cameras"] = Json::array(

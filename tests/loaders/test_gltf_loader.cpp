@@ -289,7 +289,7 @@ TEST_CASE("glTF picks the default scene, scene 0 when none is set, or the root n
 // ---------------------------------------------------------------------------
 // Primitives and accessors
 
-TEST_CASE("glTF triangle lists, strips and fans become triangles; points and lines do not") {
+TEST_CASE("glTF triangle lists, strips and fans become triangles, points and lines do not") {
   TempDir dir;
   GltfBuilder b;
   // A row of 5 points along x, and one above.
@@ -462,7 +462,7 @@ TEST_CASE("glTF sparse accessors substitute their values") {
         std::vector<glm::uvec3>{{0, 1, 2}, {0, 2, 3}});
 }
 
-TEST_CASE("glTF primitives without POSITION add nothing; a mesh of lines is an empty object") {
+TEST_CASE("glTF primitives without POSITION add nothing, a mesh of lines is an empty object") {
   TempDir dir;
   GltfBuilder b;
   const int pos = b.add_positions({{0, 0, 0}, {1, 0, 0}, {0, 1, 0}});

@@ -510,7 +510,7 @@ std::string polygon_obj(int corners) {
 
 }  // namespace
 
-TEST_CASE("an OBJ face of more than 4096 corners is refused with its line; 4096 are triangulated") {
+TEST_CASE("an OBJ face of more than 4096 corners is refused with its line, 4096 are triangulated") {
   TempDir dir;
   const Scene scene = loads(dir.write("4096.obj", polygon_obj(4096)));
   CHECK(scene.meshes[0].triangles.size() == 4094);
@@ -554,7 +554,7 @@ TEST_CASE("an OBJ face corner with a slash but no index after it is named as mal
   }
 }
 
-TEST_CASE("an OBJ coordinate too small for a double is 0; too large for a float is refused") {
+TEST_CASE("an OBJ coordinate too small for a double is 0, too large for a float is refused") {
   TempDir dir;
   const Scene scene = loads(dir.write(
       "s.obj", "v 1e-5000 -1e-400 0.0000e-99999999999999999999\nv 1 0 0\nv 0 1 0\nf 1 2 3\n"));
@@ -695,7 +695,7 @@ TEST_CASE("glTF normalized: true on float or unsigned int components is refused"
 // ---------------------------------------------------------------------------
 // 6. Coordinates raypick cannot intersect correctly
 
-TEST_CASE("a triangle at the edge of the supported range is hit in both modes; beyond it is refused") {
+TEST_CASE("a triangle at the edge of the supported range is hit in both modes, beyond it is refused") {
   TempDir dir;
   // The plane x = 1e11, the ray from x = -1e11: every coordinate difference
   // is as large as the range allows.
