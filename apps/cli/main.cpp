@@ -34,58 +34,18 @@ using cli::fail;
 using cli::finish_output;
 using cli::kExitBadInput;
 using cli::kExitUsage;
+using cli::Loaded;
+using cli::load_or_report;
+using cli::parse_mode;
+using cli::PickArgs;
+using cli::ValidateArgs;
 
 double ms_since(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start)
       .count();
 }
 
-struct Loaded {
-  Scene scene;
-  double load_ms = 0.0;
-};
-
-// Loads a scene file, or reports why not (status 1 or 2 in `status`).
-std::optional<Loaded> load_or_report(const std::string& path,
-                                     const LoadOptions& options, int& status) {
-  const auto start = Clock::now();
-  LoadResult r = load_scene(path, options);
-  if (!r.ok()) {
-    const LoadError& err = *r.error;
-    status = fail(err.kind == LoadError::Kind::kUnsupported ? kExitUsage
-                                                             : kExitBadInput,
-                  err.to_string());
-    return std::nullopt;
-  }
-  // Warnings do not stop the job; each gets its own prefixed line.
-  std::istringstream warnings(r.warnings);
-  for (std::string line; std::getline(warnings, line);) {
-    if (!line.empty()) {
-      std::cerr << "raypick: warning: " << printable(path) << ": "
-                << printable(line) << "\n";
-    }
-  }
-  return Loaded{std::move(*r.scene), ms_since(start)};
-}
-
-PickMode parse_mode(const std::string& mode) {
-  return mode == "mesh" ? PickMode::kMesh : PickMode::kObb;
-}
-
 // ---------------------------------------------------------------- pick ---
-
-struct PickArgs {
-  std::string scene;
-  std::optional<std::string> ray;   // set when --ray is given, even empty
-  std::optional<std::string> rays;
-  std::string mode = "obb";
-  std::string format;
-  bool all = false;
-  std::size_t limit = 0;  // 0: no limit
-  float max_t = kInfinity;
-  std::uint32_t mask = ~0u;
-  LoadOptions load;
-};
 
 int run_pick(const PickArgs& a) {
   int status = 0;
@@ -168,26 +128,8 @@ int run_pick(const PickArgs& a) {
 
 // ------------------------------------------------------------ validate ---
 
-struct ValidateArgs {
-  std::string scene;
-  std::size_t boxes = 0;
-  std::size_t rays = 100000;
-  std::uint64_t seed = 1;
-  std::string mode = "obb";
-  std::string dump;
-  LoadOptions load;
-  std::vector<double> offset;  // X, Y, Z, or empty
-};
-
 int run_validate(const ValidateArgs& a) {
-  int status = 0;
-  if (a.scene.empty() && a.boxes == 0) {
-    return fail(kExitUsage, "validate: give a SCENE file or --boxes N");
-  }
-  if (!a.scene.empty() && a.boxes > 0) {
-    return fail(kExitUsage,
-                "validate: give a SCENE file or --boxes N, not both");
-  }
+  if (const int usage = cli::check_scene_or_boxes(a)) return usage;
   const PickMode mode = parse_mode(a.mode);
   // The dump file is opened before any work, so a bad path fails at once.
   std::ofstream dump;
@@ -198,23 +140,11 @@ int run_validate(const ValidateArgs& a) {
                                      std::strerror(errno));
     }
   }
-  Loaded loaded;
   std::string label;
-  if (a.boxes > 0) {
-    const auto start = Clock::now();
-    const tools::BoxesOptions opt = tools::mixed_options();
-    loaded.scene = mode == PickMode::kMesh
-                       ? tools::make_mesh_scene(a.boxes, a.seed, opt)
-                       : tools::make_boxes_scene(a.boxes, a.seed, opt);
-    loaded.load_ms = ms_since(start);
-    label = "generated boxes-" + std::to_string(a.boxes) + " (seed " +
-            std::to_string(a.seed) + ")";
-  } else {
-    std::optional<Loaded> l = load_or_report(a.scene, a.load, status);
-    if (!l) return status;
-    loaded = std::move(*l);
-    label = printable(a.scene);
-  }
+  int status = 0;
+  std::optional<Loaded> generated_or_loaded = cli::validation_scene(a, label, status);
+  if (!generated_or_loaded) return status;
+  Loaded& loaded = *generated_or_loaded;
   if (!a.offset.empty()) {
     const glm::dvec3 offset{a.offset[0], a.offset[1], a.offset[2]};
     tools::shift_scene(loaded.scene, offset);
@@ -505,8 +435,7 @@ int run_main(int argc, char** argv) {
   };
   if (*pick_cmd && pixel_pick.chosen()) {
     return guarded("pick", pick.scene, [&] {
-      return pixel_pick.run({pick.scene, pick.mode, pick.format, pick.all,
-                             pick.limit, pick.max_t, pick.mask});
+      return pixel_pick.run(pick);
     });
   }
   if (*pick_cmd) {
@@ -514,7 +443,7 @@ int run_main(int argc, char** argv) {
   }
   if (*val_cmd && validate_image.chosen()) {
     return guarded("validate", val.scene, [&] {
-      return validate_image.run(val.scene, val.boxes, val.seed, val.mode);
+      return validate_image.run(val);
     });
   }
   if (*val_cmd) {
@@ -525,8 +454,12 @@ int run_main(int argc, char** argv) {
                    [&] { return run_info(info_scene, info_load); });
   }
   if (bench) return guarded("bench", "", [&] { return bench.run(); });
-  if (select) return guarded("select", "", [&] { return select.run(); });
-  if (render) return guarded("render", "", [&] { return render.run(); });
+  if (select) {
+    return guarded("select", select.scene(), [&] { return select.run(); });
+  }
+  if (render) {
+    return guarded("render", render.scene(), [&] { return render.run(); });
+  }
   return kExitUsage;
 }
 

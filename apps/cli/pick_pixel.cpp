@@ -4,6 +4,7 @@
 #include "../tools/ray_io.h"
 
 #include "raypick/bvh/picker.h"
+#include "raypick/core/text.h"
 
 #include <CLI/CLI.hpp>
 
@@ -74,7 +75,7 @@ std::string with_pixel_json(std::string json, const glm::dvec2& p) {
 std::string with_pixel_text(std::string text, const glm::dvec2& p) {
   const std::size_t colon = text.find(':');
   text.insert(colon, ", pixel (" + format_coord(p.x) + ", " + format_coord(p.y) + ")");
-  return terminal_safe(text);
+  return printable(text);
 }
 
 }  // namespace
@@ -83,12 +84,15 @@ PixelPick::PixelPick(CLI::App& cmd) {
   camera_.add_to(cmd);
   pixel_opt_ = cmd.add_option("--pixel", pixel_,
                               "An image-plane point X,Y in pixels ((0,0) the top-left "
-                              "corner; pixel (i,j)'s centre is i+0.5,j+0.5); needs a camera");
+                              "corner; pixel (i,j)'s centre is i+0.5,j+0.5); needs a camera")
+                   ->check(not_an_option());
   pixels_opt_ = cmd.add_option("--pixels", pixels_,
-                               "Points file, one 'X Y' or 'X,Y' per line; '-' reads stdin");
+                               "Points file, one 'X Y' or 'X,Y' per line; '-' reads stdin")
+                    ->check(not_an_option());
   radius_opt_ = cmd.add_option("--radius", radius_,
                                "Pick the object nearest in depth among those hit within R "
-                               "pixels of the point (0..256)");
+                               "pixels of the point (0..256)")
+                    ->transform(a_number());
   pixel_opt_->excludes(pixels_opt_);
   for (const char* name : {"--ray", "--rays"}) {
     if (CLI::Option* o = cmd.get_option_no_throw(name)) {
@@ -103,29 +107,29 @@ bool PixelPick::chosen() const {
          radius_opt_->count() > 0 || camera_.any_given();
 }
 
-int PixelPick::run(const PickCommon& a) const {
+int PixelPick::run(const PickArgs& a) const {
   const bool one = pixel_opt_->count() > 0;
   if (!one && pixels_opt_->count() == 0) {
-    return screen_fail(kScreenExitUsage,
+    return fail(kExitUsage,
                        "pick: a camera needs --pixel X,Y or --pixels FILE");
   }
   if (!(radius_ >= 0.0 && radius_ <= kMaxRadius)) {
-    return screen_fail(kScreenExitUsage, "pick: --radius must be in 0..256 pixels, got " +
+    return fail(kExitUsage, "pick: --radius must be in 0..256 pixels, got " +
                                              format_coord(radius_));
   }
   if (a.all && radius_opt_->count() > 0) {
-    return screen_fail(kScreenExitUsage,
+    return fail(kExitUsage,
                        "pick: --radius picks one object per point; it does not combine "
                        "with --all");
   }
   const std::string format = !a.format.empty() ? a.format : (one ? "text" : "jsonl");
   if (format == "json" && !one) {
-    return screen_fail(kScreenExitUsage,
+    return fail(kExitUsage,
                        "pick: --format json is for a single --pixel; use --format jsonl "
                        "with --pixels");
   }
   if (std::string e = camera_.check(); !e.empty()) {
-    return screen_fail(kScreenExitUsage, "pick: " + e);
+    return fail(kExitUsage, "pick: " + e);
   }
   tools::PointList points;
   if (one) {
@@ -133,22 +137,23 @@ int PixelPick::run(const PickCommon& a) const {
     const auto v = tools::parse_numbers(pixel_, 2, "X,Y", why);
     if (v && !(std::isfinite((*v)[0]) && std::isfinite((*v)[1]))) why = "not finite";
     if (!v || !why.empty()) {
-      return screen_fail(kScreenExitUsage, "pick: --pixel '" + pixel_ + "': " + why);
+      return fail(kExitUsage, "pick: --pixel " + in_quotes(pixel_) + ": " + why);
     }
     points.points.push_back({(*v)[0], (*v)[1]});
   } else {
     points = tools::read_points(pixels_);
   }
-  if (!points.ok()) return screen_fail(kScreenExitBadInput, points.error);
+  if (!points.ok()) return fail(kExitBadInput, points.error);
 
   int status = 0;
-  std::optional<Scene> scene = load_scene_reporting(a.scene, status);
-  if (!scene) return status;
+  std::optional<Loaded> loaded = load_or_report(a.scene, a.load, status);
+  if (!loaded) return status;
+  const Scene* scene = &loaded->scene;
   std::string error;
   const std::optional<Camera> cam = camera_.make(*scene, status, error);
-  if (!cam) return screen_fail(status, "pick: " + error);
+  if (!cam) return fail(status, "pick: " + error);
 
-  const PickMode mode = a.mode == "mesh" ? PickMode::kMesh : PickMode::kObb;
+  const PickMode mode = parse_mode(a.mode);
   PickerConfig config;
   config.mesh_mode = mode == PickMode::kMesh;
   const Picker picker(*scene, config);
@@ -201,10 +206,7 @@ int PixelPick::run(const PickCommon& a) const {
     }
   }
   std::fwrite(out.data(), 1, out.size(), stdout);
-  if (std::fflush(stdout) != 0) {
-    return screen_fail(kScreenExitBadInput, "cannot write to standard output");
-  }
-  return 0;
+  return finish_output(0);
 }
 
 }  // namespace raypick::cli

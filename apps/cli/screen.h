@@ -4,6 +4,8 @@
 // BenchCommand. See the contract's "Cameras and screen space".
 #pragma once
 
+#include "common.h"
+
 #include "raypick/core/camera.h"
 #include "raypick/core/scene.h"
 
@@ -14,27 +16,9 @@
 #include <optional>
 #include <string>
 #include <string_view>
-
-namespace CLI {
-class App;
-class Option;
-}  // namespace CLI
+#include <vector>
 
 namespace raypick::cli {
-
-inline constexpr int kScreenExitBadInput = 1;
-inline constexpr int kScreenExitUsage = 2;
-
-// One line "raypick: message" on stderr (stdout flushed first); returns
-// `status`.
-int screen_fail(int status, const std::string& message);
-
-// Loads a scene, printing warnings; on failure reports and sets `status`
-// (2 for an unsupported extension, 1 for bad input).
-std::optional<Scene> load_scene_reporting(const std::string& path, int& status);
-
-// `s` with control characters and DEL written as \xNN, for terminals.
-std::string terminal_safe(std::string_view s);
 
 // A number as the image-plane coordinates are printed: %.10g.
 std::string format_coord(double v);
@@ -76,16 +60,41 @@ class CameraOptions {
 std::optional<std::array<double, 4>> parse_rect(const std::string& text,
                                                 std::string& error);
 
-// What `pick` parsed that a pixel pick uses too.
-struct PickCommon {
+// What `pick` parsed: a pixel pick uses it too.
+struct PickArgs {
   std::string scene;
-  std::string mode;
+  std::optional<std::string> ray;  // set when --ray is given, even empty
+  std::optional<std::string> rays;
+  std::string mode = "obb";
   std::string format;
   bool all = false;
   std::size_t limit = 0;  // 0: no limit
-  float max_t = 0.0f;
+  float max_t = kInfinity;
   std::uint32_t mask = ~0u;
+  LoadOptions load;
 };
+
+// What `validate` parsed: validate --image uses it too.
+struct ValidateArgs {
+  std::string scene;
+  std::size_t boxes = 0;
+  std::size_t rays = 100000;
+  std::uint64_t seed = 1;
+  std::string mode = "obb";
+  std::string dump;
+  LoadOptions load;
+  std::vector<double> offset;  // X, Y, Z, or empty
+};
+
+// 0 when exactly one of SCENE and --boxes N is given; else reports what is
+// wrong through fail() and returns kExitUsage.
+int check_scene_or_boxes(const ValidateArgs& a);
+
+// The scene validate checks: SCENE loaded with a.load, or the generated
+// boxes-N of a.seed (in a.mode's flavour), with `label` naming it for
+// stdout; nullopt when the load failed (reported, `status` set).
+std::optional<Loaded> validation_scene(const ValidateArgs& a,
+                                       std::string& label, int& status);
 
 // `raypick pick SCENE <camera> --pixel X,Y | --pixels FILE|- [--radius R]`:
 // registers the camera options and --pixel, --pixels, --radius on the
@@ -96,7 +105,7 @@ class PixelPick {
   // True when the command line asks for a pixel pick (--pixel, --pixels,
   // --radius or a camera option given).
   bool chosen() const;
-  int run(const PickCommon& common) const;
+  int run(const PickArgs& pick) const;
 
  private:
   CameraOptions camera_;
@@ -116,8 +125,7 @@ class ValidateImage {
   bool chosen() const;
   // Exit status: 0 when no pixel is a real mismatch, 1 otherwise or for
   // bad input, 2 for bad options.
-  int run(const std::string& scene, std::size_t boxes, std::uint64_t seed,
-          const std::string& mode) const;
+  int run(const ValidateArgs& validate) const;
 
  private:
   CameraOptions camera_;
@@ -134,6 +142,7 @@ class SelectCommand {
   explicit SelectCommand(CLI::App& app);
   ~SelectCommand();
   explicit operator bool() const;
+  const std::string& scene() const;
   int run() const;
 
  private:
@@ -147,6 +156,7 @@ class RenderCommand {
   explicit RenderCommand(CLI::App& app);
   ~RenderCommand();
   explicit operator bool() const;
+  const std::string& scene() const;
   int run() const;
 
  private:

@@ -9,6 +9,16 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+// RAYPICK_TEST_ASAN: defined under AddressSanitizer, where a memory cap
+// (run_raypick_in_memory) means nothing.
+#if defined(__SANITIZE_ADDRESS__)
+#define RAYPICK_TEST_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define RAYPICK_TEST_ASAN 1
+#endif
+#endif
+
 namespace raypick::test {
 
 struct Run {
