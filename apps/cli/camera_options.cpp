@@ -155,8 +155,27 @@ std::string CameraOptions::check() const {
   return error;
 }
 
-std::optional<Camera> CameraOptions::make(const Scene& scene, int& status,
-                                          std::string& error) const {
+std::optional<CameraOptions::View> CameraOptions::load_view(const char* command,
+                                                            const std::string& scene,
+                                                            const LoadOptions& options,
+                                                            int& status) const {
+  std::optional<Loaded> loaded = load_or_report(scene, options, status);
+  if (!loaded) return std::nullopt;
+  std::optional<Camera> camera = make(command, loaded->scene, status);
+  if (!camera) return std::nullopt;
+  return View{std::move(*loaded), *camera};
+}
+
+std::optional<Camera> CameraOptions::make(const char* command, const Scene& scene,
+                                          int& status) const {
+  std::string error;
+  std::optional<Camera> camera = make_or_explain(scene, status, error);
+  if (!camera) status = fail(status, std::string(command) + ": " + error);
+  return camera;
+}
+
+std::optional<Camera> CameraOptions::make_or_explain(const Scene& scene, int& status,
+                                                     std::string& error) const {
   std::optional<CameraSpec> s = spec_without_scene(error);
   if (!s) {
     status = kExitUsage;

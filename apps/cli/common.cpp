@@ -205,4 +205,18 @@ PickMode parse_mode(const std::string& mode) {
   return mode == "mesh" ? PickMode::kMesh : PickMode::kObb;
 }
 
+PickerConfig picker_config(PickMode mode) {
+  PickerConfig config;
+  config.mesh_mode = mode == PickMode::kMesh;
+  return config;
+}
+
+std::string open_for_writing(std::ofstream& file, const std::string& path,
+                             const char* what) {
+  errno = 0;
+  file.open(path);
+  if (file) return {};
+  return path + ": cannot write the " + what + " file: " + std::strerror(errno);
+}
+
 }  // namespace raypick::cli

@@ -8,6 +8,7 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdint>
+#include <fstream>
 #include <limits>
 #include <optional>
 #include <string>
@@ -83,5 +84,15 @@ std::optional<Loaded> load_or_report(const std::string& path,
 
 // "mesh" is PickMode::kMesh; anything else (CLI11 admits only "obb") kObb.
 PickMode parse_mode(const std::string& mode);
+
+// The Picker configuration for queries in `mode` (mesh mode builds the
+// meshes' own BVHs).
+PickerConfig picker_config(PickMode mode);
+
+// Opens `path` for writing before the work that fills it, so that a bad
+// path fails at once: "" when open, else "PATH: cannot write the WHAT file:
+// REASON".
+std::string open_for_writing(std::ofstream& file, const std::string& path,
+                             const char* what);
 
 }  // namespace raypick::cli

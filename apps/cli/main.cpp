@@ -88,13 +88,8 @@ int run_pick(const PickArgs& a) {
 
   std::optional<Loaded> loaded = load_or_report(a.scene, a.load, status);
   if (!loaded) return status;
-  PickerConfig config;
-  config.mesh_mode = mode == PickMode::kMesh;
-  const Picker picker(loaded->scene, config);
-  std::vector<std::string> names;
-  names.reserve(loaded->scene.objects.size());
-  for (const Object& o : loaded->scene.objects) names.push_back(o.name);
-
+  const Picker picker(loaded->scene, cli::picker_config(mode));
+  const std::vector<std::string> names = cli::object_names(loaded->scene);
   const QueryOptions options(mode, a.mask);
   std::string out;
   for (std::size_t i = 0; i < rays.rays.size(); ++i) {
@@ -102,24 +97,11 @@ int run_pick(const PickArgs& a) {
     if (a.all) {
       const std::vector<Hit> hits = picker.intersect_all(
           ray, options, a.limit == 0 ? SIZE_MAX : a.limit);
-      if (format == "text") {
-        if (hits.empty()) out += tools::hit_to_text(i, ray, Hit{}, "") + '\n';
-        for (const Hit& h : hits) {
-          out += tools::hit_to_text(i, ray, h, names[h.object]) + '\n';
-        }
-      } else {
-        out += tools::hits_to_json(i, ray, hits, names) + '\n';
-      }
+      cli::write_buffered(out, cli::pick_answer(i, ray, hits, true, format, names));
     } else {
       const Hit hit = picker.intersect(ray, options);
-      const std::string& name = hit.hit() ? names[hit.object] : std::string();
-      out += format == "text" ? tools::hit_to_text(i, ray, hit, name)
-                              : tools::hit_to_json(i, ray, hit, name);
-      out += '\n';
-    }
-    if (out.size() > (1 << 16)) {
-      std::fwrite(out.data(), 1, out.size(), stdout);
-      out.clear();
+      cli::write_buffered(
+          out, cli::pick_answer(i, ray, {&hit, hit.hit() ? 1u : 0u}, false, format, names));
     }
   }
   std::fwrite(out.data(), 1, out.size(), stdout);
@@ -134,11 +116,8 @@ int run_validate(const ValidateArgs& a) {
   // The dump file is opened before any work, so a bad path fails at once.
   std::ofstream dump;
   if (!a.dump.empty()) {
-    dump.open(a.dump);
-    if (!dump) {
-      return fail(kExitBadInput, a.dump + ": cannot write the dump file: " +
-                                     std::strerror(errno));
-    }
+    const std::string error = cli::open_for_writing(dump, a.dump, "dump");
+    if (!error.empty()) return fail(kExitBadInput, error);
   }
   std::string label;
   int status = 0;

@@ -75,10 +75,43 @@ std::string with_pixel_json(std::string json, const glm::dvec2& p) {
 std::string with_pixel_text(std::string text, const glm::dvec2& p) {
   const std::size_t colon = text.find(':');
   text.insert(colon, ", pixel (" + format_coord(p.x) + ", " + format_coord(p.y) + ")");
-  return printable(text);
+  return text;
 }
 
 }  // namespace
+
+std::vector<std::string> object_names(const Scene& scene) {
+  std::vector<std::string> names;
+  names.reserve(scene.objects.size());
+  for (const Object& o : scene.objects) names.push_back(o.name);
+  return names;
+}
+
+std::string pick_answer(std::size_t i, const RayD& ray, std::span<const Hit> hits,
+                        bool all, const std::string& format,
+                        const std::vector<std::string>& names, const glm::dvec2* pixel) {
+  const auto line = [&](std::string text) {
+    if (pixel) text = format == "text" ? with_pixel_text(text, *pixel) : with_pixel_json(text, *pixel);
+    return text + '\n';
+  };
+  if (format != "text") {
+    if (all) return line(tools::hits_to_json(i, ray, {hits.begin(), hits.end()}, names));
+    return hits.empty() ? line(tools::hit_to_json(i, ray, Hit{}, ""))
+                        : line(tools::hit_to_json(i, ray, hits[0], names[hits[0].object]));
+  }
+  if (hits.empty()) return line(tools::hit_to_text(i, ray, Hit{}, ""));
+  std::string out;
+  for (const Hit& h : hits) out += line(tools::hit_to_text(i, ray, h, names[h.object]));
+  return out;
+}
+
+void write_buffered(std::string& out, const std::string& text) {
+  out += text;
+  if (out.size() > (1 << 16)) {
+    std::fwrite(out.data(), 1, out.size(), stdout);
+    out.clear();
+  }
+}
 
 PixelPick::PixelPick(CLI::App& cmd) {
   camera_.add_to(cmd);
@@ -146,20 +179,15 @@ int PixelPick::run(const PickArgs& a) const {
   if (!points.ok()) return fail(kExitBadInput, points.error);
 
   int status = 0;
-  std::optional<Loaded> loaded = load_or_report(a.scene, a.load, status);
-  if (!loaded) return status;
-  const Scene* scene = &loaded->scene;
-  std::string error;
-  const std::optional<Camera> cam = camera_.make(*scene, status, error);
-  if (!cam) return fail(status, "pick: " + error);
+  const std::optional<CameraOptions::View> view =
+      camera_.load_view("pick", a.scene, a.load, status);
+  if (!view) return status;
+  const Scene* scene = &view->loaded.scene;
+  const Camera* cam = &view->camera;
 
   const PickMode mode = parse_mode(a.mode);
-  PickerConfig config;
-  config.mesh_mode = mode == PickMode::kMesh;
-  const Picker picker(*scene, config);
-  std::vector<std::string> names;
-  names.reserve(scene->objects.size());
-  for (const Object& o : scene->objects) names.push_back(o.name);
+  const Picker picker(*scene, picker_config(mode));
+  const std::vector<std::string> names = object_names(*scene);
   const QueryOptions options(mode, a.mask);
 
   // Without --radius and --all, the points' rays go through one batch.
@@ -176,34 +204,18 @@ int PixelPick::run(const PickArgs& a) const {
   std::string out;
   for (std::size_t i = 0; i < points.points.size(); ++i) {
     const glm::dvec2& p = points.points[i];
-    if (a.all) {
-      const std::vector<Hit> hits =
-          picker.intersect_all(rays[i], options, a.limit == 0 ? SIZE_MAX : a.limit);
-      if (format == "text") {
-        if (hits.empty()) out += with_pixel_text(tools::hit_to_text(i, to_double(rays[i]), Hit{}, ""), p) + '\n';
-        for (const Hit& h : hits) {
-          out += with_pixel_text(tools::hit_to_text(i, to_double(rays[i]), h, names[h.object]), p) + '\n';
-        }
-      } else {
-        out += with_pixel_json(tools::hits_to_json(i, to_double(rays[i]), hits, names), p) + '\n';
-      }
-      continue;
-    }
     Ray ray = rays[i];
-    Hit hit;
-    if (radius_opt_->count() > 0) {
-      std::tie(ray, hit) = pick_within(picker, *cam, p.x, p.y, radius_, a.max_t, options);
+    std::vector<Hit> hits;
+    if (a.all) {
+      hits = picker.intersect_all(ray, options, a.limit == 0 ? SIZE_MAX : a.limit);
     } else {
-      hit = batch[i];
+      Hit hit = batch.empty() ? Hit{} : batch[i];
+      if (radius_opt_->count() > 0) {
+        std::tie(ray, hit) = pick_within(picker, *cam, p.x, p.y, radius_, a.max_t, options);
+      }
+      if (hit.hit()) hits.push_back(hit);
     }
-    const std::string& name = hit.hit() ? names[hit.object] : std::string();
-    out += format == "text" ? with_pixel_text(tools::hit_to_text(i, to_double(ray), hit, name), p)
-                            : with_pixel_json(tools::hit_to_json(i, to_double(ray), hit, name), p);
-    out += '\n';
-    if (out.size() > (1 << 16)) {
-      std::fwrite(out.data(), 1, out.size(), stdout);
-      out.clear();
-    }
+    write_buffered(out, pick_answer(i, to_double(ray), hits, a.all, format, names, &p));
   }
   std::fwrite(out.data(), 1, out.size(), stdout);
   return finish_output(0);

@@ -137,11 +137,11 @@ int RenderCommand::run() const {
   tools::PngFile png;
   if (std::string e = png.open(a.out); !e.empty()) return fail(kExitBadInput, e);
   int status = 0;
-  std::optional<Loaded> loaded = load_or_report(a.scene, a.load, status);
-  if (!loaded) return status;
-  const Scene* scene = &loaded->scene;
-  const std::optional<Camera> cam = a.camera.make(*scene, status, error);
-  if (!cam) return fail(status, "render: " + error);
+  const std::optional<CameraOptions::View> view =
+      a.camera.load_view("render", a.scene, a.load, status);
+  if (!view) return status;
+  const Scene* scene = &view->loaded.scene;
+  const Camera* cam = &view->camera;
   std::vector<std::uint8_t> lit(scene->objects.size(), 0);
   for (std::uint32_t id : a.highlight) {
     if (id >= scene->objects.size()) {
@@ -155,9 +155,7 @@ int RenderCommand::run() const {
   }
 
   const PickMode mode = parse_mode(a.mode);
-  PickerConfig config;
-  config.mesh_mode = mode == PickMode::kMesh;
-  const Picker picker(*scene, config);
+  const Picker picker(*scene, picker_config(mode));
   const QueryOptions options(mode);
   const int W = cam->width(), H = cam->height();
   const auto [t_lo, t_hi] = t_range(*cam, picker.world_bounds());

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -36,14 +37,24 @@ class CameraOptions {
   // message of a malformed option (exit 2).
   std::string check() const;
   // The camera. --camera looks the name (node name, then camera name) or
-  // index up in scene.cameras; nullopt with `error` and `status` set (1 when
-  // the scene has no such camera or its node matrix cannot place one, 2 for
-  // a malformed option).
-  std::optional<Camera> make(const Scene& scene, int& status,
-                             std::string& error) const;
+  // index up in scene.cameras. nullopt when it cannot, reported through
+  // fail() as "COMMAND: ..." with `status` set (1 when the scene has no such
+  // camera or its node matrix cannot place one, 2 for a malformed option).
+  std::optional<Camera> make(const char* command, const Scene& scene, int& status) const;
 
+  // A screen command's scene and camera: the scene file loaded
+  // (load_or_report) and the camera made for it; nullopt when either fails,
+  // reported, with `status` set.
+  struct View {
+    Loaded loaded;
+    Camera camera;
+  };
+  std::optional<View> load_view(const char* command, const std::string& scene,
+                                const LoadOptions& options, int& status) const;
  private:
   std::optional<CameraSpec> spec_without_scene(std::string& error) const;
+  std::optional<Camera> make_or_explain(const Scene& scene, int& status,
+                                        std::string& error) const;
 
   std::string eye_, target_, up_ = "0,1,0", size_, camera_;
   double fov_ = 60.0, ortho_ = 0.0;
@@ -73,6 +84,23 @@ struct PickArgs {
   std::uint32_t mask = ~0u;
   LoadOptions load;
 };
+
+// The scene's object names, by id.
+std::vector<std::string> object_names(const Scene& scene);
+
+// pick's answer for ray `i` in `format` (text, json or jsonl), each line
+// ended by '\n'. With `all`: `hits` are every hit, nearest first, as one
+// text line each (one miss line when there is none) or one JSON line;
+// without: `hits` holds the nearest hit, or nothing for a miss. With
+// `pixel`, each line also names the image-plane point the ray goes through.
+std::string pick_answer(std::size_t i, const RayD& ray, std::span<const Hit> hits,
+                        bool all, const std::string& format,
+                        const std::vector<std::string>& names,
+                        const glm::dvec2* pixel = nullptr);
+
+// Appends `text` to `out`, writing `out` to stdout once it passes 64 KiB
+// (finish_output() checks that it all arrived).
+void write_buffered(std::string& out, const std::string& text);
 
 // What `validate` parsed: validate --image uses it too.
 struct ValidateArgs {

@@ -78,16 +78,14 @@ int SelectCommand::run() const {
   const auto rect = parse_rect(a.rect, error);
   if (!rect) return fail(kExitUsage, "select: " + error);
   int status = 0;
-  std::optional<Loaded> loaded = load_or_report(a.scene, a.load, status);
-  if (!loaded) return status;
-  const Scene* scene = &loaded->scene;
-  const std::optional<Camera> cam = a.camera.make(*scene, status, error);
-  if (!cam) return fail(status, "select: " + error);
+  const std::optional<CameraOptions::View> view =
+      a.camera.load_view("select", a.scene, a.load, status);
+  if (!view) return status;
+  const Scene* scene = &view->loaded.scene;
+  const Camera* cam = &view->camera;
 
   const PickMode mode = parse_mode(a.mode);
-  PickerConfig config;
-  config.mesh_mode = mode == PickMode::kMesh;
-  const Picker picker(*scene, config);
+  const Picker picker(*scene, picker_config(mode));
   const QueryOptions options(mode, a.mask);
   const auto [x0, y0, x1, y1] = *rect;
   std::vector<std::uint32_t> ids =

@@ -98,13 +98,10 @@ int ValidateImage::run(const ValidateArgs& a) const {
   std::optional<Loaded> loaded = validation_scene(a, label, status);
   if (!loaded) return status;
   const Scene& scene = loaded->scene;
-  std::string error;
-  const std::optional<Camera> cam = camera_.make(scene, status, error);
-  if (!cam) return fail(status, "validate: " + error);
+  const std::optional<Camera> cam = camera_.make("validate", scene, status);
+  if (!cam) return status;
 
-  PickerConfig config;
-  config.mesh_mode = mode == PickMode::kMesh;
-  const Picker picker(scene, config);
+  const Picker picker(scene, picker_config(mode));
   std::optional<tools::EmbreeScene> embree;
   try {
     embree.emplace(scene, mode);
