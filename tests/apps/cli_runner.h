@@ -38,6 +38,13 @@ inline std::filesystem::path temp_dir() {
   return dir;
 }
 
+// Writes `text` to the file `name` in temp_dir(); returns its path.
+inline std::filesystem::path write(const std::string& name, const std::string& text) {
+  const std::filesystem::path p = temp_dir() / name;
+  std::ofstream(p, std::ios::binary) << text;
+  return p;
+}
+
 inline std::string slurp(const std::filesystem::path& p) {
   std::ifstream in(p, std::ios::binary);
   std::stringstream ss;

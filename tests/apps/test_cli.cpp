@@ -20,12 +20,7 @@ using raypick::test::Run;
 using raypick::test::run_raypick;
 using raypick::test::slurp;
 using raypick::test::temp_dir;
-
-fs::path write(const std::string& name, const std::string& text) {
-  const fs::path p = temp_dir() / name;
-  std::ofstream(p, std::ios::binary) << text;
-  return p;
-}
+using raypick::test::write;
 
 // Two unit cubes: "near" centred at z = 0, "far" at z = 10; and a quad.
 const char* kScene =

@@ -20,12 +20,7 @@ namespace {
 using raypick::test::Run;
 using raypick::test::run_raypick;
 using raypick::test::temp_dir;
-
-fs::path write(const std::string& name, const std::string& text) {
-  const fs::path p = temp_dir() / name;
-  std::ofstream(p, std::ios::binary) << text;
-  return p;
-}
+using raypick::test::write;
 
 // An OBJ box from min to max, its vertices numbered from `base` (1-based).
 std::string obj_box(const std::string& name, glm::vec3 a, glm::vec3 b, int base) {
