@@ -1,17 +1,15 @@
-// `raypick pick SCENE <camera> --pixel X,Y | --pixels FILE|- [--radius R]`.
+// `raypick pick SCENE <camera> --pixel X,Y | --pixels FILE|- [--radius R]`,
+// and how `pick` prints an answer, by ray or by pixel.
 #include "screen.h"
 
 #include "../tools/ray_io.h"
 
 #include "raypick/bvh/picker.h"
-#include "raypick/core/text.h"
 
 #include <CLI/CLI.hpp>
 
 #include <cmath>
 #include <cstdio>
-#include <fstream>
-#include <iostream>
 #include <tuple>
 
 namespace raypick::cli {
@@ -182,19 +180,19 @@ int PixelPick::run(const PickArgs& a) const {
   const std::optional<CameraOptions::View> view =
       camera_.load_view("pick", a.scene, a.load, status);
   if (!view) return status;
-  const Scene* scene = &view->loaded.scene;
-  const Camera* cam = &view->camera;
+  const Scene& scene = view->loaded.scene;
+  const Camera& cam = view->camera;
 
   const PickMode mode = parse_mode(a.mode);
-  const Picker picker(*scene, picker_config(mode));
-  const std::vector<std::string> names = object_names(*scene);
+  const Picker picker(scene, picker_config(mode));
+  const std::vector<std::string> names = object_names(scene);
   const QueryOptions options(mode, a.mask);
 
   // Without --radius and --all, the points' rays go through one batch.
   std::vector<Ray> rays;
   rays.reserve(points.points.size());
   for (const glm::dvec2& p : points.points) {
-    Ray r = cam->ray(p.x, p.y);
+    Ray r = cam.ray(p.x, p.y);
     r.tmax = a.max_t;
     rays.push_back(r);
   }
@@ -211,7 +209,7 @@ int PixelPick::run(const PickArgs& a) const {
     } else {
       Hit hit = batch.empty() ? Hit{} : batch[i];
       if (radius_opt_->count() > 0) {
-        std::tie(ray, hit) = pick_within(picker, *cam, p.x, p.y, radius_, a.max_t, options);
+        std::tie(ray, hit) = pick_within(picker, cam, p.x, p.y, radius_, a.max_t, options);
       }
       if (hit.hit()) hits.push_back(hit);
     }

@@ -140,25 +140,25 @@ int RenderCommand::run() const {
   const std::optional<CameraOptions::View> view =
       a.camera.load_view("render", a.scene, a.load, status);
   if (!view) return status;
-  const Scene* scene = &view->loaded.scene;
-  const Camera* cam = &view->camera;
-  std::vector<std::uint8_t> lit(scene->objects.size(), 0);
+  const Scene& scene = view->loaded.scene;
+  const Camera& cam = view->camera;
+  std::vector<std::uint8_t> lit(scene.objects.size(), 0);
   for (std::uint32_t id : a.highlight) {
-    if (id >= scene->objects.size()) {
+    if (id >= scene.objects.size()) {
       return fail(kExitUsage, "render: --highlight " + std::to_string(id) +
                                                ": the scene has " +
-                                               std::to_string(scene->objects.size()) +
+                                               std::to_string(scene.objects.size()) +
                                                " objects (ids 0.." +
-                                               std::to_string(scene->objects.size() - 1) + ")");
+                                               std::to_string(scene.objects.size() - 1) + ")");
     }
     lit[id] = 1;
   }
 
   const PickMode mode = parse_mode(a.mode);
-  const Picker picker(*scene, picker_config(mode));
+  const Picker picker(scene, picker_config(mode));
   const QueryOptions options(mode);
-  const int W = cam->width(), H = cam->height();
-  const auto [t_lo, t_hi] = t_range(*cam, picker.world_bounds());
+  const int W = cam.width(), H = cam.height();
+  const auto [t_lo, t_hi] = t_range(cam, picker.world_bounds());
   const bool ids_only = a.color == "ids";
   tools::Image img(W, H, ids_only ? Rgb{} : kBackground);
   std::vector<std::uint32_t> ids(std::size_t(W) * H, kInvalidId);
@@ -170,7 +170,7 @@ int RenderCommand::run() const {
     const int j1 = std::min(H, j0 + kRows);
     rays.clear();
     for (int j = j0; j < j1; ++j) {
-      for (int i = 0; i < W; ++i) rays.push_back(cam->ray(i + 0.5, j + 0.5));
+      for (int i = 0; i < W; ++i) rays.push_back(cam.ray(i + 0.5, j + 0.5));
     }
     const std::vector<Hit> hits = picker.intersect_batch(rays, options);
     for (std::size_t k = 0; k < hits.size(); ++k) {

@@ -81,25 +81,25 @@ int SelectCommand::run() const {
   const std::optional<CameraOptions::View> view =
       a.camera.load_view("select", a.scene, a.load, status);
   if (!view) return status;
-  const Scene* scene = &view->loaded.scene;
-  const Camera* cam = &view->camera;
+  const Scene& scene = view->loaded.scene;
+  const Camera& cam = view->camera;
 
   const PickMode mode = parse_mode(a.mode);
-  const Picker picker(*scene, picker_config(mode));
+  const Picker picker(scene, picker_config(mode));
   const QueryOptions options(mode, a.mask);
   const auto [x0, y0, x1, y1] = *rect;
   std::vector<std::uint32_t> ids =
-      picker.select(cam->frustum(x0, y0, x1, y1),
+      picker.select(cam.frustum(x0, y0, x1, y1),
                     a.rule == "contain" ? SelectRule::kContain : SelectRule::kTouch, options);
   if (a.visible && !ids.empty()) {
     // The objects the pick hits at the pixel centres inside the rectangle.
-    const auto [i0, i1] = pixel_span(std::min(x0, x1), std::max(x0, x1), cam->width());
-    const auto [j0, j1] = pixel_span(std::min(y0, y1), std::max(y0, y1), cam->height());
-    std::vector<std::uint8_t> seen(scene->objects.size(), 0);
+    const auto [i0, i1] = pixel_span(std::min(x0, x1), std::max(x0, x1), cam.width());
+    const auto [j0, j1] = pixel_span(std::min(y0, y1), std::max(y0, y1), cam.height());
+    std::vector<std::uint8_t> seen(scene.objects.size(), 0);
     std::vector<Ray> rays;
     for (int j = j0; j < j1; ++j) {
       rays.clear();
-      for (int i = i0; i < i1; ++i) rays.push_back(cam->ray(i + 0.5, j + 0.5));
+      for (int i = i0; i < i1; ++i) rays.push_back(cam.ray(i + 0.5, j + 0.5));
       for (const Hit& h : picker.intersect_batch(rays, options)) {
         if (h.hit()) seen[h.object] = 1;
       }
@@ -108,7 +108,7 @@ int SelectCommand::run() const {
   }
   std::string out;
   for (std::uint32_t id : ids) {
-    const std::string& name = scene->objects[id].name;
+    const std::string& name = scene.objects[id].name;
     if (a.format == "jsonl") {
       out += "{\"object\":" + std::to_string(id) + ",\"name\":" +
              nlohmann::json(name).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) +
