@@ -3,7 +3,9 @@
 #include <stb_image.h>
 #include <stb_image_write.h>
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -22,10 +24,16 @@ std::string PngFile::open(const std::string& path) {
   path_ = path;
   struct stat st;
   created_ = ::stat(path.c_str(), &st) != 0;
+  // Not truncated yet: a command that fails before write() leaves a file
+  // that was there as it was.
   errno = 0;
-  file_ = std::fopen(path.c_str(), "wb");
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0666);
+  if (fd >= 0) file_ = ::fdopen(fd, "wb");
   if (file_ == nullptr) {
-    return path + ": cannot write the PNG file: " + std::strerror(errno);
+    const int err = errno;
+    if (fd >= 0) ::close(fd);
+    if (fd >= 0 && created_) std::remove(path.c_str());
+    return path + ": cannot write the PNG file: " + std::strerror(err);
   }
   return {};
 }
@@ -36,6 +44,12 @@ std::string PngFile::write(const Image& image) {
   const auto put = [](void* file, void* data, int size) {
     std::fwrite(data, 1, std::size_t(size), static_cast<std::FILE*>(file));
   };
+  struct stat st;
+  errno = 0;
+  if (::fstat(fileno(file_), &st) == 0 && S_ISREG(st.st_mode) &&
+      ::ftruncate(fileno(file_), 0) != 0) {
+    return path_ + ": cannot write the PNG file: " + std::strerror(errno);
+  }
   errno = 0;
   const bool encoded = stbi_write_png_to_func(put, file_, image.width, image.height, 3,
                                               image.pixels.data(), image.width * 3) != 0;

@@ -27,17 +27,18 @@ struct Image {
 };
 
 // A PNG file opened for writing before the work that fills it, so that a
-// path that cannot be written fails at once. Should it be destroyed before
-// write() succeeded (an error or an exception on the way), a file that
-// open() created is removed again.
+// path that cannot be written fails at once. A file that was there is
+// truncated only by write(); should the PngFile be destroyed before write()
+// succeeded (an error or an exception on the way), a file that open()
+// created is removed again.
 class PngFile {
  public:
   PngFile() = default;
   PngFile(const PngFile&) = delete;
   PngFile& operator=(const PngFile&) = delete;
   ~PngFile();
-  // Opens (creates or truncates) `path`; "" on success, else "PATH: cannot
-  // write the PNG file: REASON".
+  // Opens `path` for writing, creating it if need be; "" on success, else
+  // "PATH: cannot write the PNG file: REASON".
   std::string open(const std::string& path);
   // Writes `image` as an 8-bit RGB PNG and closes the file; "" on success,
   // else why not, naming the file.

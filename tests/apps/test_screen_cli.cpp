@@ -298,6 +298,11 @@ TEST_CASE("render and validate --image check the PNG's path before any work, and
                   png.string() + "'");
   CHECK(r.status == 1);
   CHECK_FALSE(fs::exists(png));
+  // One that was there is left as it was: here, the scene file itself.
+  r = run_raypick("render '" + scene.string() + "' --camera main --size 8x8 --out '" +
+                  scene.string() + "'");
+  CHECK(r.status == 1);
+  CHECK(raypick::test::slurp(scene) == poles_scene());
   // A PNG that cannot be written whole is an error naming the file.
   r = run_raypick("render '" + scene.string() + "'" + kCam + " --out /dev/full");
   CHECK(r.status == 1);
