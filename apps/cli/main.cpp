@@ -15,13 +15,10 @@
 #include <CLI/CLI.hpp>
 
 #include <chrono>
-#include <cerrno>
 #include <cstdio>
-#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <optional>
-#include <sstream>
 #include <string>
 #include <unistd.h>
 
