@@ -748,11 +748,8 @@ int BenchCommand::run() const {
   // file is loaded now (and kept until its turn), the JSON file opened.
   std::ofstream json_out;
   if (!a.json.empty()) {
-    json_out.open(a.json);
-    if (!json_out) {
-      return fail(kExitVoid, a.json + ": cannot write the JSON file: " +
-                                 std::strerror(errno));
-    }
+    const std::string error = open_for_writing(json_out, a.json, "JSON");
+    if (!error.empty()) return fail(kExitVoid, error);
   }
   std::vector<Scene> file_scenes(specs.size());
   for (std::size_t k = 0; k < specs.size(); ++k) {

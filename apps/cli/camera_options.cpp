@@ -3,7 +3,7 @@
 
 #include "../tools/ray_io.h"
 
-#include "raypick/loaders/load.h"
+#include "raypick/core/text.h"
 
 #include <CLI/CLI.hpp>
 
@@ -12,53 +12,9 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
-#include <iostream>
 #include <limits>
-#include <sstream>
 
 namespace raypick::cli {
-
-int screen_fail(int status, const std::string& message) {
-  std::fflush(stdout);
-  std::cerr << "raypick: " << terminal_safe(message) << "\n";
-  return status;
-}
-
-std::optional<Scene> load_scene_reporting(const std::string& path, int& status) {
-  LoadResult r = load_scene(path);
-  if (!r.ok()) {
-    const LoadError& err = *r.error;
-    status = screen_fail(err.kind == LoadError::Kind::kUnsupported
-                             ? kScreenExitUsage
-                             : kScreenExitBadInput,
-                         err.to_string());
-    return std::nullopt;
-  }
-  std::istringstream warnings(r.warnings);
-  for (std::string line; std::getline(warnings, line);) {
-    if (!line.empty()) {
-      std::cerr << "raypick: warning: " << terminal_safe(path) << ": "
-                << terminal_safe(line) << "\n";
-    }
-  }
-  return std::move(*r.scene);
-}
-
-std::string terminal_safe(std::string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  for (const char c : s) {
-    const auto b = static_cast<unsigned char>(c);
-    if (b < 0x20 || b == 0x7f) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\x%02x", b);
-      out += buf;
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
 
 std::string format_coord(double v) {
   char buf[32];
@@ -75,12 +31,12 @@ std::optional<glm::dvec3> parse_vec3(const char* option, const std::string& text
   std::string why;
   const auto v = tools::parse_numbers(text, 3, "X,Y,Z", why);
   if (!v) {
-    error = std::string(option) + " '" + text + "': " + why;
+    error = std::string(option) + " " + in_quotes(text) + ": " + why;
     return std::nullopt;
   }
   const glm::dvec3 out{(*v)[0], (*v)[1], (*v)[2]};
   if (!std::isfinite(out.x) || !std::isfinite(out.y) || !std::isfinite(out.z)) {
-    error = std::string(option) + " '" + text + "': not finite";
+    error = std::string(option) + " " + in_quotes(text) + ": not finite";
     return std::nullopt;
   }
   return out;
@@ -109,18 +65,25 @@ bool parse_size(const std::string& text, int& w, int& h) {
 }  // namespace
 
 void CameraOptions::add_to(CLI::App& cmd) {
-  eye_opt_ = cmd.add_option("--eye", eye_, "Camera position X,Y,Z");
-  target_opt_ = cmd.add_option("--target", target_, "Point the camera looks at, X,Y,Z");
-  up_opt_ = cmd.add_option("--up", up_, "Up direction X,Y,Z (default 0,1,0)");
+  eye_opt_ = cmd.add_option("--eye", eye_, "Camera position X,Y,Z")
+                 ->check(not_an_option());
+  target_opt_ = cmd.add_option("--target", target_, "Point the camera looks at, X,Y,Z")
+                 ->check(not_an_option());
+  up_opt_ = cmd.add_option("--up", up_, "Up direction X,Y,Z (default 0,1,0)")
+                 ->check(not_an_option());
   fov_opt_ = cmd.add_option("--fov", fov_,
                             "Perspective: vertical field of view in degrees, in (0, 180) "
-                            "(default 60)");
+                            "(default 60)")
+                 ->transform(a_number());
   ortho_opt_ = cmd.add_option("--ortho", ortho_,
-                              "Orthographic instead: the view height in world units");
-  size_opt_ = cmd.add_option("--size", size_, "Image size WxH in pixels (sides 1..16384)");
+                              "Orthographic instead: the view height in world units")
+                   ->transform(a_number());
+  size_opt_ = cmd.add_option("--size", size_, "Image size WxH in pixels (sides 1..16384)")
+                 ->check(not_an_option());
   camera_opt_ = cmd.add_option("--camera", camera_,
                                "A camera of a glTF scene, by node name, camera name or "
-                               "index (instead of --eye/--target/--up/--fov/--ortho)");
+                               "index (instead of --eye/--target/--up/--fov/--ortho)")
+                    ->check(not_an_option());
   fov_opt_->excludes(ortho_opt_);
   for (CLI::Option* o : {eye_opt_, target_opt_, up_opt_, fov_opt_, ortho_opt_}) {
     camera_opt_->excludes(o);
@@ -142,7 +105,7 @@ std::optional<CameraSpec> CameraOptions::spec_without_scene(std::string& error) 
   }
   CameraSpec s;
   if (!parse_size(size_, s.width, s.height)) {
-    error = "--size must be WxH (for example 640x480), got '" + size_ + "'";
+    error = "--size must be WxH (for example 640x480), got " + in_quotes(size_);
     return std::nullopt;
   }
   if (camera_opt_->count() > 0) {
@@ -192,15 +155,34 @@ std::string CameraOptions::check() const {
   return error;
 }
 
-std::optional<Camera> CameraOptions::make(const Scene& scene, int& status,
-                                          std::string& error) const {
+std::optional<CameraOptions::View> CameraOptions::load_view(const char* command,
+                                                            const std::string& scene,
+                                                            const LoadOptions& options,
+                                                            int& status) const {
+  std::optional<Loaded> loaded = load_or_report(scene, options, status);
+  if (!loaded) return std::nullopt;
+  std::optional<Camera> camera = make(command, loaded->scene, status);
+  if (!camera) return std::nullopt;
+  return View{std::move(*loaded), *camera};
+}
+
+std::optional<Camera> CameraOptions::make(const char* command, const Scene& scene,
+                                          int& status) const {
+  std::string error;
+  std::optional<Camera> camera = make_or_explain(scene, status, error);
+  if (!camera) status = fail(status, std::string(command) + ": " + error);
+  return camera;
+}
+
+std::optional<Camera> CameraOptions::make_or_explain(const Scene& scene, int& status,
+                                                     std::string& error) const {
   std::optional<CameraSpec> s = spec_without_scene(error);
   if (!s) {
-    status = kScreenExitUsage;
+    status = kExitUsage;
     return std::nullopt;
   }
   if (camera_opt_->count() == 0) return Camera(*s);
-  status = kScreenExitBadInput;
+  status = kExitBadInput;
   // An index when all digits, else a node name, else a camera name.
   const SceneCamera* found = nullptr;
   std::size_t index = 0;
@@ -219,7 +201,7 @@ std::optional<Camera> CameraOptions::make(const Scene& scene, int& status,
     }
   }
   if (!found) {
-    error = "--camera '" + camera_ + "': the scene has ";
+    error = "--camera " + in_quotes(camera_) + ": the scene has ";
     if (scene.cameras.empty()) {
       error += "no cameras";
     } else {
@@ -228,7 +210,7 @@ std::optional<Camera> CameraOptions::make(const Scene& scene, int& status,
         const SceneCamera& c = scene.cameras[k];
         const std::string& name = c.name.empty() ? c.camera_name : c.name;
         error += (k ? ", " : "") + std::to_string(k) +
-                 (name.empty() ? std::string(" unnamed") : " '" + name + "'");
+                 (name.empty() ? std::string(" unnamed") : " " + in_quotes(name));
       }
       error += scene.cameras.size() > 8 ? ", ...)" : ")";
       error += " and none of that name or index";
@@ -243,7 +225,7 @@ std::optional<Camera> CameraOptions::make(const Scene& scene, int& status,
   s->fov_deg = found->fov_deg;
   s->ortho_height = found->ortho_height;
   if (std::string e = check_camera(*s); !e.empty()) {
-    error = "--camera '" + camera_ + "': the camera cannot be used (its node matrix or "
+    error = "--camera " + in_quotes(camera_) + ": the camera cannot be used (its node matrix or "
             "projection is degenerate: " + e + ")";
     return std::nullopt;
   }
@@ -255,13 +237,13 @@ std::optional<std::array<double, 4>> parse_rect(const std::string& text,
   std::string why;
   const auto v = tools::parse_numbers(text, 4, "X0,Y0,X1,Y1", why);
   if (!v) {
-    error = "--rect '" + text + "': " + why;
+    error = "--rect " + in_quotes(text) + ": " + why;
     return std::nullopt;
   }
   std::array<double, 4> r{(*v)[0], (*v)[1], (*v)[2], (*v)[3]};
   for (double c : r) {
     if (!std::isfinite(c)) {
-      error = "--rect '" + text + "': not finite";
+      error = "--rect " + in_quotes(text) + ": not finite";
       return std::nullopt;
     }
   }

@@ -6,10 +6,13 @@
 
 #include <cerrno>
 #include <charconv>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <iostream>
+#include <sstream>
 
 namespace raypick::cli {
 
@@ -37,11 +40,20 @@ namespace {
 // How much of a bad value a message quotes.
 constexpr std::size_t kQuoteBytes = 40;
 
-std::string quote_value(const std::string& text) {
+}  // namespace
+
+std::string in_quotes(const std::string& text) {
   return "'" + printable(text, kQuoteBytes) + "'";
 }
 
-}  // namespace
+CLI::Validator not_an_option() {
+  return CLI::Validator(
+      [](const std::string& text) -> std::string {
+        if (text.rfind("--", 0) != 0) return {};
+        return "needs a value, got the option " + in_quotes(text);
+      },
+      "", "");
+}
 
 CLI::Validator whole_number(std::uint64_t min, std::uint64_t max) {
   const std::string range =
@@ -63,12 +75,12 @@ CLI::Validator whole_number(std::uint64_t min, std::uint64_t max) {
             std::from_chars(digits.data(), end, value, base);
         if (digits.empty() || ptr != end ||
             (ec != std::errc() && ec != std::errc::result_out_of_range)) {
-          return "expected a whole number " + range + ", got " + quote_value(text);
+          return "expected a whole number " + range + ", got " + in_quotes(text);
         }
         if (ec == std::errc::result_out_of_range || value < min ||
             value > max) {
           return "expected a whole number " + range + ", got " +
-                 quote_value(text);
+                 in_quotes(text);
         }
         text = std::to_string(value);
         return {};
@@ -76,10 +88,10 @@ CLI::Validator whole_number(std::uint64_t min, std::uint64_t max) {
       "", "");
 }
 
-CLI::Validator float_at_least(double min) {
-  char bound[32];
-  std::snprintf(bound, sizeof bound, "%g", min);
-  const std::string what = std::string("a number >= ") + bound;
+namespace {
+
+// Numbers >= `min`; `what` names them in the message.
+CLI::Validator number_validator(double min, const std::string& what) {
   return CLI::Validator(
       [min, what](std::string& text) -> std::string {
         std::string_view number = text;
@@ -91,14 +103,14 @@ CLI::Validator float_at_least(double min) {
             !number.empty() && ptr == end && !std::isnan(value) &&
             (ec == std::errc() || ec == std::errc::result_out_of_range) &&
             !(text.front() == '+' && number.front() == '-');
-        if (!parsed) return "expected " + what + ", got " + quote_value(text);
+        if (!parsed) return "expected " + what + ", got " + in_quotes(text);
         if (ec == std::errc::result_out_of_range) {
           // Well formed but past a double's range: strtod says which way
           // (a tiny value reads as 0). The C locale is in force.
           value = std::strtod(std::string(number).c_str(), nullptr);
         }
         if (value < min) {
-          return "expected " + what + ", got " + quote_value(text);
+          return "expected " + what + ", got " + in_quotes(text);
         }
         const bool finite_float =
             value <= double(std::numeric_limits<float>::max());
@@ -108,6 +120,18 @@ CLI::Validator float_at_least(double min) {
         return {};
       },
       "", "");
+}
+
+}  // namespace
+
+CLI::Validator float_at_least(double min) {
+  char bound[32];
+  std::snprintf(bound, sizeof bound, "%g", min);
+  return number_validator(min, std::string("a number >= ") + bound);
+}
+
+CLI::Validator a_number() {
+  return number_validator(-std::numeric_limits<double>::infinity(), "a number");
 }
 
 void add_load_options(CLI::App& command, LoadOptions& options) {
@@ -121,10 +145,10 @@ void add_load_options(CLI::App& command, LoadOptions& options) {
           [](const std::string& dir) -> std::string {
             struct stat st;
             if (::stat(dir.c_str(), &st) != 0) {
-              return quote_value(dir) + ": " + std::strerror(errno);
+              return in_quotes(dir) + ": " + std::strerror(errno);
             }
             if (!S_ISDIR(st.st_mode)) {
-              return quote_value(dir) + " is not a directory";
+              return in_quotes(dir) + " is not a directory";
             }
             return {};
           },
@@ -150,6 +174,49 @@ void add_load_options(CLI::App& command, LoadOptions& options) {
         ->capture_default_str()
         ->transform(whole_number(1));
   }
+}
+
+std::optional<Loaded> load_or_report(const std::string& path,
+                                     const LoadOptions& options, int& status) {
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
+  LoadResult r = load_scene(path, options);
+  if (!r.ok()) {
+    const LoadError& err = *r.error;
+    status = fail(err.kind == LoadError::Kind::kUnsupported ? kExitUsage
+                                                             : kExitBadInput,
+                  err.to_string());
+    return std::nullopt;
+  }
+  // Warnings do not stop the job; each gets its own prefixed line.
+  std::istringstream warnings(r.warnings);
+  for (std::string line; std::getline(warnings, line);) {
+    if (!line.empty()) {
+      std::cerr << "raypick: warning: " << printable(path) << ": "
+                << printable(line) << "\n";
+    }
+  }
+  return Loaded{std::move(*r.scene),
+                std::chrono::duration<double, std::milli>(Clock::now() - start)
+                    .count()};
+}
+
+PickMode parse_mode(const std::string& mode) {
+  return mode == "mesh" ? PickMode::kMesh : PickMode::kObb;
+}
+
+PickerConfig picker_config(PickMode mode) {
+  PickerConfig config;
+  config.mesh_mode = mode == PickMode::kMesh;
+  return config;
+}
+
+std::string open_for_writing(std::ofstream& file, const std::string& path,
+                             const char* what) {
+  errno = 0;
+  file.open(path);
+  if (file) return {};
+  return path + ": cannot write the " + what + " file: " + std::strerror(errno);
 }
 
 }  // namespace raypick::cli

@@ -2,12 +2,15 @@
 // checked output, plain-worded option checks and the scene-loading options.
 #pragma once
 
+#include "raypick/bvh/picker.h"
 #include "raypick/loaders/load.h"
 
 #include <CLI/CLI.hpp>
 
 #include <cstdint>
+#include <fstream>
 #include <limits>
+#include <optional>
 #include <string>
 
 namespace raypick::cli {
@@ -25,6 +28,9 @@ int fail(int status, const std::string& message);
 // `status` when it did; otherwise reports "cannot write to standard output:
 // REASON" and returns kExitBadInput (so `raypick info > /dev/full` fails).
 int finish_output(int status);
+
+// `text` for a message: printable(), cut to 40 bytes, in single quotes.
+std::string in_quotes(const std::string& text);
 
 // Option checks with plain messages (CLI11's own say "Value 0 not in range
 // 0.000000 to 1797693...", with 309 digits, even for "1x"). Use with
@@ -44,6 +50,15 @@ CLI::Validator whole_number(std::uint64_t min,
 // beyond a float's range reads as "inf".
 CLI::Validator float_at_least(double min);
 
+// Any number, as float_at_least reads it, for options whose range the
+// command checks itself ("--fov: expected a number, got 'x'").
+CLI::Validator a_number();
+
+// For options that take a text value: refuses one that starts with "--",
+// which is the next option, taken as the value when the option's own was
+// left out ("--camera: needs a value, got the option '--size'").
+CLI::Validator not_an_option();
+
 // Adds the options of every command that loads a scene file, bound to
 // `options`:
 //   --root DIR          referenced files (glTF buffers, a JSON scene's mesh
@@ -54,5 +69,30 @@ CLI::Validator float_at_least(double min);
 //                       the LoadBudget; each defaults to LoadBudget's value
 //                       and must be >= 1
 void add_load_options(CLI::App& command, LoadOptions& options);
+
+// A scene file loaded, and how long that took.
+struct Loaded {
+  Scene scene;
+  double load_ms = 0.0;
+};
+
+// Loads a scene file, each warning on its own "raypick: warning: FILE: ..."
+// line; or reports why not through fail() and sets `status` (kExitUsage for
+// an unsupported extension, kExitBadInput otherwise).
+std::optional<Loaded> load_or_report(const std::string& path,
+                                     const LoadOptions& options, int& status);
+
+// "mesh" is PickMode::kMesh; anything else (CLI11 admits only "obb") kObb.
+PickMode parse_mode(const std::string& mode);
+
+// The Picker configuration for queries in `mode` (mesh mode builds the
+// meshes' own BVHs).
+PickerConfig picker_config(PickMode mode);
+
+// Opens `path` for writing before the work that fills it, so that a bad
+// path fails at once: "" when open, else "PATH: cannot write the WHAT file:
+// REASON".
+std::string open_for_writing(std::ofstream& file, const std::string& path,
+                             const char* what);
 
 }  // namespace raypick::cli

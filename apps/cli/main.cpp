@@ -15,13 +15,10 @@
 #include <CLI/CLI.hpp>
 
 #include <chrono>
-#include <cerrno>
 #include <cstdio>
-#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <optional>
-#include <sstream>
 #include <string>
 #include <unistd.h>
 
@@ -34,58 +31,18 @@ using cli::fail;
 using cli::finish_output;
 using cli::kExitBadInput;
 using cli::kExitUsage;
+using cli::Loaded;
+using cli::load_or_report;
+using cli::parse_mode;
+using cli::PickArgs;
+using cli::ValidateArgs;
 
 double ms_since(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start)
       .count();
 }
 
-struct Loaded {
-  Scene scene;
-  double load_ms = 0.0;
-};
-
-// Loads a scene file, or reports why not (status 1 or 2 in `status`).
-std::optional<Loaded> load_or_report(const std::string& path,
-                                     const LoadOptions& options, int& status) {
-  const auto start = Clock::now();
-  LoadResult r = load_scene(path, options);
-  if (!r.ok()) {
-    const LoadError& err = *r.error;
-    status = fail(err.kind == LoadError::Kind::kUnsupported ? kExitUsage
-                                                             : kExitBadInput,
-                  err.to_string());
-    return std::nullopt;
-  }
-  // Warnings do not stop the job; each gets its own prefixed line.
-  std::istringstream warnings(r.warnings);
-  for (std::string line; std::getline(warnings, line);) {
-    if (!line.empty()) {
-      std::cerr << "raypick: warning: " << printable(path) << ": "
-                << printable(line) << "\n";
-    }
-  }
-  return Loaded{std::move(*r.scene), ms_since(start)};
-}
-
-PickMode parse_mode(const std::string& mode) {
-  return mode == "mesh" ? PickMode::kMesh : PickMode::kObb;
-}
-
 // ---------------------------------------------------------------- pick ---
-
-struct PickArgs {
-  std::string scene;
-  std::optional<std::string> ray;   // set when --ray is given, even empty
-  std::optional<std::string> rays;
-  std::string mode = "obb";
-  std::string format;
-  bool all = false;
-  std::size_t limit = 0;  // 0: no limit
-  float max_t = kInfinity;
-  std::uint32_t mask = ~0u;
-  LoadOptions load;
-};
 
 int run_pick(const PickArgs& a) {
   int status = 0;
@@ -128,13 +85,8 @@ int run_pick(const PickArgs& a) {
 
   std::optional<Loaded> loaded = load_or_report(a.scene, a.load, status);
   if (!loaded) return status;
-  PickerConfig config;
-  config.mesh_mode = mode == PickMode::kMesh;
-  const Picker picker(loaded->scene, config);
-  std::vector<std::string> names;
-  names.reserve(loaded->scene.objects.size());
-  for (const Object& o : loaded->scene.objects) names.push_back(o.name);
-
+  const Picker picker(loaded->scene, cli::picker_config(mode));
+  const std::vector<std::string> names = cli::object_names(loaded->scene);
   const QueryOptions options(mode, a.mask);
   std::string out;
   for (std::size_t i = 0; i < rays.rays.size(); ++i) {
@@ -142,24 +94,11 @@ int run_pick(const PickArgs& a) {
     if (a.all) {
       const std::vector<Hit> hits = picker.intersect_all(
           ray, options, a.limit == 0 ? SIZE_MAX : a.limit);
-      if (format == "text") {
-        if (hits.empty()) out += tools::hit_to_text(i, ray, Hit{}, "") + '\n';
-        for (const Hit& h : hits) {
-          out += tools::hit_to_text(i, ray, h, names[h.object]) + '\n';
-        }
-      } else {
-        out += tools::hits_to_json(i, ray, hits, names) + '\n';
-      }
+      cli::write_buffered(out, cli::pick_answer(i, ray, hits, true, format, names));
     } else {
       const Hit hit = picker.intersect(ray, options);
-      const std::string& name = hit.hit() ? names[hit.object] : std::string();
-      out += format == "text" ? tools::hit_to_text(i, ray, hit, name)
-                              : tools::hit_to_json(i, ray, hit, name);
-      out += '\n';
-    }
-    if (out.size() > (1 << 16)) {
-      std::fwrite(out.data(), 1, out.size(), stdout);
-      out.clear();
+      cli::write_buffered(
+          out, cli::pick_answer(i, ray, {&hit, hit.hit() ? 1u : 0u}, false, format, names));
     }
   }
   std::fwrite(out.data(), 1, out.size(), stdout);
@@ -168,53 +107,20 @@ int run_pick(const PickArgs& a) {
 
 // ------------------------------------------------------------ validate ---
 
-struct ValidateArgs {
-  std::string scene;
-  std::size_t boxes = 0;
-  std::size_t rays = 100000;
-  std::uint64_t seed = 1;
-  std::string mode = "obb";
-  std::string dump;
-  LoadOptions load;
-  std::vector<double> offset;  // X, Y, Z, or empty
-};
-
 int run_validate(const ValidateArgs& a) {
-  int status = 0;
-  if (a.scene.empty() && a.boxes == 0) {
-    return fail(kExitUsage, "validate: give a SCENE file or --boxes N");
-  }
-  if (!a.scene.empty() && a.boxes > 0) {
-    return fail(kExitUsage,
-                "validate: give a SCENE file or --boxes N, not both");
-  }
+  if (const int usage = cli::check_scene_or_boxes(a)) return usage;
   const PickMode mode = parse_mode(a.mode);
   // The dump file is opened before any work, so a bad path fails at once.
   std::ofstream dump;
   if (!a.dump.empty()) {
-    dump.open(a.dump);
-    if (!dump) {
-      return fail(kExitBadInput, a.dump + ": cannot write the dump file: " +
-                                     std::strerror(errno));
-    }
+    const std::string error = cli::open_for_writing(dump, a.dump, "dump");
+    if (!error.empty()) return fail(kExitBadInput, error);
   }
-  Loaded loaded;
   std::string label;
-  if (a.boxes > 0) {
-    const auto start = Clock::now();
-    const tools::BoxesOptions opt = tools::mixed_options();
-    loaded.scene = mode == PickMode::kMesh
-                       ? tools::make_mesh_scene(a.boxes, a.seed, opt)
-                       : tools::make_boxes_scene(a.boxes, a.seed, opt);
-    loaded.load_ms = ms_since(start);
-    label = "generated boxes-" + std::to_string(a.boxes) + " (seed " +
-            std::to_string(a.seed) + ")";
-  } else {
-    std::optional<Loaded> l = load_or_report(a.scene, a.load, status);
-    if (!l) return status;
-    loaded = std::move(*l);
-    label = printable(a.scene);
-  }
+  int status = 0;
+  std::optional<Loaded> generated_or_loaded = cli::validation_scene(a, label, status);
+  if (!generated_or_loaded) return status;
+  Loaded& loaded = *generated_or_loaded;
   if (!a.offset.empty()) {
     const glm::dvec3 offset{a.offset[0], a.offset[1], a.offset[2]};
     tools::shift_scene(loaded.scene, offset);
@@ -505,8 +411,7 @@ int run_main(int argc, char** argv) {
   };
   if (*pick_cmd && pixel_pick.chosen()) {
     return guarded("pick", pick.scene, [&] {
-      return pixel_pick.run({pick.scene, pick.mode, pick.format, pick.all,
-                             pick.limit, pick.max_t, pick.mask});
+      return pixel_pick.run(pick);
     });
   }
   if (*pick_cmd) {
@@ -514,7 +419,7 @@ int run_main(int argc, char** argv) {
   }
   if (*val_cmd && validate_image.chosen()) {
     return guarded("validate", val.scene, [&] {
-      return validate_image.run(val.scene, val.boxes, val.seed, val.mode);
+      return validate_image.run(val);
     });
   }
   if (*val_cmd) {
@@ -525,8 +430,12 @@ int run_main(int argc, char** argv) {
                    [&] { return run_info(info_scene, info_load); });
   }
   if (bench) return guarded("bench", "", [&] { return bench.run(); });
-  if (select) return guarded("select", "", [&] { return select.run(); });
-  if (render) return guarded("render", "", [&] { return render.run(); });
+  if (select) {
+    return guarded("select", select.scene(), [&] { return select.run(); });
+  }
+  if (render) {
+    return guarded("render", render.scene(), [&] { return render.run(); });
+  }
   return kExitUsage;
 }
 

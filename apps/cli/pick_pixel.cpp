@@ -1,4 +1,5 @@
-// `raypick pick SCENE <camera> --pixel X,Y | --pixels FILE|- [--radius R]`.
+// `raypick pick SCENE <camera> --pixel X,Y | --pixels FILE|- [--radius R]`,
+// and how `pick` prints an answer, by ray or by pixel.
 #include "screen.h"
 
 #include "../tools/ray_io.h"
@@ -9,8 +10,6 @@
 
 #include <cmath>
 #include <cstdio>
-#include <fstream>
-#include <iostream>
 #include <tuple>
 
 namespace raypick::cli {
@@ -74,21 +73,57 @@ std::string with_pixel_json(std::string json, const glm::dvec2& p) {
 std::string with_pixel_text(std::string text, const glm::dvec2& p) {
   const std::size_t colon = text.find(':');
   text.insert(colon, ", pixel (" + format_coord(p.x) + ", " + format_coord(p.y) + ")");
-  return terminal_safe(text);
+  return text;
 }
 
 }  // namespace
+
+std::vector<std::string> object_names(const Scene& scene) {
+  std::vector<std::string> names;
+  names.reserve(scene.objects.size());
+  for (const Object& o : scene.objects) names.push_back(o.name);
+  return names;
+}
+
+std::string pick_answer(std::size_t i, const RayD& ray, std::span<const Hit> hits,
+                        bool all, const std::string& format,
+                        const std::vector<std::string>& names, const glm::dvec2* pixel) {
+  const auto line = [&](std::string text) {
+    if (pixel) text = format == "text" ? with_pixel_text(text, *pixel) : with_pixel_json(text, *pixel);
+    return text + '\n';
+  };
+  if (format != "text") {
+    if (all) return line(tools::hits_to_json(i, ray, {hits.begin(), hits.end()}, names));
+    return hits.empty() ? line(tools::hit_to_json(i, ray, Hit{}, ""))
+                        : line(tools::hit_to_json(i, ray, hits[0], names[hits[0].object]));
+  }
+  if (hits.empty()) return line(tools::hit_to_text(i, ray, Hit{}, ""));
+  std::string out;
+  for (const Hit& h : hits) out += line(tools::hit_to_text(i, ray, h, names[h.object]));
+  return out;
+}
+
+void write_buffered(std::string& out, const std::string& text) {
+  out += text;
+  if (out.size() > (1 << 16)) {
+    std::fwrite(out.data(), 1, out.size(), stdout);
+    out.clear();
+  }
+}
 
 PixelPick::PixelPick(CLI::App& cmd) {
   camera_.add_to(cmd);
   pixel_opt_ = cmd.add_option("--pixel", pixel_,
                               "An image-plane point X,Y in pixels ((0,0) the top-left "
-                              "corner; pixel (i,j)'s centre is i+0.5,j+0.5); needs a camera");
+                              "corner; pixel (i,j)'s centre is i+0.5,j+0.5); needs a camera")
+                   ->check(not_an_option());
   pixels_opt_ = cmd.add_option("--pixels", pixels_,
-                               "Points file, one 'X Y' or 'X,Y' per line; '-' reads stdin");
+                               "Points file, one 'X Y' or 'X,Y' per line; '-' reads stdin")
+                    ->check(not_an_option());
   radius_opt_ = cmd.add_option("--radius", radius_,
                                "Pick the object nearest in depth among those hit within R "
-                               "pixels of the point (0..256)");
+                               "pixels of the point (0..256)")
+                    ->transform(a_number());
   pixel_opt_->excludes(pixels_opt_);
   for (const char* name : {"--ray", "--rays"}) {
     if (CLI::Option* o = cmd.get_option_no_throw(name)) {
@@ -103,29 +138,29 @@ bool PixelPick::chosen() const {
          radius_opt_->count() > 0 || camera_.any_given();
 }
 
-int PixelPick::run(const PickCommon& a) const {
+int PixelPick::run(const PickArgs& a) const {
   const bool one = pixel_opt_->count() > 0;
   if (!one && pixels_opt_->count() == 0) {
-    return screen_fail(kScreenExitUsage,
+    return fail(kExitUsage,
                        "pick: a camera needs --pixel X,Y or --pixels FILE");
   }
   if (!(radius_ >= 0.0 && radius_ <= kMaxRadius)) {
-    return screen_fail(kScreenExitUsage, "pick: --radius must be in 0..256 pixels, got " +
+    return fail(kExitUsage, "pick: --radius must be in 0..256 pixels, got " +
                                              format_coord(radius_));
   }
   if (a.all && radius_opt_->count() > 0) {
-    return screen_fail(kScreenExitUsage,
+    return fail(kExitUsage,
                        "pick: --radius picks one object per point; it does not combine "
                        "with --all");
   }
   const std::string format = !a.format.empty() ? a.format : (one ? "text" : "jsonl");
   if (format == "json" && !one) {
-    return screen_fail(kScreenExitUsage,
+    return fail(kExitUsage,
                        "pick: --format json is for a single --pixel; use --format jsonl "
                        "with --pixels");
   }
   if (std::string e = camera_.check(); !e.empty()) {
-    return screen_fail(kScreenExitUsage, "pick: " + e);
+    return fail(kExitUsage, "pick: " + e);
   }
   tools::PointList points;
   if (one) {
@@ -133,35 +168,31 @@ int PixelPick::run(const PickCommon& a) const {
     const auto v = tools::parse_numbers(pixel_, 2, "X,Y", why);
     if (v && !(std::isfinite((*v)[0]) && std::isfinite((*v)[1]))) why = "not finite";
     if (!v || !why.empty()) {
-      return screen_fail(kScreenExitUsage, "pick: --pixel '" + pixel_ + "': " + why);
+      return fail(kExitUsage, "pick: --pixel " + in_quotes(pixel_) + ": " + why);
     }
     points.points.push_back({(*v)[0], (*v)[1]});
   } else {
     points = tools::read_points(pixels_);
   }
-  if (!points.ok()) return screen_fail(kScreenExitBadInput, points.error);
+  if (!points.ok()) return fail(kExitBadInput, points.error);
 
   int status = 0;
-  std::optional<Scene> scene = load_scene_reporting(a.scene, status);
-  if (!scene) return status;
-  std::string error;
-  const std::optional<Camera> cam = camera_.make(*scene, status, error);
-  if (!cam) return screen_fail(status, "pick: " + error);
+  const std::optional<CameraOptions::View> view =
+      camera_.load_view("pick", a.scene, a.load, status);
+  if (!view) return status;
+  const Scene& scene = view->loaded.scene;
+  const Camera& cam = view->camera;
 
-  const PickMode mode = a.mode == "mesh" ? PickMode::kMesh : PickMode::kObb;
-  PickerConfig config;
-  config.mesh_mode = mode == PickMode::kMesh;
-  const Picker picker(*scene, config);
-  std::vector<std::string> names;
-  names.reserve(scene->objects.size());
-  for (const Object& o : scene->objects) names.push_back(o.name);
+  const PickMode mode = parse_mode(a.mode);
+  const Picker picker(scene, picker_config(mode));
+  const std::vector<std::string> names = object_names(scene);
   const QueryOptions options(mode, a.mask);
 
   // Without --radius and --all, the points' rays go through one batch.
   std::vector<Ray> rays;
   rays.reserve(points.points.size());
   for (const glm::dvec2& p : points.points) {
-    Ray r = cam->ray(p.x, p.y);
+    Ray r = cam.ray(p.x, p.y);
     r.tmax = a.max_t;
     rays.push_back(r);
   }
@@ -171,40 +202,21 @@ int PixelPick::run(const PickCommon& a) const {
   std::string out;
   for (std::size_t i = 0; i < points.points.size(); ++i) {
     const glm::dvec2& p = points.points[i];
-    if (a.all) {
-      const std::vector<Hit> hits =
-          picker.intersect_all(rays[i], options, a.limit == 0 ? SIZE_MAX : a.limit);
-      if (format == "text") {
-        if (hits.empty()) out += with_pixel_text(tools::hit_to_text(i, to_double(rays[i]), Hit{}, ""), p) + '\n';
-        for (const Hit& h : hits) {
-          out += with_pixel_text(tools::hit_to_text(i, to_double(rays[i]), h, names[h.object]), p) + '\n';
-        }
-      } else {
-        out += with_pixel_json(tools::hits_to_json(i, to_double(rays[i]), hits, names), p) + '\n';
-      }
-      continue;
-    }
     Ray ray = rays[i];
-    Hit hit;
-    if (radius_opt_->count() > 0) {
-      std::tie(ray, hit) = pick_within(picker, *cam, p.x, p.y, radius_, a.max_t, options);
+    std::vector<Hit> hits;
+    if (a.all) {
+      hits = picker.intersect_all(ray, options, a.limit == 0 ? SIZE_MAX : a.limit);
     } else {
-      hit = batch[i];
+      Hit hit = batch.empty() ? Hit{} : batch[i];
+      if (radius_opt_->count() > 0) {
+        std::tie(ray, hit) = pick_within(picker, cam, p.x, p.y, radius_, a.max_t, options);
+      }
+      if (hit.hit()) hits.push_back(hit);
     }
-    const std::string& name = hit.hit() ? names[hit.object] : std::string();
-    out += format == "text" ? with_pixel_text(tools::hit_to_text(i, to_double(ray), hit, name), p)
-                            : with_pixel_json(tools::hit_to_json(i, to_double(ray), hit, name), p);
-    out += '\n';
-    if (out.size() > (1 << 16)) {
-      std::fwrite(out.data(), 1, out.size(), stdout);
-      out.clear();
-    }
+    write_buffered(out, pick_answer(i, to_double(ray), hits, a.all, format, names, &p));
   }
   std::fwrite(out.data(), 1, out.size(), stdout);
-  if (std::fflush(stdout) != 0) {
-    return screen_fail(kScreenExitBadInput, "cannot write to standard output");
-  }
-  return 0;
+  return finish_output(0);
 }
 
 }  // namespace raypick::cli

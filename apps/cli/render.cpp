@@ -5,6 +5,7 @@
 #include "../tools/image.h"
 
 #include "raypick/bvh/picker.h"
+#include "raypick/core/text.h"
 
 #include <CLI/CLI.hpp>
 
@@ -26,6 +27,7 @@ struct RenderArgs {
   std::string color = "shade";
   std::vector<std::uint32_t> highlight;
   std::string rect;
+  LoadOptions load;
 };
 
 namespace {
@@ -91,7 +93,7 @@ RenderCommand::RenderCommand(CLI::App& app) : args_(std::make_unique<RenderArgs>
                             "by object, id, depth or normal");
   cmd_->add_option("SCENE", a.scene, "Scene file (.obj, .gltf, .glb, .json)")->required();
   a.camera.add_to(*cmd_);
-  cmd_->add_option("--out", a.out, "The PNG file to write")->required();
+  cmd_->add_option("--out", a.out, "The PNG file to write")->required()->check(not_an_option());
   cmd_->add_option("--mode", a.mode, "obb (default) or mesh: what a ray hits, as in pick")
       ->check(CLI::IsMember({"obb", "mesh"}));
   cmd_->add_option("--color", a.color,
@@ -101,55 +103,62 @@ RenderCommand::RenderCommand(CLI::App& app) : args_(std::make_unique<RenderArgs>
       ->check(CLI::IsMember({"shade", "id", "ids", "depth", "normal"}));
   cmd_->add_option("--highlight", a.highlight,
                    "Tint and outline these objects (ids, comma-separated; e.g. select's output)")
-      ->delimiter(',');
-  cmd_->add_option("--rect", a.rect, "Draw this marquee X0,Y0,X1,Y1 (image-plane pixels)");
+      ->delimiter(',')
+      ->transform(whole_number(0, 0xFFFFFFFFu));
+  cmd_->add_option("--rect", a.rect, "Draw this marquee X0,Y0,X1,Y1 (image-plane pixels)")
+      ->check(not_an_option());
+  add_load_options(*cmd_, a.load);
 }
 
 RenderCommand::~RenderCommand() = default;
 
 RenderCommand::operator bool() const { return cmd_->parsed(); }
 
+const std::string& RenderCommand::scene() const { return args_->scene; }
+
 int RenderCommand::run() const {
   const RenderArgs& a = *args_;
   const auto start = std::chrono::steady_clock::now();
   if (std::string e = a.camera.check(); !e.empty()) {
-    return screen_fail(kScreenExitUsage, "render: " + e);
+    return fail(kExitUsage, "render: " + e);
   }
   std::string error;
   std::optional<std::array<double, 4>> rect;
   if (!a.rect.empty()) {
     rect = parse_rect(a.rect, error);
-    if (!rect) return screen_fail(kScreenExitUsage, "render: " + error);
+    if (!rect) return fail(kExitUsage, "render: " + error);
   }
   if (a.color == "ids" && (rect || !a.highlight.empty())) {
-    return screen_fail(kScreenExitUsage,
+    return fail(kExitUsage,
                        "render: --color ids writes the exact id buffer; --highlight and "
                        "--rect do not apply to it");
   }
+  // The picture's file is opened before any work, so a bad path fails at once.
+  tools::PngFile png;
+  if (std::string e = png.open(a.out); !e.empty()) return fail(kExitBadInput, e);
   int status = 0;
-  std::optional<Scene> scene = load_scene_reporting(a.scene, status);
-  if (!scene) return status;
-  const std::optional<Camera> cam = a.camera.make(*scene, status, error);
-  if (!cam) return screen_fail(status, "render: " + error);
-  std::vector<std::uint8_t> lit(scene->objects.size(), 0);
+  const std::optional<CameraOptions::View> view =
+      a.camera.load_view("render", a.scene, a.load, status);
+  if (!view) return status;
+  const Scene& scene = view->loaded.scene;
+  const Camera& cam = view->camera;
+  std::vector<std::uint8_t> lit(scene.objects.size(), 0);
   for (std::uint32_t id : a.highlight) {
-    if (id >= scene->objects.size()) {
-      return screen_fail(kScreenExitUsage, "render: --highlight " + std::to_string(id) +
+    if (id >= scene.objects.size()) {
+      return fail(kExitUsage, "render: --highlight " + std::to_string(id) +
                                                ": the scene has " +
-                                               std::to_string(scene->objects.size()) +
+                                               std::to_string(scene.objects.size()) +
                                                " objects (ids 0.." +
-                                               std::to_string(scene->objects.size() - 1) + ")");
+                                               std::to_string(scene.objects.size() - 1) + ")");
     }
     lit[id] = 1;
   }
 
-  const PickMode mode = a.mode == "mesh" ? PickMode::kMesh : PickMode::kObb;
-  PickerConfig config;
-  config.mesh_mode = mode == PickMode::kMesh;
-  const Picker picker(*scene, config);
+  const PickMode mode = parse_mode(a.mode);
+  const Picker picker(scene, picker_config(mode));
   const QueryOptions options(mode);
-  const int W = cam->width(), H = cam->height();
-  const auto [t_lo, t_hi] = t_range(*cam, picker.world_bounds());
+  const int W = cam.width(), H = cam.height();
+  const auto [t_lo, t_hi] = t_range(cam, picker.world_bounds());
   const bool ids_only = a.color == "ids";
   tools::Image img(W, H, ids_only ? Rgb{} : kBackground);
   std::vector<std::uint32_t> ids(std::size_t(W) * H, kInvalidId);
@@ -161,7 +170,7 @@ int RenderCommand::run() const {
     const int j1 = std::min(H, j0 + kRows);
     rays.clear();
     for (int j = j0; j < j1; ++j) {
-      for (int i = 0; i < W; ++i) rays.push_back(cam->ray(i + 0.5, j + 0.5));
+      for (int i = 0; i < W; ++i) rays.push_back(cam.ray(i + 0.5, j + 0.5));
     }
     const std::vector<Hit> hits = picker.intersect_batch(rays, options);
     for (std::size_t k = 0; k < hits.size(); ++k) {
@@ -236,13 +245,11 @@ int RenderCommand::run() const {
       }
     }
   }
-  if (std::string e = tools::write_png(a.out, img); !e.empty()) {
-    return screen_fail(kScreenExitBadInput, "render: " + e);
-  }
+  if (std::string e = png.write(img); !e.empty()) return fail(kExitBadInput, e);
   const double ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   std::fprintf(stderr, "render: %dx%d, %zu of %zu pixels hit, %.1f ms, wrote %s\n", W, H,
-               hit_count, std::size_t(W) * H, ms, terminal_safe(a.out).c_str());
+               hit_count, std::size_t(W) * H, ms, printable(a.out).c_str());
   return 0;
 }
 

@@ -4,6 +4,8 @@
 // BenchCommand. See the contract's "Cameras and screen space".
 #pragma once
 
+#include "common.h"
+
 #include "raypick/core/camera.h"
 #include "raypick/core/scene.h"
 
@@ -12,29 +14,12 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
-
-namespace CLI {
-class App;
-class Option;
-}  // namespace CLI
+#include <vector>
 
 namespace raypick::cli {
-
-inline constexpr int kScreenExitBadInput = 1;
-inline constexpr int kScreenExitUsage = 2;
-
-// One line "raypick: message" on stderr (stdout flushed first); returns
-// `status`.
-int screen_fail(int status, const std::string& message);
-
-// Loads a scene, printing warnings; on failure reports and sets `status`
-// (2 for an unsupported extension, 1 for bad input).
-std::optional<Scene> load_scene_reporting(const std::string& path, int& status);
-
-// `s` with control characters and DEL written as \xNN, for terminals.
-std::string terminal_safe(std::string_view s);
 
 // A number as the image-plane coordinates are printed: %.10g.
 std::string format_coord(double v);
@@ -52,14 +37,24 @@ class CameraOptions {
   // message of a malformed option (exit 2).
   std::string check() const;
   // The camera. --camera looks the name (node name, then camera name) or
-  // index up in scene.cameras; nullopt with `error` and `status` set (1 when
-  // the scene has no such camera or its node matrix cannot place one, 2 for
-  // a malformed option).
-  std::optional<Camera> make(const Scene& scene, int& status,
-                             std::string& error) const;
+  // index up in scene.cameras. nullopt when it cannot, reported through
+  // fail() as "COMMAND: ..." with `status` set (1 when the scene has no such
+  // camera or its node matrix cannot place one, 2 for a malformed option).
+  std::optional<Camera> make(const char* command, const Scene& scene, int& status) const;
 
+  // A screen command's scene and camera: the scene file loaded
+  // (load_or_report) and the camera made for it; nullopt when either fails,
+  // reported, with `status` set.
+  struct View {
+    Loaded loaded;
+    Camera camera;
+  };
+  std::optional<View> load_view(const char* command, const std::string& scene,
+                                const LoadOptions& options, int& status) const;
  private:
   std::optional<CameraSpec> spec_without_scene(std::string& error) const;
+  std::optional<Camera> make_or_explain(const Scene& scene, int& status,
+                                        std::string& error) const;
 
   std::string eye_, target_, up_ = "0,1,0", size_, camera_;
   double fov_ = 60.0, ortho_ = 0.0;
@@ -76,16 +71,58 @@ class CameraOptions {
 std::optional<std::array<double, 4>> parse_rect(const std::string& text,
                                                 std::string& error);
 
-// What `pick` parsed that a pixel pick uses too.
-struct PickCommon {
+// What `pick` parsed: a pixel pick uses it too.
+struct PickArgs {
   std::string scene;
-  std::string mode;
+  std::optional<std::string> ray;  // set when --ray is given, even empty
+  std::optional<std::string> rays;
+  std::string mode = "obb";
   std::string format;
   bool all = false;
   std::size_t limit = 0;  // 0: no limit
-  float max_t = 0.0f;
+  float max_t = kInfinity;
   std::uint32_t mask = ~0u;
+  LoadOptions load;
 };
+
+// The scene's object names, by id.
+std::vector<std::string> object_names(const Scene& scene);
+
+// pick's answer for ray `i` in `format` (text, json or jsonl), each line
+// ended by '\n'. With `all`: `hits` are every hit, nearest first, as one
+// text line each (one miss line when there is none) or one JSON line;
+// without: `hits` holds the nearest hit, or nothing for a miss. With
+// `pixel`, each line also names the image-plane point the ray goes through.
+std::string pick_answer(std::size_t i, const RayD& ray, std::span<const Hit> hits,
+                        bool all, const std::string& format,
+                        const std::vector<std::string>& names,
+                        const glm::dvec2* pixel = nullptr);
+
+// Appends `text` to `out`, writing `out` to stdout once it passes 64 KiB
+// (finish_output() checks that it all arrived).
+void write_buffered(std::string& out, const std::string& text);
+
+// What `validate` parsed: validate --image uses it too.
+struct ValidateArgs {
+  std::string scene;
+  std::size_t boxes = 0;
+  std::size_t rays = 100000;
+  std::uint64_t seed = 1;
+  std::string mode = "obb";
+  std::string dump;
+  LoadOptions load;
+  std::vector<double> offset;  // X, Y, Z, or empty
+};
+
+// 0 when exactly one of SCENE and --boxes N is given; else reports what is
+// wrong through fail() and returns kExitUsage.
+int check_scene_or_boxes(const ValidateArgs& a);
+
+// The scene validate checks: SCENE loaded with a.load, or the generated
+// boxes-N of a.seed (in a.mode's flavour), with `label` naming it for
+// stdout; nullopt when the load failed (reported, `status` set).
+std::optional<Loaded> validation_scene(const ValidateArgs& a,
+                                       std::string& label, int& status);
 
 // `raypick pick SCENE <camera> --pixel X,Y | --pixels FILE|- [--radius R]`:
 // registers the camera options and --pixel, --pixels, --radius on the
@@ -96,7 +133,7 @@ class PixelPick {
   // True when the command line asks for a pixel pick (--pixel, --pixels,
   // --radius or a camera option given).
   bool chosen() const;
-  int run(const PickCommon& common) const;
+  int run(const PickArgs& pick) const;
 
  private:
   CameraOptions camera_;
@@ -116,8 +153,7 @@ class ValidateImage {
   bool chosen() const;
   // Exit status: 0 when no pixel is a real mismatch, 1 otherwise or for
   // bad input, 2 for bad options.
-  int run(const std::string& scene, std::size_t boxes, std::uint64_t seed,
-          const std::string& mode) const;
+  int run(const ValidateArgs& validate) const;
 
  private:
   CameraOptions camera_;
@@ -134,6 +170,7 @@ class SelectCommand {
   explicit SelectCommand(CLI::App& app);
   ~SelectCommand();
   explicit operator bool() const;
+  const std::string& scene() const;
   int run() const;
 
  private:
@@ -147,6 +184,7 @@ class RenderCommand {
   explicit RenderCommand(CLI::App& app);
   ~RenderCommand();
   explicit operator bool() const;
+  const std::string& scene() const;
   int run() const;
 
  private:

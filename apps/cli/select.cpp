@@ -3,6 +3,7 @@
 #include "screen.h"
 
 #include "raypick/bvh/picker.h"
+#include "raypick/core/text.h"
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
@@ -22,6 +23,7 @@ struct SelectArgs {
   bool visible = false;
   std::uint32_t mask = ~0u;
   std::string format = "text";
+  LoadOptions load;
 };
 
 // The pixels whose centres (i + 0.5, j + 0.5) lie in [lo, hi] (boundary
@@ -43,7 +45,8 @@ SelectCommand::SelectCommand(CLI::App& app) : args_(std::make_unique<SelectArgs>
   cmd_->add_option("--rect", a.rect,
                    "The rectangle X0,Y0,X1,Y1 in image-plane pixels, corners in either "
                    "order, boundary included")
-      ->required();
+      ->required()
+      ->check(not_an_option());
   cmd_->add_option("--rule", a.rule,
                    "touch (default): the object meets the region; contain: it lies in it")
       ->check(CLI::IsMember({"touch", "contain"}));
@@ -52,47 +55,51 @@ SelectCommand::SelectCommand(CLI::App& app) : args_(std::make_unique<SelectArgs>
   cmd_->add_flag("--visible", a.visible,
                  "Keep only objects that the pick hits at a pixel centre inside the "
                  "rectangle (not hidden behind others)");
-  cmd_->add_option("--mask", a.mask, "Only objects whose pick mask shares a bit with M");
+  cmd_->add_option("--mask", a.mask,
+                   "Only objects whose pick mask shares a bit with M (decimal or 0x-hex)")
+      ->transform(whole_number(0, 0xFFFFFFFFu));
   cmd_->add_option("--format", a.format, "text (default) or jsonl")
       ->check(CLI::IsMember({"text", "jsonl"}));
+  add_load_options(*cmd_, a.load);
 }
 
 SelectCommand::~SelectCommand() = default;
 
 SelectCommand::operator bool() const { return cmd_->parsed(); }
 
+const std::string& SelectCommand::scene() const { return args_->scene; }
+
 int SelectCommand::run() const {
   const SelectArgs& a = *args_;
   if (std::string e = a.camera.check(); !e.empty()) {
-    return screen_fail(kScreenExitUsage, "select: " + e);
+    return fail(kExitUsage, "select: " + e);
   }
   std::string error;
   const auto rect = parse_rect(a.rect, error);
-  if (!rect) return screen_fail(kScreenExitUsage, "select: " + error);
+  if (!rect) return fail(kExitUsage, "select: " + error);
   int status = 0;
-  std::optional<Scene> scene = load_scene_reporting(a.scene, status);
-  if (!scene) return status;
-  const std::optional<Camera> cam = a.camera.make(*scene, status, error);
-  if (!cam) return screen_fail(status, "select: " + error);
+  const std::optional<CameraOptions::View> view =
+      a.camera.load_view("select", a.scene, a.load, status);
+  if (!view) return status;
+  const Scene& scene = view->loaded.scene;
+  const Camera& cam = view->camera;
 
-  const PickMode mode = a.mode == "mesh" ? PickMode::kMesh : PickMode::kObb;
-  PickerConfig config;
-  config.mesh_mode = mode == PickMode::kMesh;
-  const Picker picker(*scene, config);
+  const PickMode mode = parse_mode(a.mode);
+  const Picker picker(scene, picker_config(mode));
   const QueryOptions options(mode, a.mask);
   const auto [x0, y0, x1, y1] = *rect;
   std::vector<std::uint32_t> ids =
-      picker.select(cam->frustum(x0, y0, x1, y1),
+      picker.select(cam.frustum(x0, y0, x1, y1),
                     a.rule == "contain" ? SelectRule::kContain : SelectRule::kTouch, options);
   if (a.visible && !ids.empty()) {
     // The objects the pick hits at the pixel centres inside the rectangle.
-    const auto [i0, i1] = pixel_span(std::min(x0, x1), std::max(x0, x1), cam->width());
-    const auto [j0, j1] = pixel_span(std::min(y0, y1), std::max(y0, y1), cam->height());
-    std::vector<std::uint8_t> seen(scene->objects.size(), 0);
+    const auto [i0, i1] = pixel_span(std::min(x0, x1), std::max(x0, x1), cam.width());
+    const auto [j0, j1] = pixel_span(std::min(y0, y1), std::max(y0, y1), cam.height());
+    std::vector<std::uint8_t> seen(scene.objects.size(), 0);
     std::vector<Ray> rays;
     for (int j = j0; j < j1; ++j) {
       rays.clear();
-      for (int i = i0; i < i1; ++i) rays.push_back(cam->ray(i + 0.5, j + 0.5));
+      for (int i = i0; i < i1; ++i) rays.push_back(cam.ray(i + 0.5, j + 0.5));
       for (const Hit& h : picker.intersect_batch(rays, options)) {
         if (h.hit()) seen[h.object] = 1;
       }
@@ -101,20 +108,17 @@ int SelectCommand::run() const {
   }
   std::string out;
   for (std::uint32_t id : ids) {
-    const std::string& name = scene->objects[id].name;
+    const std::string& name = scene.objects[id].name;
     if (a.format == "jsonl") {
       out += "{\"object\":" + std::to_string(id) + ",\"name\":" +
              nlohmann::json(name).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) +
              "}\n";
     } else {
-      out += "object " + std::to_string(id) + " '" + terminal_safe(name) + "'\n";
+      out += "object " + std::to_string(id) + " '" + printable(name) + "'\n";
     }
   }
   std::fwrite(out.data(), 1, out.size(), stdout);
-  if (std::fflush(stdout) != 0) {
-    return screen_fail(kScreenExitBadInput, "cannot write to standard output");
-  }
-  return 0;
+  return finish_output(0);
 }
 
 }  // namespace raypick::cli

@@ -9,9 +9,11 @@
 #include "../tools/validate.h"
 
 #include "raypick/bvh/picker.h"
+#include "raypick/core/text.h"
 
 #include <CLI/CLI.hpp>
 
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <unistd.h>
@@ -42,49 +44,69 @@ ValidateImage::ValidateImage(CLI::App& validate_cmd) {
   image_opt_ = validate_cmd.add_option(
       "--image", image_,
       "Check the camera's view (one ray per pixel centre) instead of random rays and "
-      "write it to FILE.png, each disagreeing pixel in its verdict's colour");
+      "write it to FILE.png, each disagreeing pixel in its verdict's colour")
+                   ->check(not_an_option());
 }
 
 bool ValidateImage::chosen() const { return image_opt_->count() > 0 || camera_.any_given(); }
 
-int ValidateImage::run(const std::string& scene_path, std::size_t boxes, std::uint64_t seed,
-                       const std::string& mode_name) const {
+int check_scene_or_boxes(const ValidateArgs& a) {
+  if (a.scene.empty() && a.boxes == 0) {
+    return fail(kExitUsage, "validate: give a SCENE file or --boxes N");
+  }
+  if (!a.scene.empty() && a.boxes > 0) {
+    return fail(kExitUsage, "validate: give a SCENE file or --boxes N, not both");
+  }
+  return 0;
+}
+
+std::optional<Loaded> validation_scene(const ValidateArgs& a, std::string& label,
+                                       int& status) {
+  if (a.boxes == 0) {
+    std::optional<Loaded> loaded = load_or_report(a.scene, a.load, status);
+    if (loaded) label = printable(a.scene);
+    return loaded;
+  }
+  const auto start = std::chrono::steady_clock::now();
+  const tools::BoxesOptions opt = tools::mixed_options();
+  Loaded generated;
+  generated.scene = parse_mode(a.mode) == PickMode::kMesh
+                        ? tools::make_mesh_scene(a.boxes, a.seed, opt)
+                        : tools::make_boxes_scene(a.boxes, a.seed, opt);
+  generated.load_ms = std::chrono::duration<double, std::milli>(
+                          std::chrono::steady_clock::now() - start)
+                          .count();
+  label = "generated boxes-" + std::to_string(a.boxes) + " (seed " +
+          std::to_string(a.seed) + ")";
+  return generated;
+}
+
+int ValidateImage::run(const ValidateArgs& a) const {
   if (image_opt_->count() == 0) {
-    return screen_fail(kScreenExitUsage, "validate: a camera needs --image FILE.png");
+    return fail(kExitUsage, "validate: a camera needs --image FILE.png");
   }
-  if (scene_path.empty() == (boxes == 0)) {
-    return screen_fail(kScreenExitUsage, "validate: give a SCENE file or --boxes N, not both");
-  }
+  if (const int usage = check_scene_or_boxes(a)) return usage;
   if (std::string e = camera_.check(); !e.empty()) {
-    return screen_fail(kScreenExitUsage, "validate: " + e);
+    return fail(kExitUsage, "validate: " + e);
   }
-  const PickMode mode = mode_name == "mesh" ? PickMode::kMesh : PickMode::kObb;
-  Scene scene;
+  // The picture's file is opened before any work, so a bad path fails at once.
+  tools::PngFile png;
+  if (std::string e = png.open(image_); !e.empty()) return fail(kExitBadInput, e);
+  const PickMode mode = parse_mode(a.mode);
   std::string label;
   int status = 0;
-  if (boxes > 0) {
-    const tools::BoxesOptions opt = tools::mixed_options();
-    scene = mode == PickMode::kMesh ? tools::make_mesh_scene(boxes, seed, opt)
-                                    : tools::make_boxes_scene(boxes, seed, opt);
-    label = "generated boxes-" + std::to_string(boxes) + " (seed " + std::to_string(seed) + ")";
-  } else {
-    std::optional<Scene> s = load_scene_reporting(scene_path, status);
-    if (!s) return status;
-    scene = std::move(*s);
-    label = scene_path;
-  }
-  std::string error;
-  const std::optional<Camera> cam = camera_.make(scene, status, error);
-  if (!cam) return screen_fail(status, "validate: " + error);
+  std::optional<Loaded> loaded = validation_scene(a, label, status);
+  if (!loaded) return status;
+  const Scene& scene = loaded->scene;
+  const std::optional<Camera> cam = camera_.make("validate", scene, status);
+  if (!cam) return status;
 
-  PickerConfig config;
-  config.mesh_mode = mode == PickMode::kMesh;
-  const Picker picker(scene, config);
+  const Picker picker(scene, picker_config(mode));
   std::optional<tools::EmbreeScene> embree;
   try {
     embree.emplace(scene, mode);
   } catch (const std::exception& e) {
-    return screen_fail(kScreenExitBadInput, e.what());
+    return fail(kExitBadInput, e.what());
   }
   const int W = cam->width(), H = cam->height();
   std::vector<Ray> rays;
@@ -113,12 +135,10 @@ int ValidateImage::run(const std::string& scene_path, std::size_t boxes, std::ui
   for (const tools::Disagreement& d : rep.disagreements) {
     img.pixels[d.ray_index] = verdict_colour(d.verdict);
   }
-  if (std::string e = tools::write_png(image_, img); !e.empty()) {
-    return screen_fail(kScreenExitBadInput, "validate: " + e);
-  }
-  std::printf("scene:          %s\n", terminal_safe(label).c_str());
+  if (std::string e = png.write(img); !e.empty()) return fail(kExitBadInput, e);
+  std::printf("scene:          %s\n", label.c_str());
   std::printf("view:           %dx%d pixels, one ray per pixel centre, %s mode\n", W, H,
-              mode_name.c_str());
+              a.mode.c_str());
   std::printf("hits:           raypick %zu, embree %zu\n", rep.raypick_hits, rep.embree_hits);
   std::printf("agree:          %zu pixels (kept as the picture, in grey)\n",
               rep.count(Verdict::kAgree));
@@ -127,9 +147,8 @@ int ValidateImage::run(const std::string& scene_path, std::size_t boxes, std::ui
   std::printf("boundary:       %zu (yellow)\n", rep.count(Verdict::kBoundary));
   std::printf("origin inside:  %zu (magenta)\n", rep.count(Verdict::kOriginInside));
   std::printf("real mismatches: %zu (red)\n", rep.mismatches());
-  std::printf("image:          %s\n", terminal_safe(image_).c_str());
-  std::fflush(stdout);
-  return rep.mismatches() == 0 ? 0 : kScreenExitBadInput;
+  std::printf("image:          %s\n", printable(image_).c_str());
+  return finish_output(rep.mismatches() == 0 ? 0 : kExitBadInput);
 }
 
 }  // namespace raypick::cli

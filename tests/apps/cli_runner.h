@@ -9,6 +9,16 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+// RAYPICK_TEST_ASAN: defined under AddressSanitizer, where a memory cap
+// (run_raypick_in_memory) means nothing.
+#if defined(__SANITIZE_ADDRESS__)
+#define RAYPICK_TEST_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define RAYPICK_TEST_ASAN 1
+#endif
+#endif
+
 namespace raypick::test {
 
 struct Run {
@@ -26,6 +36,13 @@ inline std::filesystem::path temp_dir() {
     return d;
   }();
   return dir;
+}
+
+// Writes `text` to the file `name` in temp_dir(); returns its path.
+inline std::filesystem::path write(const std::string& name, const std::string& text) {
+  const std::filesystem::path p = temp_dir() / name;
+  std::ofstream(p, std::ios::binary) << text;
+  return p;
 }
 
 inline std::string slurp(const std::filesystem::path& p) {

@@ -20,12 +20,7 @@ using raypick::test::Run;
 using raypick::test::run_raypick;
 using raypick::test::slurp;
 using raypick::test::temp_dir;
-
-fs::path write(const std::string& name, const std::string& text) {
-  const fs::path p = temp_dir() / name;
-  std::ofstream(p, std::ios::binary) << text;
-  return p;
-}
+using raypick::test::write;
 
 // Two unit cubes: "near" centred at z = 0, "far" at z = 10; and a quad.
 const char* kScene =
@@ -313,10 +308,15 @@ TEST_CASE("every command checks its writes: a full standard output is exit 1 wit
   for (const std::string& args : std::vector<std::string>{
            "info " + s, "validate " + s + " --rays 100", "validate --boxes 20 --rays 100",
         "pick " + s + " --ray 0,0,-5,0,0,1", "pick " + s + " --rays -",
+        "pick " + s + " --eye 0,0,-5 --target 0,0,0 --size 8x8 --pixel 4,4",
+        "pick " + s + " --eye 0,0,-5 --target 0,0,0 --size 8x8 --pixels -",
+        "select " + s + " --eye 0,0,-5 --target 0,0,0 --size 8x8 --rect 0,0,8,8",
+        "validate --boxes 20 --eye 0,0,-5 --target 0,0,0 --size 8x8 --image '" +
+            (temp_dir() / "full.png").string() + "'",
         "bench --quick " + s + " --ray-kind camera --camera 8x8", "--help", "pick --help",
         "--version"}) {
     CAPTURE(args);
-    const Run r = run_raypick(args, "0 0 -5 0 0 1\n", "> /dev/full");
+    const Run r = run_raypick(args, args.find("--pixels") != std::string::npos ? "4 4\n" : "0 0 -5 0 0 1\n", "> /dev/full");
     CHECK(r.status == 1);
     CHECK(r.err.find("raypick: cannot write to standard output") != std::string::npos);
   }
@@ -416,7 +416,16 @@ TEST_CASE("every command that loads a scene takes --root and the load budgets") 
   CHECK(run_raypick("info " + s + opts).status == 0);
   CHECK(run_raypick("validate " + s + " --rays 100" + opts).status == 0);
   CHECK(run_raypick("bench --quick " + s + " --ray-kind camera --camera 8x8" + opts).status == 0);
-  for (const char* command : {"pick", "info", "validate", "bench"}) {
+  const std::string cam = " --eye 0,0,-5 --target 0,0,0 --size 8x8";
+  CHECK(run_raypick("pick " + s + cam + " --pixel 4,4" + opts).status == 0);
+  CHECK(run_raypick("select " + s + cam + " --rect 0,0,8,8" + opts).status == 0);
+  CHECK(run_raypick("render " + s + cam + " --out '" + (temp_dir() / "root.png").string() +
+                    "'" + opts)
+            .status == 0);
+  CHECK(run_raypick("validate " + s + cam + " --image '" + (temp_dir() / "root.png").string() +
+                    "'" + opts)
+            .status == 0);
+  for (const char* command : {"pick", "info", "validate", "bench", "select", "render"}) {
     CAPTURE(command);
     const Run r = run_raypick(std::string(command) + " --help");
     CHECK(r.out.find("--root DIR") != std::string::npos);
@@ -430,14 +439,6 @@ TEST_CASE("every command that loads a scene takes --root and the load budgets") 
   CHECK(r.err == "raypick: --root: '" + (temp_dir() / "none").string() +
                      "': No such file or directory (see raypick --help)\n");
 }
-
-#if defined(__SANITIZE_ADDRESS__)
-#define RAYPICK_TEST_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define RAYPICK_TEST_ASAN 1
-#endif
-#endif
 
 #ifndef RAYPICK_TEST_ASAN
 TEST_CASE("running out of memory is one message naming the command (and scene), exit 1") {

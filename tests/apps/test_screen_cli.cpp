@@ -20,12 +20,7 @@ namespace {
 using raypick::test::Run;
 using raypick::test::run_raypick;
 using raypick::test::temp_dir;
-
-fs::path write(const std::string& name, const std::string& text) {
-  const fs::path p = temp_dir() / name;
-  std::ofstream(p, std::ios::binary) << text;
-  return p;
-}
+using raypick::test::write;
 
 // An OBJ box from min to max, its vertices numbered from `base` (1-based).
 std::string obj_box(const std::string& name, glm::vec3 a, glm::vec3 b, int base) {
@@ -273,9 +268,84 @@ TEST_CASE("render writes a PNG of the given size in every colour mode, with over
   CHECK(r.err == "raypick: render: --highlight 7: the scene has 3 objects (ids 0..2)\n");
   CHECK(run_raypick(base + " --color ids --rect 0,0,1,1").status == 2);
   CHECK(run_raypick(base + " --color rainbow").status == 2);
-  r = run_raypick("render '" + scene.string() + "'" + kCam + " --out /nonexistent/dir/x.png");
+}
+
+TEST_CASE("render and validate --image check the PNG's path before any work, and leave no file on failure") {
+  const fs::path scene = write("poles.obj", poles_scene());
+  const std::string missing = (temp_dir() / "missing.obj").string();
+  const std::string no_dir = (temp_dir() / "no_such_dir" / "x.png").string();
+  // With both the scene and the output path bad, the output path is
+  // reported: it is checked first, before the scene is read.
+  for (const std::string& args :
+       {"render '" + missing + "'" + kCam + " --out '" + no_dir + "'",
+        "validate '" + missing + "'" + kCam + " --image '" + no_dir + "'"}) {
+    CAPTURE(args);
+    const Run r = run_raypick(args);
+    CHECK(r.status == 1);
+    CHECK(r.out.empty());
+    CHECK(r.err == "raypick: " + no_dir +
+                       ": cannot write the PNG file: No such file or directory\n");
+  }
+  // A PNG that is opened but then never written (the scene fails to load,
+  // or the camera is refused) is removed again.
+  const fs::path png = temp_dir() / "never.png";
+  fs::remove(png);
+  Run r = run_raypick("render '" + missing + "'" + kCam + " --out '" + png.string() + "'");
   CHECK(r.status == 1);
-  CHECK(r.err == "raypick: render: /nonexistent/dir/x.png: cannot write the PNG file\n");
+  CHECK(r.err == "raypick: " + missing + ": cannot open file: No such file or directory\n");
+  CHECK_FALSE(fs::exists(png));
+  r = run_raypick("validate '" + scene.string() + "' --camera main --size 8x8 --image '" +
+                  png.string() + "'");
+  CHECK(r.status == 1);
+  CHECK_FALSE(fs::exists(png));
+  // One that was there is left as it was: here, the scene file itself.
+  r = run_raypick("render '" + scene.string() + "' --camera main --size 8x8 --out '" +
+                  scene.string() + "'");
+  CHECK(r.status == 1);
+  CHECK(raypick::test::slurp(scene) == poles_scene());
+  // A PNG that cannot be written whole is an error naming the file.
+  r = run_raypick("render '" + scene.string() + "'" + kCam + " --out /dev/full");
+  CHECK(r.status == 1);
+  CHECK(r.err.find("raypick: /dev/full: cannot write the PNG file") != std::string::npos);
+}
+
+TEST_CASE("screen commands' number options get plain messages, and an option is no value") {
+  const fs::path scene = write("poles.obj", poles_scene());
+  const std::string s = "'" + scene.string() + "'";
+  const auto err = [](const std::string& args) {
+    const Run r = run_raypick(args);
+    CHECK(r.status == 2);
+    CHECK(r.out.empty());
+    return r.err;
+  };
+  const std::string cam = " --eye 0,0,10 --target 0,0,0 --size 20x20";
+  CHECK(err("pick " + s + cam + " --pixel 1,1 --fov 1x") ==
+        "raypick: --fov: expected a number, got '1x' (see raypick --help)\n");
+  CHECK(err("select " + s + " --eye 0,0,10 --target 0,0,0 --size 20x20 --ortho x --rect 0,0,5,5") ==
+        "raypick: --ortho: expected a number, got 'x' (see raypick --help)\n");
+  CHECK(err("pick " + s + cam + " --pixel 1,1 --radius two") ==
+        "raypick: --radius: expected a number, got 'two' (see raypick --help)\n");
+  CHECK(err("select " + s + cam + " --rect 0,0,5,5 --mask 4294967296") ==
+        "raypick: --mask: expected a whole number from 0 to 4294967295, got '4294967296' "
+        "(see raypick --help)\n");
+  CHECK(err("render " + s + cam + " --out x.png --highlight 1,-2") ==
+        "raypick: --highlight: expected a whole number from 0 to 4294967295, got '-2' "
+        "(see raypick --help)\n");
+  CHECK(err("select " + s + cam + " --rect 0,0,5,x") ==
+        "raypick: select: --rect '0,0,5,x': 'x' is not a number\n");
+  CHECK(err("select " + s + " --eye 0,0,10 --target 0,0,0 --size 20y20 --rect 0,0,5,5") ==
+        "raypick: select: --size must be WxH (for example 640x480), got '20y20'\n");
+  // A long value is quoted cut short.
+  CHECK(err("pick " + s + cam + " --pixel 1," + std::string(100, 'x')) ==
+        "raypick: pick: --pixel '1," + std::string(38, 'x') + "...': '" +
+            std::string(40, 'x') + "...' is not a number\n");
+  // A value left out does not swallow the next option.
+  CHECK(err("pick " + s + " --camera --size 20x20 --pixel 1,1") ==
+        "raypick: --camera: needs a value, got the option '--size' (see raypick --help)\n");
+  CHECK(err("render " + s + cam + " --out --color id") ==
+        "raypick: --out: needs a value, got the option '--color' (see raypick --help)\n");
+  // The same options well formed are accepted.
+  CHECK(run_raypick("select " + s + cam + " --fov 1e1 --rect 0,0,5,5 --mask 0x1").status == 0);
 }
 
 TEST_CASE("validate --image checks one ray per pixel and paints each disagreement by verdict") {
@@ -308,3 +378,52 @@ TEST_CASE("validate --image checks one ray per pixel and paints each disagreemen
   CHECK(run_raypick("validate --boxes 10 --eye 0,0,1 --target 0,0,0 --size 4x4").status == 2);
   CHECK(run_raypick("validate --boxes 10 --image x.png --eye 0,0,1 --target 0,0,0 --size 4x4 --fov 0").status == 2);
 }
+
+TEST_CASE("pick --pixel, select and render read files outside the scene's folder only under --root, and keep to the budgets") {
+  // scene/s.json uses meshes/box.obj, a sibling folder: outside the scene's.
+  const fs::path top = temp_dir() / "rooted";
+  fs::create_directories(top / "scene");
+  fs::create_directories(top / "meshes");
+  std::ofstream(top / "meshes" / "box.obj") << obj_box("box", {-1, -1, -1}, {1, 1, 1}, 1);
+  std::ofstream(top / "scene" / "s.json")
+      << R"({"raypick_scene": 1, "meshes": [{"name": "box", "file": "../meshes/box.obj"}],
+            "objects": [{"name": "crate", "mesh": "box"}]})";
+  const std::string s = "'" + (top / "scene" / "s.json").string() + "'";
+  const std::string root = " --root '" + top.string() + "'";
+  const std::string png = " --out '" + (temp_dir() / "rooted.png").string() + "'";
+  for (const std::string& args :
+       {"pick " + s + kCam + " --pixel 100,100 --format json", "select " + s + kCam + " --rect 0,0,200,200",
+        "render " + s + kCam + png}) {
+    CAPTURE(args);
+    Run r = run_raypick(args);
+    CHECK(r.status == 1);
+    CHECK(r.out.empty());
+    CHECK(r.err.find("outside the root folder") != std::string::npos);
+    r = run_raypick(args + root);
+    CHECK(r.status == 0);
+    // The budgets reach the loader: 7 vertices are too few for the box's 8.
+    r = run_raypick(args + root + " --max-vertices 7");
+    CHECK(r.status == 1);
+    CHECK(r.out.empty());
+  }
+  const Run picked = run_raypick("pick " + s + kCam + " --pixel 100,100 --format json" + root);
+  CHECK(nlohmann::json::parse(picked.out)["name"] == "crate");
+  CHECK(run_raypick("select " + s + kCam + " --rect 0,0,200,200" + root).out ==
+        "object 0 'crate'\n");
+}
+
+#ifndef RAYPICK_TEST_ASAN
+TEST_CASE("render out of memory is one message naming the command and scene, and leaves no file") {
+  const fs::path scene = write("poles.obj", poles_scene());
+  const fs::path png = temp_dir() / "huge.png";
+  fs::remove(png);
+  // 16384 x 16384 pixels need about 1.9 GB of buffers; the cap is 1 GB.
+  const Run r = raypick::test::run_raypick_in_memory(
+      "render '" + scene.string() + "' --eye 0,0,10 --target 0,0,0 --size 16384x16384 --out '" +
+          png.string() + "'",
+      1000000);
+  CHECK(r.status == 1);
+  CHECK(r.err == "raypick: render: out of memory (" + scene.string() + ")\n");
+  CHECK_FALSE(fs::exists(png));
+}
+#endif
