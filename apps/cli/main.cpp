@@ -137,6 +137,8 @@ int run_validate(const ValidateArgs& a) {
   std::optional<tools::EmbreeScene> embree;
   try {
     embree.emplace(scene, mode);
+  } catch (const std::bad_alloc&) {
+    throw;  // the command's guard names the scene
   } catch (const std::exception& e) {
     return fail(kExitBadInput, e.what());
   }

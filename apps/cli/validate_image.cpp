@@ -33,6 +33,7 @@ Rgb verdict_colour(Verdict v) {
     case Verdict::kBoundary: return {255, 215, 0};       // yellow
     case Verdict::kOriginInside: return {235, 70, 235};  // magenta
     case Verdict::kMismatch: return {255, 20, 20};       // red
+    case Verdict::kEmbreeWrong: return {0, 220, 220};    // cyan
   }
   return {255, 255, 255};
 }
@@ -105,6 +106,8 @@ int ValidateImage::run(const ValidateArgs& a) const {
   std::optional<tools::EmbreeScene> embree;
   try {
     embree.emplace(scene, mode);
+  } catch (const std::bad_alloc&) {
+    throw;  // the command's guard names the scene
   } catch (const std::exception& e) {
     return fail(kExitBadInput, e.what());
   }
@@ -146,6 +149,8 @@ int ValidateImage::run(const ValidateArgs& a) const {
   std::printf("tie:            %zu (blue)\n", rep.count(Verdict::kTie));
   std::printf("boundary:       %zu (yellow)\n", rep.count(Verdict::kBoundary));
   std::printf("origin inside:  %zu (magenta)\n", rep.count(Verdict::kOriginInside));
+  std::printf("embree wrong:   %zu (cyan: Embree refuted by the reference, raypick not)\n",
+              rep.count(Verdict::kEmbreeWrong));
   std::printf("real mismatches: %zu (red)\n", rep.mismatches());
   std::printf("image:          %s\n", printable(image_).c_str());
   return finish_output(rep.mismatches() == 0 ? 0 : kExitBadInput);
