@@ -27,6 +27,7 @@ PACKAGES=(
   libglm-dev doctest-dev libtinyobjloader-dev libtinygltf-dev
   libembree-dev libtbb-dev libcli11-dev nlohmann-json3-dev libstb-dev
   libbenchmark-dev
+  python3             # apps/bench_table.py (the README's bench table; tested)
   assimp-testmodels   # real OBJ and glTF models the tests validate on
 )
 # Only for `fuzz` and `test`: libFuzzer comes with clang's runtime.

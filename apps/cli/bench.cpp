@@ -853,30 +853,32 @@ int BenchCommand::run() const {
     file_scenes[k] = std::move(*r.scene);
   }
 
-  std::printf("raypick bench: raypick vs Embree %s on %s (%s, %u hardware "
-              "threads); median of %d run%s\n",
-              tools::EmbreeDevice::version(), cpu_name().c_str(), cpu_isa(),
-              std::thread::hardware_concurrency(), runs, runs == 1 ? "" : "s");
-  std::printf("rays: ");
-  if (want_incoherent) std::printf("incoherent %zu (seed %llu)%s", ray_count,
-                                   static_cast<unsigned long long>(a.seed),
-                                   want_camera ? ", " : "");
-  if (want_camera) std::printf("camera %dx%d (60 degree fov)", resolution->first,
-                               resolution->second);
-  if (!a.offset.empty()) {
-    std::printf("\noffset: every object moved by (%.9g, %.9g, %.9g)", a.offset[0],
-                a.offset[1], a.offset[2]);
+  if (a.profile.empty()) {  // --profile prints only its own lines
+    std::printf("raypick bench: raypick vs Embree %s on %s (%s, %u hardware "
+                "threads); median of %d run%s\n",
+                tools::EmbreeDevice::version(), cpu_name().c_str(), cpu_isa(),
+                std::thread::hardware_concurrency(), runs, runs == 1 ? "" : "s");
+    std::printf("rays: ");
+    if (want_incoherent) std::printf("incoherent %zu (seed %llu)%s", ray_count,
+                                     static_cast<unsigned long long>(a.seed),
+                                     want_camera ? ", " : "");
+    if (want_camera) std::printf("camera %dx%d (60 degree fov)", resolution->first,
+                                 resolution->second);
+    if (!a.offset.empty()) {
+      std::printf("\noffset: every object moved by (%.9g, %.9g, %.9g)", a.offset[0],
+                  a.offset[1], a.offset[2]);
+    }
+    std::printf("\nembree: obb = one USER geometry running raypick's obb_entry; "
+                "mesh = one triangle geometry per mesh, instanced; "
+                "RTC_SCENE_FLAG_NONE, build quality MEDIUM, rtcIntersect1; "
+                "batch = tbb::parallel_for over rtcIntersect1; pkt16 = rtcIntersect16 "
+                "over 4x4 camera tiles or 16-ray blocks (ratio: raypick batch / best "
+                "embree batch)\n");
+    std::printf("ratio = raypick / embree (build, update, RSS: lower is "
+                "better; Mrays/s: higher is better)\n\n");
+    std::fputs(kHeader, stdout);
+    std::fflush(stdout);
   }
-  std::printf("\nembree: obb = one USER geometry running raypick's obb_entry; "
-              "mesh = one triangle geometry per mesh, instanced; "
-              "RTC_SCENE_FLAG_NONE, build quality MEDIUM, rtcIntersect1; "
-              "batch = tbb::parallel_for over rtcIntersect1; pkt16 = rtcIntersect16 "
-              "over 4x4 camera tiles or 16-ray blocks (ratio: raypick batch / best "
-              "embree batch)\n");
-  std::printf("ratio = raypick / embree (build, update, RSS: lower is "
-              "better; Mrays/s: higher is better)\n\n");
-  std::fputs(kHeader, stdout);
-  std::fflush(stdout);
 
   const double load_before = load_average();
   Progress progress;

@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -146,6 +147,46 @@ TEST_CASE("raypick bench --json writes rows with the documented keys") {
   CHECK(embree_bytes >= 500 * (64 + sizeof(Aabb)));
   CHECK(embree_bytes <= 500 * (64 + sizeof(Aabb)) + 4 * sizeof(Aabb));
   CHECK(rows[3]["array_bytes"] == 0);
+}
+
+TEST_CASE("apps/bench_table.py writes the README's table from bench --json rows") {
+  const fs::path dir = temp_dir();
+  const fs::path json = dir / "bench_table.json";
+  const fs::path readme = dir / "README.md";
+  const Run r = run_raypick("bench --quick --scene boxes --n 400 --ray-kind both --rays 2000 "
+                            "--camera 20x20 --json '" + json.string() + "'");
+  REQUIRE(r.status == 0);
+  const nlohmann::json rows = nlohmann::json::parse(slurp(json));
+  REQUIRE(rows.size() == 4);
+  {
+    std::ofstream out(readme);
+    out << "# before\n<!-- bench_table begin -->\nstale\n<!-- bench_table end -->\nafter\n";
+  }
+  const std::string script = std::string(RAYPICK_SOURCE_DIR) + "/apps/bench_table.py";
+  const std::string cmd = "python3 '" + script + "' '" + json.string() +
+                          "' --commit abc1234 --readme '" + readme.string() + "'";
+  REQUIRE(std::system(cmd.c_str()) == 0);
+  const std::string text = slurp(readme);
+  INFO(text);
+  CHECK(contains(text, "# before\n<!-- bench_table begin -->\nOne run of"));
+  CHECK(contains(text, "<!-- bench_table end -->\nafter\n"));
+  CHECK(!contains(text, "stale"));
+  CHECK(contains(text, "commit `abc1234`"));
+  CHECK(contains(text, rows[0]["cpu"].get<std::string>()));
+  // The incoherent row carries the JSON's figures: raypick's and Embree's
+  // single-ray Mrays/s, and Embree's packet figure, to 3 decimals.
+  char want[160];
+  std::snprintf(want, sizeof want, "| obb boxes-400 incoherent, 1 thr | %.3f | %.3f |",
+                rows[0]["mrays"].get<double>(), rows[1]["mrays"].get<double>());
+  CHECK(contains(text, want));
+  std::snprintf(want, sizeof want, "| %.3f |", rows[1]["mrays_packet"].get<double>());
+  CHECK(contains(text, want));
+  CHECK(rows[1]["mrays_packet"].get<double>() > 0.0);
+  CHECK(rows[0]["mrays_packet"].get<double>() == 0.0);
+  // A README without the markers is refused, untouched.
+  { std::ofstream out(readme); out << "no markers\n"; }
+  CHECK(std::system((cmd + " 2>/dev/null").c_str()) != 0);
+  CHECK(slurp(readme) == "no markers\n");
 }
 
 TEST_CASE("raypick bench refuses a bad --camera and an unreadable scene") {
