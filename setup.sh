@@ -26,6 +26,7 @@ PACKAGES=(
   cmake g++ make pkg-config
   libglm-dev doctest-dev libtinyobjloader-dev
   libembree-dev libtbb-dev libcli11-dev nlohmann-json3-dev libstb-dev
+  python3             # apps/bench_table.py (the README's bench table; tested)
   assimp-testmodels   # real OBJ and glTF models the tests validate on
 )
 # Only for `fuzz` and `test`: libFuzzer comes with clang's runtime.

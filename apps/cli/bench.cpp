@@ -53,6 +53,8 @@ struct BenchArgs {
   std::string model = tools::kCrowdModel;
   std::vector<double> offset;  // X, Y, Z: every scene moved by it; or empty
   bool quick = false;
+  std::string profile;   // "raypick" or "embree": only that side's single rays
+  int profile_passes = 1;
   LoadOptions load;  // for scene files and the crowd model
   // Which options were given, so that --quick only changes the others.
   CLI::Option* rays_opt = nullptr;
@@ -106,6 +108,15 @@ std::string cpu_name() {
     }
   }
   return "unknown CPU";
+}
+
+// The 1-minute load average (/proc/loadavg), -1 when unknown: the bench
+// figures are noisy on a machine that is busy with something else.
+double load_average() {
+  std::ifstream in("/proc/loadavg");
+  double load = -1.0;
+  if (!(in >> load)) return -1.0;
+  return load;
 }
 
 // The widest x86 vector ISA this CPU has (Embree picks its kernels by it).
@@ -170,12 +181,15 @@ struct SceneSpec {
 struct RaySet {
   std::string kind;  // "incoherent" or "camera"
   std::vector<Ray> rays;
+  int width = 0;     // camera rays: the image, row-major; 0 for incoherent
+  int height = 0;
 };
 
 // What one system measured on one (scene, mode, threads) configuration.
 struct PerKind {
   double mrays = 0.0;
   double mrays_batch = 0.0;
+  double mrays_packet = 0.0;  // Embree only: rtcIntersect16 batches
   std::size_t hits = 0;
   double sum_t = 0.0;
 };
@@ -404,13 +418,32 @@ ConfigResult run_config(const Scene& scene, PickMode mode,
       em_b.push_back(ms_since(start));
       if (r == 0) compare_exact(em_hits, batch, "embree", check);
     }
+    // Embree's packet API: 4x4 pixel tiles of camera rays (coherent), 16
+    // consecutive rays otherwise. Checked as Embree's single rays are:
+    // against raypick's answers.
+    const std::vector<std::uint32_t> lanes =
+        set.width > 0 ? tools::tile_lanes(set.width, set.height)
+                      : tools::block_lanes(count);
+    std::vector<double> em_p;
+    for (int r = 0; r < runs; ++r) {
+      progress.step("packets " + runs_label(r));
+      start = Clock::now();
+      batch = embree.intersect_packets(set.rays, lanes, set.width > 0);
+      em_p.push_back(ms_since(start));
+      if (r == 0) {
+        Check packet_check;
+        compare_answers(scene, mode, set.rays, rp_hits, batch, packet_check);
+        if (!packet_check.ok) check.fail("embree packets: " + packet_check.why);
+      }
+    }
     auto mrays = [&](const std::vector<double>& ms) {
       const double m = median(ms);
       return m > 0.0 ? double(count) / (m * 1e3) : 0.0;
     };
     const Tally tr = tally(rp_hits), te = tally(em_hits);
-    res.raypick.kinds.push_back({mrays(rp_s), mrays(rp_b), tr.hits, tr.sum_t});
-    res.embree.kinds.push_back({mrays(em_s), mrays(em_b), te.hits, te.sum_t});
+    res.raypick.kinds.push_back({mrays(rp_s), mrays(rp_b), 0.0, tr.hits, tr.sum_t});
+    res.embree.kinds.push_back(
+        {mrays(em_s), mrays(em_b), mrays(em_p), te.hits, te.sum_t});
   }
 
   // ---- update: move every object by a small random translation, then
@@ -480,7 +513,7 @@ ConfigResult run_config(const Scene& scene, PickMode mode,
 
 const char* kHeader =
     "scene            n mode rays       thr system   build ms  update ms   "
-    "Mrays/s  batch Mr/s    RSS MB arrays MB       hits  check\n";
+    "Mrays/s  batch Mr/s  pkt16 Mr/s    RSS MB arrays MB       hits  check\n";
 
 std::string ratio(double a, double b) {
   if (!(b > 0.0) || !(a >= 0.0)) return "-";
@@ -512,20 +545,27 @@ void print_rows(const SceneSpec& spec, std::size_t objects, PickMode mode,
       if (f.array_bytes > 0) {
         std::snprintf(arr, sizeof arr, "%9.1f", double(f.array_bytes) * mb);
       }
-      std::printf("%s %-7s %10.2f %10.2f %9.3f %11.3f %9.1f %s %10zu  %s\n",
+      char packet[16] = "          -";
+      if (p.mrays_packet > 0.0) {
+        std::snprintf(packet, sizeof packet, "%11.3f", p.mrays_packet);
+      }
+      std::printf("%s %-7s %10.2f %10.2f %9.3f %11.3f %s %9.1f %s %10zu  %s\n",
                   first.c_str(), system, f.build_ms, f.update_ms, p.mrays,
-                  p.mrays_batch, double(f.rss_bytes) * mb, arr, p.hits,
+                  p.mrays_batch, packet, double(f.rss_bytes) * mb, arr, p.hits,
                   verdict.c_str());
     };
     line(lead, "raypick", res.raypick);
     line(blank, "embree", res.embree);
     const PerKind& r = res.raypick.kinds[k];
     const PerKind& e = res.embree.kinds[k];
-    std::printf("%s %-7s %10s %10s %9s %11s %9s\n", blank.c_str(), "ratio",
+    // The packet column's ratio: raypick's batch against Embree's best
+    // batch figure, rtcIntersect1 loop or rtcIntersect16 packets.
+    std::printf("%s %-7s %10s %10s %9s %11s %11s %9s\n", blank.c_str(), "ratio",
                 ratio(res.raypick.build_ms, res.embree.build_ms).c_str(),
                 ratio(res.raypick.update_ms, res.embree.update_ms).c_str(),
                 ratio(r.mrays, e.mrays).c_str(),
                 ratio(r.mrays_batch, e.mrays_batch).c_str(),
+                ratio(r.mrays_batch, std::max(e.mrays_batch, e.mrays_packet)).c_str(),
                 ratio(double(res.raypick.rss_bytes), double(res.embree.rss_bytes)).c_str());
   }
   std::fflush(stdout);
@@ -553,6 +593,7 @@ void add_json_rows(nlohmann::json& rows, const SceneSpec& spec,
           {"bytes", f.rss_bytes},
           // Beyond the keys:
           {"mrays_batch", p.mrays_batch},
+          {"mrays_packet", p.mrays_packet},
           {"update_set_ms", f.update_set_ms},
           {"update_commit_ms", f.update_commit_ms},
           {"ray_count", sets[k].rays.size()},
@@ -568,6 +609,41 @@ void add_json_rows(nlohmann::json& rows, const SceneSpec& spec,
       rows.push_back(std::move(row));
     }
   }
+}
+
+// --profile: builds only `system`'s structure and runs only its single-ray
+// loop, `passes` times over each ray set, for a profiler (cachegrind) to
+// count. Two runs that differ only in --profile-passes differ by exactly
+// one warm pass over the rays. Prints one line per ray set.
+void profile_config(const Scene& scene, PickMode mode,
+                    const std::vector<RaySet>& sets, const std::string& system,
+                    int passes, const std::string& name) {
+  const QueryOptions options{mode};
+  std::optional<Picker> picker;
+  std::optional<tools::EmbreeDevice> device;
+  std::optional<tools::EmbreeBenchScene> embree;
+  if (system == "raypick") {
+    PickerConfig config;
+    config.mesh_mode = mode == PickMode::kMesh;
+    picker.emplace(scene, config);
+  } else {
+    device.emplace(1);
+    embree.emplace(*device, scene, mode);
+  }
+  for (const RaySet& set : sets) {
+    std::vector<Hit> hits(set.rays.size());
+    for (int pass = 0; pass < passes; ++pass) {
+      for (std::size_t i = 0; i < set.rays.size(); ++i) {
+        hits[i] = picker ? picker->intersect(set.rays[i], options)
+                         : embree->intersect(set.rays[i]);
+      }
+    }
+    const Tally t = tally(hits);
+    std::printf("profile %s %s %s: %zu rays x %d passes, %zu hits\n",
+                system.c_str(), name.c_str(), set.kind.c_str(), set.rays.size(),
+                passes, t.hits);
+  }
+  std::fflush(stdout);
 }
 
 // The marquee row: Picker::select (touch, obb) of the middle quarter of
@@ -678,6 +754,14 @@ BenchCommand::BenchCommand(CLI::App& app)
   cmd_->add_flag("--quick", a.quick,
                  "Tiny sizes for CI: boxes 1000, crowd 10, 10000 rays, "
                  "camera 64x64, 1 run (options given explicitly win)");
+  cmd_->add_option("--profile", a.profile,
+                   "raypick or embree: build and run only that system's "
+                   "single-ray loop (no timing, no checks), for a profiler")
+      ->check(CLI::IsMember({"raypick", "embree"}));
+  cmd_->add_option("--profile-passes", a.profile_passes,
+                   "With --profile: passes of the single-ray loop over the rays")
+      ->capture_default_str()
+      ->transform(whole_number(0, 1000));
   add_load_options(*cmd_, a.load);
 }
 
@@ -766,29 +850,34 @@ int BenchCommand::run() const {
     file_scenes[k] = std::move(*r.scene);
   }
 
-  std::printf("raypick bench: raypick vs Embree %s on %s (%s, %u hardware "
-              "threads); median of %d run%s\n",
-              tools::EmbreeDevice::version(), cpu_name().c_str(), cpu_isa(),
-              std::thread::hardware_concurrency(), runs, runs == 1 ? "" : "s");
-  std::printf("rays: ");
-  if (want_incoherent) std::printf("incoherent %zu (seed %llu)%s", ray_count,
-                                   static_cast<unsigned long long>(a.seed),
-                                   want_camera ? ", " : "");
-  if (want_camera) std::printf("camera %dx%d (60 degree fov)", resolution->first,
-                               resolution->second);
-  if (!a.offset.empty()) {
-    std::printf("\noffset: every object moved by (%.9g, %.9g, %.9g)", a.offset[0],
-                a.offset[1], a.offset[2]);
+  if (a.profile.empty()) {  // --profile prints only its own lines
+    std::printf("raypick bench: raypick vs Embree %s on %s (%s, %u hardware "
+                "threads); median of %d run%s\n",
+                tools::EmbreeDevice::version(), cpu_name().c_str(), cpu_isa(),
+                std::thread::hardware_concurrency(), runs, runs == 1 ? "" : "s");
+    std::printf("rays: ");
+    if (want_incoherent) std::printf("incoherent %zu (seed %llu)%s", ray_count,
+                                     static_cast<unsigned long long>(a.seed),
+                                     want_camera ? ", " : "");
+    if (want_camera) std::printf("camera %dx%d (60 degree fov)", resolution->first,
+                                 resolution->second);
+    if (!a.offset.empty()) {
+      std::printf("\noffset: every object moved by (%.9g, %.9g, %.9g)", a.offset[0],
+                  a.offset[1], a.offset[2]);
+    }
+    std::printf("\nembree: obb = one USER geometry running raypick's obb_entry; "
+                "mesh = one triangle geometry per mesh, instanced; "
+                "RTC_SCENE_FLAG_NONE, build quality MEDIUM, rtcIntersect1; "
+                "batch = tbb::parallel_for over rtcIntersect1; pkt16 = rtcIntersect16 "
+                "over 4x4 camera tiles or 16-ray blocks (ratio: raypick batch / best "
+                "embree batch)\n");
+    std::printf("ratio = raypick / embree (build, update, RSS: lower is "
+                "better; Mrays/s: higher is better)\n\n");
+    std::fputs(kHeader, stdout);
+    std::fflush(stdout);
   }
-  std::printf("\nembree: obb = one USER geometry running raypick's obb_entry; "
-              "mesh = one triangle geometry per mesh, instanced; "
-              "RTC_SCENE_FLAG_NONE, build quality MEDIUM, rtcIntersect1; "
-              "batch = tbb::parallel_for over rtcIntersect1\n");
-  std::printf("ratio = raypick / embree (build, update, RSS: lower is "
-              "better; Mrays/s: higher is better)\n\n");
-  std::fputs(kHeader, stdout);
-  std::fflush(stdout);
 
+  const double load_before = load_average();
   Progress progress;
   std::string select_lines;  // the marquee rows, after the table
   nlohmann::json rows = nlohmann::json::array();
@@ -818,11 +907,21 @@ int BenchCommand::run() const {
                       tools::make_incoherent_rays(bounds, ray_count, a.seed)});
     }
     if (want_camera) {
-      sets.push_back({"camera", tools::make_camera_rays(
-                                    tools::make_camera(bounds),
-                                    resolution->first, resolution->second)});
+      sets.push_back({"camera",
+                      tools::make_camera_rays(tools::make_camera(bounds),
+                                              resolution->first, resolution->second),
+                      resolution->first, resolution->second});
     }
     const std::vector<PickMode> modes = modes_of(spec);
+    if (!a.profile.empty()) {
+      for (PickMode mode : modes) {
+        profile_config(scene, mode, sets, a.profile, a.profile_passes,
+                       (spec.kind == "file" ? spec.label()
+                                            : spec.kind + "-" + std::to_string(spec.n)) +
+                           (mode == PickMode::kObb ? " obb" : " mesh"));
+      }
+      continue;
+    }
     for (PickMode mode : modes) {
       for (int threads : a.threads) {
         // Caps TBB (raypick's batch queries, and any parallel build) at the
@@ -857,6 +956,16 @@ int BenchCommand::run() const {
     std::fflush(stdout);
   }
   if (!a.json.empty()) {
+    // Where the figures come from, on every row (for tools/bench_table.py).
+    char cpu[256];
+    std::snprintf(cpu, sizeof cpu, "%s (%s, %u hardware threads)", cpu_name().c_str(),
+                  cpu_isa(), std::thread::hardware_concurrency());
+    for (auto& row : rows) {
+      row["cpu"] = cpu;
+      row["embree_version"] = tools::EmbreeDevice::version();
+      row["load_before"] = load_before;
+      row["load_after"] = load_average();
+    }
     json_out << rows.dump(2) << "\n";
     json_out.flush();
     if (!json_out) {

@@ -1,6 +1,6 @@
 // `raypick bench`: raypick and Embree's best configuration side by side on
 // the workloads of issue 6, with their answers checked against each other.
-// See apps/BENCH.md for the command and what each column means.
+// See the README's Performance section for the command and its columns.
 #pragma once
 
 #include <memory>

@@ -228,6 +228,94 @@ std::vector<Hit> EmbreeBenchScene::intersect_batch(
   return out;
 }
 
+std::vector<Hit> EmbreeBenchScene::intersect_packets(
+    std::span<const Ray> rays, std::span<const std::uint32_t> lanes,
+    bool coherent) const {
+  constexpr std::size_t kLanes = 16;
+  std::vector<Hit> out(rays.size());
+  const std::size_t packets = lanes.size() / kLanes;
+  const RTCScene top = impl_->top;
+  const bool obb = impl_->mode == PickMode::kObb;
+  tbb::parallel_for(
+      tbb::blocked_range<std::size_t>(0, packets, 16),
+      [&](const tbb::blocked_range<std::size_t>& range) {
+        RTCIntersectContext context;
+        rtcInitIntersectContext(&context);
+        context.flags = coherent ? RTC_INTERSECT_CONTEXT_FLAG_COHERENT
+                                 : RTC_INTERSECT_CONTEXT_FLAG_INCOHERENT;
+        alignas(64) int valid[kLanes];
+        alignas(64) RTCRayHit16 rh;
+        for (std::size_t p = range.begin(); p != range.end(); ++p) {
+          const std::uint32_t* index = lanes.data() + p * kLanes;
+          for (std::size_t k = 0; k < kLanes; ++k) {
+            const bool on = index[k] != kNoRay;
+            valid[k] = on ? -1 : 0;
+            const Ray& ray = rays[on ? index[k] : 0];
+            rh.ray.org_x[k] = ray.org.x;
+            rh.ray.org_y[k] = ray.org.y;
+            rh.ray.org_z[k] = ray.org.z;
+            rh.ray.dir_x[k] = ray.dir.x;
+            rh.ray.dir_y[k] = ray.dir.y;
+            rh.ray.dir_z[k] = ray.dir.z;
+            rh.ray.tnear[k] = ray.tmin;
+            rh.ray.tfar[k] = ray.tmax;
+            rh.ray.time[k] = 0.0f;
+            rh.ray.mask[k] = 0xFFFFFFFFu;
+            rh.ray.id[k] = 0;
+            rh.ray.flags[k] = 0;
+            rh.hit.geomID[k] = RTC_INVALID_GEOMETRY_ID;
+            rh.hit.primID[k] = RTC_INVALID_GEOMETRY_ID;
+            rh.hit.instID[0][k] = RTC_INVALID_GEOMETRY_ID;
+          }
+          rtcIntersect16(valid, top, &context, &rh);
+          for (std::size_t k = 0; k < kLanes; ++k) {
+            if (index[k] == kNoRay || rh.hit.geomID[k] == RTC_INVALID_GEOMETRY_ID) {
+              continue;
+            }
+            Hit& hit = out[index[k]];
+            hit.t = rh.ray.tfar[k];
+            if (obb) {
+              hit.object = rh.hit.primID[k];
+            } else {
+              hit.object = rh.hit.instID[0][k];
+              hit.triangle = rh.hit.primID[k];
+              hit.u = rh.hit.u[k];
+              hit.v = rh.hit.v[k];
+            }
+          }
+        }
+      });
+  check(impl_->device, "rtcIntersect16");
+  return out;
+}
+
+std::vector<std::uint32_t> tile_lanes(int width, int height) {
+  std::vector<std::uint32_t> lanes;
+  for (int ty = 0; ty < height; ty += 4) {
+    for (int tx = 0; tx < width; tx += 4) {
+      for (int dy = 0; dy < 4; ++dy) {
+        for (int dx = 0; dx < 4; ++dx) {
+          const int x = tx + dx, y = ty + dy;
+          lanes.push_back(x < width && y < height
+                              ? static_cast<std::uint32_t>(y) *
+                                        static_cast<std::uint32_t>(width) +
+                                    static_cast<std::uint32_t>(x)
+                              : kNoRay);
+        }
+      }
+    }
+  }
+  return lanes;
+}
+
+std::vector<std::uint32_t> block_lanes(std::size_t count) {
+  std::vector<std::uint32_t> lanes((count + 15) / 16 * 16, kNoRay);
+  for (std::size_t i = 0; i < count; ++i) {
+    lanes[i] = static_cast<std::uint32_t>(i);
+  }
+  return lanes;
+}
+
 void EmbreeBenchScene::set_matrix(std::uint32_t id, const glm::mat4& matrix) {
   Impl& im = *impl_;
   if (im.mode == PickMode::kObb) {

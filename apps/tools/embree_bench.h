@@ -17,7 +17,10 @@
 //
 // Scenes use RTC_SCENE_FLAG_NONE (not ROBUST) and RTC_BUILD_QUALITY_MEDIUM
 // (Embree's defaults). Queries are rtcIntersect1; batches run
-// tbb::parallel_for over blocks of 256 rays, each ray an rtcIntersect1.
+// tbb::parallel_for over blocks of 256 rays, each ray an rtcIntersect1;
+// packet batches run tbb::parallel_for over packets of 16 rays, each an
+// rtcIntersect16 (obb mode: the intersect callback then sees N = 16 lanes
+// and runs obb_entry on each valid one).
 #pragma once
 
 #include "raypick/bvh/picker.h"
@@ -28,6 +31,7 @@
 
 #include <glm/mat4x4.hpp>
 
+#include <cstdint>
 #include <memory>
 #include <span>
 #include <vector>
@@ -74,6 +78,15 @@ class EmbreeBenchScene {
   // (blocks of 256 rays) on as many threads as TBB is allowed.
   std::vector<Hit> intersect_batch(std::span<const Ray> rays) const;
 
+  // intersect() for every ray by Embree's packet API: rtcIntersect16 on
+  // the packets `lanes` lists, 16 ray indices each (kNoRay: an inactive
+  // lane), under tbb::parallel_for (blocks of 16 packets). `coherent` sets
+  // RTC_INTERSECT_CONTEXT_FLAG_COHERENT (camera tiles), otherwise
+  // INCOHERENT. Rays that no packet lists keep a miss.
+  std::vector<Hit> intersect_packets(std::span<const Ray> rays,
+                                     std::span<const std::uint32_t> lanes,
+                                     bool coherent) const;
+
   // Moves an object (takes effect at commit()): obb mode recomputes its
   // inverse and world box (raypick's Obb::make, as Picker::commit does);
   // mesh mode sets the instance's transform and commits that geometry.
@@ -97,5 +110,14 @@ class EmbreeBenchScene {
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
+
+// Packet lanes for intersect_packets. An inactive lane.
+inline constexpr std::uint32_t kNoRay = 0xFFFFFFFFu;
+// 4x4 pixel tiles of a width x height image whose rays are in row-major
+// order (as make_camera_rays makes them), tiles themselves row-major; lanes
+// past the image's right or bottom edge are kNoRay.
+std::vector<std::uint32_t> tile_lanes(int width, int height);
+// Consecutive blocks of 16 rays (the last one padded with kNoRay).
+std::vector<std::uint32_t> block_lanes(std::size_t count);
 
 }  // namespace raypick::tools

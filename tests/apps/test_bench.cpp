@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -74,7 +75,8 @@ TEST_CASE("raypick bench --quick exits 0 with both systems and matching answers"
       continue;
     }
     if (!in_table) continue;
-    // After the system: build, update, Mrays/s, batch, RSS, arrays, hits.
+    // After the system: build, update, Mrays/s, batch, pkt16, RSS, arrays,
+    // hits.
     const auto system = std::find_if(w.begin(), w.end(), [](const std::string& x) {
       return x == "raypick" || x == "embree" || x == "ratio";
     });
@@ -84,14 +86,16 @@ TEST_CASE("raypick bench --quick exits 0 with both systems and matching answers"
       ++ratio_rows;
       continue;
     }
-    REQUIRE(w.size() > at + 8);
-    CHECK(w[at + 8] == "ok");
+    REQUIRE(w.size() > at + 9);
+    CHECK(w[at + 9] == "ok");
     if (*system == "raypick") {
       ++raypick_rows;
-      hits_raypick.push_back(w[at + 7]);
+      CHECK(w[at + 5] == "-");  // no packet figure for raypick
+      hits_raypick.push_back(w[at + 8]);
     } else {
       ++embree_rows;
-      hits_embree.push_back(w[at + 7]);
+      CHECK(std::stod(w[at + 5]) > 0.0);  // rtcIntersect16 Mrays/s
+      hits_embree.push_back(w[at + 8]);
     }
   }
   // boxes-1000 in obb mode and crowd-10 in mesh mode, incoherent and camera.
@@ -143,6 +147,46 @@ TEST_CASE("raypick bench --json writes rows with the documented keys") {
   CHECK(embree_bytes >= 500 * (64 + sizeof(Aabb)));
   CHECK(embree_bytes <= 500 * (64 + sizeof(Aabb)) + 4 * sizeof(Aabb));
   CHECK(rows[3]["array_bytes"] == 0);
+}
+
+TEST_CASE("apps/bench_table.py writes the README's table from bench --json rows") {
+  const fs::path dir = temp_dir();
+  const fs::path json = dir / "bench_table.json";
+  const fs::path readme = dir / "README.md";
+  const Run r = run_raypick("bench --quick --scene boxes --n 400 --ray-kind both --rays 2000 "
+                            "--camera 20x20 --json '" + json.string() + "'");
+  REQUIRE(r.status == 0);
+  const nlohmann::json rows = nlohmann::json::parse(slurp(json));
+  REQUIRE(rows.size() == 4);
+  {
+    std::ofstream out(readme);
+    out << "# before\n<!-- bench_table begin -->\nstale\n<!-- bench_table end -->\nafter\n";
+  }
+  const std::string script = std::string(RAYPICK_SOURCE_DIR) + "/apps/bench_table.py";
+  const std::string cmd = "python3 '" + script + "' '" + json.string() +
+                          "' --commit abc1234 --readme '" + readme.string() + "'";
+  REQUIRE(std::system(cmd.c_str()) == 0);
+  const std::string text = slurp(readme);
+  INFO(text);
+  CHECK(contains(text, "# before\n<!-- bench_table begin -->\nOne run of"));
+  CHECK(contains(text, "<!-- bench_table end -->\nafter\n"));
+  CHECK(!contains(text, "stale"));
+  CHECK(contains(text, "commit `abc1234`"));
+  CHECK(contains(text, rows[0]["cpu"].get<std::string>()));
+  // The incoherent row carries the JSON's figures: raypick's and Embree's
+  // single-ray Mrays/s, and Embree's packet figure, to 3 decimals.
+  char want[160];
+  std::snprintf(want, sizeof want, "| obb boxes-400 incoherent, 1 thr | %.3f | %.3f |",
+                rows[0]["mrays"].get<double>(), rows[1]["mrays"].get<double>());
+  CHECK(contains(text, want));
+  std::snprintf(want, sizeof want, "| %.3f |", rows[1]["mrays_packet"].get<double>());
+  CHECK(contains(text, want));
+  CHECK(rows[1]["mrays_packet"].get<double>() > 0.0);
+  CHECK(rows[0]["mrays_packet"].get<double>() == 0.0);
+  // A README without the markers is refused, untouched.
+  { std::ofstream out(readme); out << "no markers\n"; }
+  CHECK(std::system((cmd + " 2>/dev/null").c_str()) != 0);
+  CHECK(slurp(readme) == "no markers\n");
 }
 
 TEST_CASE("raypick bench refuses a bad --camera and an unreadable scene") {
@@ -276,6 +320,66 @@ TEST_CASE("Embree's user geometry picks exactly raypick's object and t") {
   CHECK(picker.commit().refitted);
   embree.commit();
   compare();
+}
+
+TEST_CASE("packet lanes cover every ray once: 4x4 tiles of an odd image, 16-ray blocks") {
+  const int w = 10, h = 7;  // 3 x 2 tiles, the last column and row partial
+  const std::vector<std::uint32_t> tiles = tools::tile_lanes(w, h);
+  REQUIRE(tiles.size() == 6 * 16);
+  std::vector<int> seen(w * h, 0);
+  for (std::uint32_t i : tiles) {
+    if (i != tools::kNoRay) ++seen[i];
+  }
+  CHECK(std::count(seen.begin(), seen.end(), 1) == w * h);
+  // Tile (1, 1)'s first lane is pixel (4, 4); its lane (dx 1, dy 2) is (5, 6).
+  CHECK(tiles[4 * 16 + 0] == 4 * w + 4);
+  CHECK(tiles[4 * 16 + 2 * 4 + 1] == 6 * w + 5);
+  CHECK(tiles[2 * 16 + 2] == tools::kNoRay);  // pixel (10, 0): past the edge
+  const std::vector<std::uint32_t> blocks = tools::block_lanes(35);
+  REQUIRE(blocks.size() == 48);
+  CHECK(blocks[34] == 34);
+  CHECK(blocks[35] == tools::kNoRay);
+}
+
+TEST_CASE("Embree's rtcIntersect16 packets give exactly rtcIntersect1's answers") {
+  // obb mode (the user geometry's callback sees 16 lanes) on camera tiles
+  // and incoherent blocks, with ties from coincident boxes; mesh mode on a
+  // small crowd, where Embree's packet and single-ray triangle tests must
+  // agree too.
+  tools::BoxesOptions opt;
+  opt.coincident_fraction = 0.05;
+  opt.axis_aligned_fraction = 0.2;
+  const Scene boxes = tools::make_boxes_scene(1500, 7, opt);
+  Mesh tri;
+  tri.positions = {{-1, -1, 0}, {1, -1, 0}, {0, 1, 0}, {0, 0, 1}};
+  tri.triangles = {{0, 1, 2}, {0, 1, 3}, {1, 2, 3}, {2, 0, 3}};
+  const Scene crowd = tools::make_crowd_scene(tri, 200, 3);
+  const tools::EmbreeDevice device(2);
+  for (const Scene* scene : {&boxes, &crowd}) {
+    const PickMode mode = scene == &boxes ? PickMode::kObb : PickMode::kMesh;
+    const tools::EmbreeBenchScene embree(device, *scene, mode);
+    const Aabb bounds = tools::scene_bounds(*scene);
+    const int w = 45, h = 31;
+    const std::vector<Ray> cam = tools::make_camera_rays(tools::make_camera(bounds), w, h);
+    const std::vector<Ray> inc = tools::make_incoherent_rays(bounds, 2001, 5);
+    for (const bool tiles : {true, false}) {
+      const std::vector<Ray>& rays = tiles ? cam : inc;
+      const std::vector<Hit> packets = embree.intersect_packets(
+          rays, tiles ? tools::tile_lanes(w, h) : tools::block_lanes(rays.size()), tiles);
+      REQUIRE(packets.size() == rays.size());
+      std::size_t hits = 0, differ = 0;
+      for (std::size_t i = 0; i < rays.size(); ++i) {
+        const Hit single = embree.intersect(rays[i]);
+        hits += single.hit();
+        differ += single.object != packets[i].object || single.t != packets[i].t ||
+                  single.triangle != packets[i].triangle;
+      }
+      INFO("mode " << std::string(mode == PickMode::kObb ? "obb" : "mesh") << ", tiles "
+                   << tiles);
+      CHECK(differ == 0);
+      CHECK(hits > rays.size() / 50);  // the small crowd hits about 3 in 40
+    }
+  }
 }
 
 TEST_CASE("crowd scenes: N instances of one model spread over 4 N^(1/3) sizes") {
