@@ -146,7 +146,7 @@ Hit brute_object(const Model& model, std::uint32_t id, const Ray& ray, PickMode 
     const float t = obb_entry(ray, obb, ray.tmax);
     return t == kInfinity ? Hit{} : Hit{id, t};
   }
-  const Ray local = transform_ray(glm::mat4x3(obb.to_local), ray);
+  const Ray local = transform_ray(obb.frame, ray);
   const TriangleRay tr(local.org, local.dir);
   Hit best;
   for (std::uint32_t t = 0; t < mesh.triangles.size(); ++t) {

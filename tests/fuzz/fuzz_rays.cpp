@@ -10,7 +10,6 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <sstream>
 #include <string>
 #include <string_view>
 
@@ -21,7 +20,7 @@ namespace {
   std::abort();
 }
 
-bool same_bits(const raypick::Ray& a, const raypick::Ray& b) {
+bool same_bits(const raypick::RayD& a, const raypick::RayD& b) {
   for (int k = 0; k < 3; ++k) {
     if (a.org[k] != b.org[k] || a.dir[k] != b.dir[k]) return false;
   }
@@ -33,8 +32,7 @@ bool same_bits(const raypick::Ray& a, const raypick::Ray& b) {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace raypick;
   const std::string text(reinterpret_cast<const char*>(data), size);
-  std::istringstream in(text);
-  const tools::RayList list = tools::read_rays(in, "fuzz.rays");
+  const tools::RayList list = tools::read_rays_text(text, "fuzz.rays");
   if (list.rays.size() != list.lines.size()) fail("rays and lines differ in count");
   if (!list.ok()) {
     if (!list.rays.empty()) fail("an error with rays kept");
@@ -50,7 +48,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   std::size_t previous = 0;
   for (std::size_t i = 0; i < list.rays.size(); ++i) {
-    const Ray& ray = list.rays[i];
+    const RayD& ray = list.rays[i];
     if (!is_valid(ray)) fail("read_rays returned an invalid ray");
     const std::size_t line = list.lines[i];
     if (line <= previous || line > lines.size()) fail("line numbers out of order");
@@ -58,13 +56,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     std::string_view body = lines[line - 1];
     if (line == 1 && body.substr(0, 3) == "\xEF\xBB\xBF") body.remove_prefix(3);  // a BOM
     std::string error;
-    const std::optional<Ray> again = tools::parse_ray(body, error);
+    const std::optional<RayD> again = tools::parse_ray(body, error);
     if (!again || !same_bits(*again, ray)) fail("parse_ray disagrees with read_rays");
   }
   // Any name gives JSON that reads back to the same name (invalid UTF-8 is
   // replaced, so compare only when the name is valid JSON text itself).
   const std::string name(lines.empty() ? std::string_view{} : lines.front());
-  Ray ray;
+  RayD ray;
   if (!list.rays.empty()) ray = list.rays.front();
   Hit hit;
   hit.object = 0;
