@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <new>
 #include <iostream>
 #include <sstream>
 
@@ -217,6 +218,18 @@ std::string open_for_writing(std::ofstream& file, const std::string& path,
   file.open(path);
   if (file) return {};
   return path + ": cannot write the " + what + " file: " + std::strerror(errno);
+}
+
+std::unique_ptr<tools::EmbreeScene> make_embree(const Scene& scene,
+                                                PickMode mode, int& status) {
+  try {
+    return std::make_unique<tools::EmbreeScene>(scene, mode);
+  } catch (const std::bad_alloc&) {
+    throw;
+  } catch (const std::exception& e) {
+    status = fail(kExitBadInput, e.what());
+    return nullptr;
+  }
 }
 
 }  // namespace raypick::cli

@@ -2,6 +2,7 @@
 // checked output, plain-worded option checks and the scene-loading options.
 #pragma once
 
+#include "../tools/embree_scene.h"
 #include "raypick/bvh/picker.h"
 #include "raypick/loaders/load.h"
 
@@ -10,6 +11,7 @@
 #include <cstdint>
 #include <fstream>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -94,5 +96,12 @@ PickerConfig picker_config(PickMode mode);
 // REASON".
 std::string open_for_writing(std::ofstream& file, const std::string& path,
                              const char* what);
+
+// The Embree reference of `scene` for validate and validate --image; on an
+// Embree error, prints it and sets `status` (exit 1) and returns null.
+// Running out of memory is rethrown, for the command's guard to name the
+// scene.
+std::unique_ptr<tools::EmbreeScene> make_embree(const Scene& scene,
+                                                PickMode mode, int& status);
 
 }  // namespace raypick::cli

@@ -134,14 +134,9 @@ int run_validate(const ValidateArgs& a) {
   const Picker picker(scene);
   const double build_ms = ms_since(start);
   start = Clock::now();
-  std::optional<tools::EmbreeScene> embree;
-  try {
-    embree.emplace(scene, mode);
-  } catch (const std::bad_alloc&) {
-    throw;  // the command's guard names the scene
-  } catch (const std::exception& e) {
-    return fail(kExitBadInput, e.what());
-  }
+  const std::unique_ptr<tools::EmbreeScene> embree =
+      cli::make_embree(scene, mode, status);
+  if (!embree) return status;
   const double embree_ms = ms_since(start);
 
   const std::vector<Ray> rays =

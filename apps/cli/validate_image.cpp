@@ -103,14 +103,9 @@ int ValidateImage::run(const ValidateArgs& a) const {
   if (!cam) return status;
 
   const Picker picker(scene, picker_config(mode));
-  std::optional<tools::EmbreeScene> embree;
-  try {
-    embree.emplace(scene, mode);
-  } catch (const std::bad_alloc&) {
-    throw;  // the command's guard names the scene
-  } catch (const std::exception& e) {
-    return fail(kExitBadInput, e.what());
-  }
+  const std::unique_ptr<tools::EmbreeScene> embree =
+      make_embree(scene, mode, status);
+  if (!embree) return status;
   const int W = cam->width(), H = cam->height();
   std::vector<Ray> rays;
   rays.reserve(std::size_t(W) * H);
