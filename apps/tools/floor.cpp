@@ -1,0 +1,594 @@
+// raypick_floor: measured lower bounds for the rows of `raypick bench`, for
+// the CURRENT design (8-wide top-level BVH over padded OBB world boxes, a
+// 64-byte leaf copy per object, per-mesh 8-wide triangle BVHs). Not
+// installed; docs/performance.md explains the table.
+//
+// On the bench's scenes and rays (tools::make_boxes_scene, make_crowd_scene,
+// make_incoherent_rays, make_camera_rays; same seeds), it rebuilds the top
+// level exactly as the Picker does (the same padded boxes, checked against
+// Picker::world_box, then build_bvh + WideBvh::collapse) and takes a query
+// apart:
+//   raypick      Picker::intersect in a loop (what bench times)
+//   embree       EmbreeBenchScene::intersect in a loop (bench's Embree side)
+//   replica      this program's copy of the query on its own tree: must give
+//                raypick's answers exactly and visit as many top-level nodes
+//                (printed as a check; the parts below are timed on it)
+//   walk         the top-level walk with an empty leaf test (tmax never drops)
+//   walk@t       the top-level walk with tmax set to the answer's t from the
+//                start and an empty leaf test: the nodes any closest-hit
+//                traversal of this tree must open, nothing else
+//   obb: leaves  the OBB tests the query made (obb_entry on the recorded
+//                (ray, object, tmax) triples), alone in a loop
+//   mesh: +setup walk@t plus, per object reached, the ray carried into its
+//                frame and the watertight test's per-ray setup
+//   mesh: +mesh  that plus the walk of the object's triangle BVH at the
+//                answer's t, with an empty triangle test
+//   mesh: tris   the triangle tests the query made, alone in a loop
+//   floor        walk@t + leaves (obb), +mesh + tris (mesh): the query with
+//                a perfect visiting order and nothing else
+// and, per scene, the build, update and memory floors (see print_build).
+#include "bench_scenes.h"
+#include "embree_bench.h"
+#include "scene_gen.h"
+
+#include "raypick/bvh/bvh.h"
+#include "raypick/bvh/picker.h"
+#include "raypick/bvh/wide_bvh.h"
+#include "raypick/core/obb.h"
+#include "raypick/core/ray_triangle.h"
+#include "raypick/loaders/load.h"
+
+#include <CLI/CLI.hpp>
+#include <tbb/global_control.h>
+
+#include <malloc.h>
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace {
+
+using namespace raypick;
+using Clock = std::chrono::steady_clock;
+
+// Keeps a value alive for the optimizer, so that a timed loop whose result
+// is otherwise unused is not removed.
+template <class T>
+void keep(const T& value) {
+  asm volatile("" : : "g"(&value) : "memory");
+}
+
+// The median over `runs` calls of f, in milliseconds.
+template <class F>
+double median_ms(int runs, F&& f) {
+  std::vector<double> ms;
+  for (int r = 0; r < runs; ++r) {
+    const auto start = Clock::now();
+    f();
+    ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - start).count());
+  }
+  std::sort(ms.begin(), ms.end());
+  return ms[ms.size() / 2];
+}
+
+std::size_t trimmed_rss() {
+  malloc_trim(0);
+  return tools::resident_bytes();
+}
+
+// The Picker's leaf copy (picker.h's LeafObb): one cache line per object,
+// in the tree's entry order.
+struct alignas(64) Leaf {
+  LocalFrame frame;
+  std::uint32_t object;
+  std::uint32_t mesh;  // kInvalidId: singular matrix
+};
+
+// A mesh as the Picker's mesh mode keeps it: a wide BVH over the padded
+// triangle boxes and the vertices in its entry order.
+struct MeshData {
+  Aabb bounds;
+  WideBvh bvh;
+  std::vector<std::array<glm::vec3, 3>> verts;
+};
+
+// The top level and meshes, rebuilt from the scene as Picker::rebuild and
+// Picker::build_mesh_bvhs do.
+struct Replica {
+  WideBvh top;
+  std::vector<Leaf> leaves;  // by entry
+  std::vector<MeshData> meshes;
+  double build_bvh_ms = 0.0, collapse_ms = 0.0;
+};
+
+Replica make_replica(const Scene& scene, const Picker& picker, bool mesh_mode) {
+  Replica rep;
+  rep.meshes.resize(scene.meshes.size());
+  for (std::size_t m = 0; m < scene.meshes.size(); ++m) {
+    const Mesh& mesh = scene.meshes[m];
+    MeshData& d = rep.meshes[m];
+    for (const glm::uvec3& t : mesh.triangles) {
+      for (int k = 0; k < 3; ++k) d.bounds.extend(mesh.positions[t[k]]);
+    }
+    if (!mesh_mode) continue;
+    std::vector<Aabb> boxes;
+    std::vector<glm::vec3> centers;
+    for (const glm::uvec3& t : mesh.triangles) {
+      Aabb b;
+      for (int k = 0; k < 3; ++k) b.extend(mesh.positions[t[k]]);
+      // The Picker pads triangle boxes from the origin; through an identity
+      // Obb this is that padding up to an ulp of the box.
+      boxes.push_back(padded_world_box(Obb::make(b, glm::mat4{1.0f})));
+      centers.push_back(b.center());
+    }
+    d.bvh = WideBvh::collapse(build_bvh(boxes, centers, PickerConfig{}.mesh));
+    for (std::uint32_t e = 0; e < d.bvh.entry_count(); ++e) {
+      const glm::uvec3& t = mesh.triangles[d.bvh.prim_id(e)];
+      d.verts.push_back({mesh.positions[t.x], mesh.positions[t.y], mesh.positions[t.z]});
+    }
+  }
+  const glm::vec3 centre = padding_centre(scene.objects);
+  std::vector<Aabb> boxes;
+  std::vector<glm::vec3> centers;
+  std::vector<Leaf> by_prim;
+  for (std::uint32_t id = 0; id < scene.objects.size(); ++id) {
+    const Object& o = scene.objects[id];
+    const Obb obb = Obb::make(rep.meshes[o.mesh].bounds, o.matrix);
+    const Aabb box = padded_world_box(obb, centre);
+    if (box.empty()) continue;
+    if (!(box == picker.world_box(id))) {
+      std::fprintf(stderr, "raypick_floor: object %u's box differs from the Picker's\n", id);
+      std::exit(1);
+    }
+    Leaf l;
+    make_local_frame(glm::mat4x3(o.matrix), l.frame);
+    l.object = id;
+    l.mesh = o.mesh;
+    by_prim.push_back(l);
+    boxes.push_back(box);
+    centers.push_back(box.center());
+  }
+  auto start = Clock::now();
+  const Bvh binary = build_bvh(boxes, centers, PickerConfig{}.top);
+  rep.build_bvh_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+  start = Clock::now();
+  rep.top = WideBvh::collapse(binary);
+  rep.collapse_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+  for (std::uint32_t e = 0; e < rep.top.entry_count(); ++e) {
+    rep.leaves.push_back(by_prim[rep.top.prim_id(e)]);
+  }
+  return rep;
+}
+
+// What one query of the replica did, kept to replay its parts alone.
+struct ObbTest {
+  std::uint32_t ray, entry;
+  float tmax;
+};
+struct TriTest {
+  std::uint32_t local;  // index into Recorded::local
+  std::uint32_t entry;  // of the mesh BVH
+  float tmax;
+};
+struct Recorded {
+  std::vector<Hit> hits;
+  std::vector<std::uint32_t> nodes;  // top-level nodes visited, per ray
+  std::vector<ObbTest> obb;          // obb mode: every OBB test
+  std::vector<std::pair<Ray, std::uint32_t>> local;  // mesh: ray in object frame, mesh
+  std::vector<TriTest> tris;         // mesh: every triangle test
+};
+
+// The closest hit on one mesh for a ray already in its frame (as
+// Picker::mesh_hit); `record` collects the triangle tests.
+Hit mesh_hit(const MeshData& mesh, const Ray& local, std::uint32_t object,
+             std::vector<TriTest>* record, std::uint32_t local_index) {
+  Hit best;
+  const TriangleRay tri_ray(local.org, local.dir);
+  mesh.bvh.traverse(local, [&](std::uint32_t entry, float& tmax) {
+    if (record) record->push_back({local_index, entry, tmax});
+    const auto& v = mesh.verts[entry];
+    const TriangleHit h = intersect_triangle(tri_ray, v[0], v[1], v[2], local.tmin, tmax);
+    const std::uint32_t tri = mesh.bvh.prim_id(entry);
+    if (!h.hit || !(h.t < best.t || (h.t == best.t && tri < best.triangle))) return false;
+    best.object = object;
+    best.t = h.t;
+    best.triangle = tri;
+    best.u = h.u;
+    best.v = h.v;
+    tmax = h.t;
+    return false;
+  });
+  return best;
+}
+
+// The replica's closest-hit query (Picker::intersect's steps).
+template <bool kRecord>
+Hit replica_query(const Replica& rep, const Ray& ray, bool mesh_mode,
+                  std::uint32_t ray_index, Recorded* rec) {
+  Hit best;
+  const TraversalStats st = rep.top.traverse(ray, [&](std::uint32_t entry, float& tmax) {
+    const Leaf& l = rep.leaves[entry];
+    if (l.mesh == kInvalidId) return false;
+    Hit h;
+    if (!mesh_mode) {
+      if constexpr (kRecord) rec->obb.push_back({ray_index, entry, tmax});
+      const float t = obb_entry(l.frame, rep.meshes[l.mesh].bounds, ray, tmax);
+      if (t != kInfinity) {
+        h.object = l.object;
+        h.t = t;
+      }
+    } else {
+      Ray local = transform_ray(l.frame, ray);
+      local.tmax = tmax;
+      std::uint32_t index = 0;
+      if constexpr (kRecord) {
+        index = static_cast<std::uint32_t>(rec->local.size());
+        rec->local.push_back({local, l.mesh});
+      }
+      h = mesh_hit(rep.meshes[l.mesh], local, l.object, kRecord ? &rec->tris : nullptr, index);
+    }
+    if (h.hit() && closer(h, best)) {
+      best = h;
+      tmax = h.t;
+    }
+    return false;
+  });
+  if constexpr (kRecord) rec->nodes.push_back(st.nodes_visited);
+  return best;
+}
+
+struct Options {
+  std::vector<std::string> scenes{"boxes", "crowd"};
+  std::vector<std::size_t> n;
+  std::string ray_kind = "both";
+  std::size_t rays = 200000;
+  std::string camera = "512x512";
+  int runs = 3;
+  std::uint64_t seed = 1;
+  bool no_embree = false;
+  std::string model = tools::kCrowdModel;
+};
+
+void print_row(const char* what, double ms, std::size_t rays, double embree_ms,
+               const char* note = "") {
+  const double ns = ms * 1e6 / double(rays);
+  std::printf("    %-14s %9.1f ns/ray %8.3f Mrays/s", what, ns, double(rays) / (ms * 1e3));
+  if (embree_ms > 0.0) std::printf("  %5.2fx Embree", embree_ms / ms);
+  std::printf("  %s\n", note);
+}
+
+void run_rays(const Scene& scene, const Picker& picker, const Replica& rep,
+              const tools::EmbreeBenchScene* embree, bool mesh_mode,
+              const std::string& kind, const std::vector<Ray>& rays, int runs) {
+  const QueryOptions options{mesh_mode ? PickMode::kMesh : PickMode::kObb};
+  std::printf("  %s rays, %zu:\n", kind.c_str(), rays.size());
+  // raypick as bench runs it, and its answers and node counts.
+  std::vector<Hit> expect(rays.size());
+  std::size_t picker_nodes = 0;
+  for (std::size_t i = 0; i < rays.size(); ++i) {
+    const PickResult r = picker.intersect_stats(rays[i], options);
+    expect[i] = r.hit;
+    picker_nodes += r.stats.nodes_visited;
+  }
+  const double raypick_ms = median_ms(runs, [&] {
+    for (const Ray& ray : rays) keep(picker.intersect(ray, options));
+  });
+  double embree_ms = 0.0;
+  if (embree) {
+    embree_ms = median_ms(runs, [&] {
+      for (const Ray& ray : rays) keep(embree->intersect(ray));
+    });
+  }
+  // The replica: same answers, same node visits.
+  Recorded rec;
+  std::size_t mismatches = 0, hits = 0;
+  for (std::size_t i = 0; i < rays.size(); ++i) {
+    const Hit h = replica_query<true>(rep, rays[i], mesh_mode, static_cast<std::uint32_t>(i), &rec);
+    if (h.object != expect[i].object || h.t != expect[i].t) ++mismatches;
+    hits += h.hit();
+  }
+  std::size_t replica_nodes = 0;
+  for (std::uint32_t k : rec.nodes) replica_nodes += k;
+  const double replica_ms = median_ms(runs, [&] {
+    for (std::size_t i = 0; i < rays.size(); ++i) {
+      keep(replica_query<false>(rep, rays[i], mesh_mode, 0, nullptr));
+    }
+  });
+  // The walks.
+  const double walk_ms = median_ms(runs, [&] {
+    for (const Ray& ray : rays) {
+      keep(rep.top.traverse(ray, [](std::uint32_t, float&) { return false; }));
+    }
+  });
+  std::vector<Ray> at_t = rays;
+  for (std::size_t i = 0; i < rays.size(); ++i) {
+    if (expect[i].hit()) at_t[i].tmax = expect[i].t;
+  }
+  std::size_t walk_t_nodes = 0;
+  for (const Ray& ray : at_t) {
+    walk_t_nodes += rep.top.traverse(ray, [](std::uint32_t, float&) { return false; }).nodes_visited;
+  }
+  const double walk_t_ms = median_ms(runs, [&] {
+    for (const Ray& ray : at_t) {
+      keep(rep.top.traverse(ray, [](std::uint32_t, float&) { return false; }));
+    }
+  });
+  print_row("raypick", raypick_ms, rays.size(), embree_ms, "Picker::intersect");
+  if (embree) print_row("embree", embree_ms, rays.size(), embree_ms, "rtcIntersect1");
+  char note[200];
+  std::snprintf(note, sizeof note, "answers %s, %.2f top nodes/ray (Picker %.2f), %zu hits",
+                mismatches == 0 ? "identical" : "DIFFER", double(replica_nodes) / rays.size(),
+                double(picker_nodes) / rays.size(), hits);
+  print_row("replica", replica_ms, rays.size(), embree_ms, note);
+  print_row("walk", walk_ms, rays.size(), embree_ms, "top level, empty leaf test");
+  std::snprintf(note, sizeof note, "top level at the answer's t, empty leaf test: %.2f nodes/ray",
+                double(walk_t_nodes) / rays.size());
+  print_row("walk@t", walk_t_ms, rays.size(), embree_ms, note);
+  double floor_ms = 0.0;
+  if (!mesh_mode) {
+    const double leaves_ms = median_ms(runs, [&] {
+      for (const ObbTest& t : rec.obb) {
+        const Leaf& l = rep.leaves[t.entry];
+        keep(obb_entry(l.frame, rep.meshes[l.mesh].bounds, rays[t.ray], t.tmax));
+      }
+    });
+    std::snprintf(note, sizeof note, "the query's %.2f OBB tests/ray alone",
+                  double(rec.obb.size()) / rays.size());
+    print_row("leaves", leaves_ms, rays.size(), embree_ms, note);
+    floor_ms = walk_t_ms + leaves_ms;
+  } else {
+    // Per object reached at the answer's t: the local ray and the
+    // watertight test's setup; then also the object's triangle BVH walk.
+    auto walk_objects = [&](bool mesh_walk) {
+      for (const Ray& ray : at_t) {
+        rep.top.traverse(ray, [&](std::uint32_t entry, float& tmax) {
+          const Leaf& l = rep.leaves[entry];
+          if (l.mesh == kInvalidId) return false;
+          Ray local = transform_ray(l.frame, ray);
+          local.tmax = tmax;
+          const TriangleRay tri_ray(local.org, local.dir);
+          keep(tri_ray);
+          if (mesh_walk) {
+            keep(rep.meshes[l.mesh].bvh.traverse(local, [](std::uint32_t, float&) { return false; }));
+          }
+          return false;
+        });
+      }
+    };
+    const double setup_ms = median_ms(runs, [&] { walk_objects(false); });
+    const double mesh_ms = median_ms(runs, [&] { walk_objects(true); });
+    const double tris_ms = median_ms(runs, [&] {
+      for (const TriTest& t : rec.tris) {
+        const auto& [local, mesh] = rec.local[t.local];
+        const TriangleRay tri_ray(local.org, local.dir);
+        const auto& v = rep.meshes[mesh].verts[t.entry];
+        keep(intersect_triangle(tri_ray, v[0], v[1], v[2], local.tmin, t.tmax));
+      }
+    });
+    // The triangle loop redoes the watertight setup per test; take it out.
+    const double tri_setup_ms = median_ms(runs, [&] {
+      for (const TriTest& t : rec.tris) {
+        const auto& [local, mesh] = rec.local[t.local];
+        keep(TriangleRay(local.org, local.dir));
+      }
+    });
+    print_row("+setup", setup_ms, rays.size(), embree_ms, "walk@t + ray into each object's frame");
+    print_row("+mesh", mesh_ms, rays.size(), embree_ms, "... + each object's triangle BVH at t, empty test");
+    std::snprintf(note, sizeof note, "the query's %.1f triangle tests/ray alone (%.1f objects/ray)",
+                  double(rec.tris.size()) / rays.size(), double(rec.local.size()) / rays.size());
+    const double tris_net = std::max(0.0, tris_ms - tri_setup_ms);
+    print_row("tris", tris_net, rays.size(), embree_ms, note);
+    floor_ms = mesh_ms + tris_net;
+  }
+  print_row("floor", floor_ms, rays.size(), embree_ms,
+            "= the query with a perfect visiting order (current design)");
+  (void)scene;
+}
+
+// Build, update and memory floors of one scene.
+void run_scene(const std::string& name, const Scene& scene, bool mesh_mode,
+               const Options& o) {
+  std::printf("%s, %s mode\n", name.c_str(), mesh_mode ? "mesh" : "obb");
+  PickerConfig config;
+  config.mesh_mode = mesh_mode;
+  const std::size_t rss0 = trimmed_rss();
+  std::optional<Picker> picker;
+  const double picker_ms = median_ms(o.runs, [&] { picker.emplace(scene, config); });
+  const std::size_t rss1 = trimmed_rss();
+  std::optional<tools::EmbreeDevice> device;
+  std::optional<tools::EmbreeBenchScene> embree;
+  double embree_build_ms = 0.0;
+  std::size_t rss2 = rss1;
+  if (!o.no_embree) {
+    device.emplace(1);
+    embree_build_ms = median_ms(o.runs, [&] {
+      embree.reset();
+      embree.emplace(*device, scene, mesh_mode ? PickMode::kMesh : PickMode::kObb);
+    });
+    rss2 = trimmed_rss();
+  }
+  const Replica rep = make_replica(scene, *picker, mesh_mode);
+  const std::size_t n = rep.leaves.size();
+
+  // ---- build: the Picker's parts, and single passes over the primitives.
+  std::vector<LocalFrame> frames(scene.objects.size());
+  const double frames_ms = median_ms(o.runs, [&] {
+    for (std::size_t i = 0; i < frames.size(); ++i) {
+      make_local_frame(glm::mat4x3(scene.objects[i].matrix), frames[i]);
+    }
+    keep(frames);
+  });
+  std::vector<Aabb> boxes(scene.objects.size());
+  const double boxes_ms = median_ms(o.runs, [&] {
+    for (std::size_t i = 0; i < boxes.size(); ++i) {
+      boxes[i] = transform_aabb(glm::mat4x3(scene.objects[i].matrix),
+                                rep.meshes[scene.objects[i].mesh].bounds);
+    }
+    keep(boxes);
+  });
+  // A builder's record per primitive (box, centre, id: 48 bytes, as
+  // build.cpp's PrimRef): one bounding pass and one partition at the
+  // centre of the widest axis, the two passes a top-down level makes.
+  struct alignas(16) Ref {
+    float lo[4], hi[4], c[4];
+  };
+  std::vector<Ref> refs(boxes.size()), work;
+  for (std::size_t i = 0; i < boxes.size(); ++i) {
+    const glm::vec3 c = boxes[i].center();
+    refs[i] = Ref{{boxes[i].min.x, boxes[i].min.y, boxes[i].min.z, 0.0f},
+                  {boxes[i].max.x, boxes[i].max.y, boxes[i].max.z, 0.0f},
+                  {c.x, c.y, c.z, float(i)}};
+  }
+  Aabb cb;
+  const double pass_ms = median_ms(o.runs, [&] {
+    Aabb b;
+    cb = Aabb{};
+    for (const Ref& r : refs) {
+      b.extend(Aabb{{r.lo[0], r.lo[1], r.lo[2]}, {r.hi[0], r.hi[1], r.hi[2]}});
+      cb.extend(glm::vec3{r.c[0], r.c[1], r.c[2]});
+    }
+    keep(b);
+  });
+  const glm::vec3 ext = cb.max - cb.min;
+  const int axis = ext.x > ext.y ? (ext.x > ext.z ? 0 : 2) : (ext.y > ext.z ? 1 : 2);
+  const float mid = 0.5f * (cb.min[axis] + cb.max[axis]);
+  std::vector<double> part;
+  for (int r = 0; r < o.runs; ++r) {
+    work = refs;
+    const auto start = Clock::now();
+    keep(std::partition(work.begin(), work.end(), [&](const Ref& x) { return x.c[axis] < mid; }));
+    part.push_back(std::chrono::duration<double, std::milli>(Clock::now() - start).count());
+  }
+  std::sort(part.begin(), part.end());
+  const double partition_ms = part[part.size() / 2];
+  const BvhStats top_stats = rep.top.stats();
+  const double levels = std::max(1.0, std::log2(double(n) / PickerConfig{}.top.max_leaf_size));
+  std::printf("  build (1 thread):\n");
+  std::printf("    raypick %9.2f ms   embree %9.2f ms   ratio %.2fx\n", picker_ms, embree_build_ms,
+              embree_build_ms > 0 ? picker_ms / embree_build_ms : 0.0);
+  std::printf("    of raypick's: build_bvh %.2f ms, collapse %.2f ms, frames (double inverse) %.2f ms, "
+              "world boxes %.2f ms\n",
+              rep.build_bvh_ms, rep.collapse_ms, frames_ms, boxes_ms);
+  std::printf("    one bounding pass over %zu 48-byte refs %.2f ms, one partition %.2f ms;\n"
+              "    floor of a top-down build with %.1f levels of (pass + partition): %.2f ms "
+              "(%.2fx Embree)\n",
+              n, pass_ms, partition_ms, levels, levels * (pass_ms + partition_ms),
+              embree_build_ms > 0 ? levels * (pass_ms + partition_ms) / embree_build_ms : 0.0);
+
+  // ---- update: every object moved (as bench), then commit.
+  const std::vector<glm::mat4> base = tools::object_matrices(scene);
+  const float amount = tools::move_amount(scene);
+  std::vector<std::vector<glm::mat4>> moves;
+  for (int r = 0; r < o.runs; ++r) {
+    moves.push_back(tools::moved_matrices(base, amount, o.seed * 7919 + 101 + r));
+  }
+  int round = 0;
+  const double update_ms = median_ms(o.runs, [&] {
+    const std::vector<glm::mat4>& moved = moves[round++];
+    for (std::uint32_t i = 0; i < moved.size(); ++i) picker->set_matrix(i, moved[i]);
+    picker->commit();
+  });
+  // Bytes the refit must touch at least: read each object record (64) and
+  // write its leaf copy (64), read and write every node (256 each).
+  const std::size_t node_bytes = rep.top.nodes.size() * sizeof(WideNode);
+  const std::size_t touched = n * 64 + n * 64 + 2 * node_bytes;
+  std::vector<char> src(touched / 2), dst(touched / 2);
+  std::memset(src.data(), 1, src.size());
+  std::memset(dst.data(), 2, dst.size());
+  const double copy_ms = median_ms(o.runs, [&] {
+    std::memcpy(dst.data(), src.data(), src.size());
+    keep(dst);
+  });
+  std::printf("  update (all %zu objects moved + commit, 1 thread):\n", n);
+  std::printf("    raypick %.2f ms = %.1f ns/object\n",
+              update_ms, update_ms * 1e6 / double(n));
+  std::printf("    floor: memcpy of the %.1f MB it must read and write %.2f ms (%.1f ns/object); "
+              "frames %.2f + world boxes %.2f ms of arithmetic\n",
+              double(touched) / 1e6, copy_ms, copy_ms * 1e6 / double(n), frames_ms, boxes_ms);
+
+  // ---- memory.
+  std::printf("  memory (bytes per object):\n");
+  std::printf("    raypick RSS growth %.1f, arrays %.1f; embree RSS growth %.1f (incl. its 88-byte "
+              "records in obb mode)\n",
+              double(rss1 - rss0) / double(n), double(picker->memory_bytes()) / double(n),
+              double(rss2 - rss1) / double(n));
+  std::printf("    design floor: nodes %.1f (%zu nodes of 256 bytes, %.2f of 8 slots used) + leaf "
+              "copy 64 + object record 64 = %.1f\n",
+              double(node_bytes) / double(n), rep.top.nodes.size(),
+              double(top_stats.leaves + top_stats.nodes - 1) / double(top_stats.nodes),
+              (double(node_bytes) + 128.0 * double(n)) / double(n));
+
+  // ---- queries. The update moved the Picker's objects: rebuild it.
+  picker.emplace(scene, config);
+  const Aabb bounds = tools::scene_bounds(scene);
+  if (o.ray_kind != "camera") {
+    run_rays(scene, *picker, rep, embree ? &*embree : nullptr, mesh_mode, "incoherent",
+             tools::make_incoherent_rays(bounds, o.rays, o.seed), o.runs);
+  }
+  if (o.ray_kind != "incoherent") {
+    const auto res = tools::parse_resolution(o.camera);
+    run_rays(scene, *picker, rep, embree ? &*embree : nullptr, mesh_mode, "camera",
+             tools::make_camera_rays(tools::make_camera(bounds), res->first, res->second), o.runs);
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  CLI::App app{"Measured lower bounds of raypick's current design for the rows of `raypick bench` "
+               "(not installed; see docs/performance.md)"};
+  app.add_option("--scene", o.scenes, "boxes and/or crowd")
+      ->check(CLI::IsMember({"boxes", "crowd"}))->delimiter(',');
+  app.add_option("--n", o.n, "Objects (default: boxes 10000,1000000; crowd 300,10000)")
+      ->delimiter(',');
+  app.add_option("--ray-kind", o.ray_kind, "incoherent, camera or both")
+      ->check(CLI::IsMember({"incoherent", "camera", "both"}));
+  app.add_option("--rays", o.rays, "Incoherent rays")->check(CLI::Range(1, 100000000));
+  app.add_option("--camera", o.camera, "Camera rays: WxH")->check([](const std::string& s) {
+    return tools::parse_resolution(s) ? std::string{} : "expected WxH";
+  });
+  app.add_option("--runs", o.runs, "Runs of every measurement; the median is printed")
+      ->check(CLI::Range(1, 100));
+  app.add_option("--seed", o.seed, "Seed of scenes and rays");
+  app.add_flag("--no-embree", o.no_embree, "Leave Embree out");
+  app.add_option("--model", o.model, "The crowd scenes' model");
+  CLI11_PARSE(app, argc, argv);
+
+  // One thread, as the bench's single-ray and `--threads 1` rows.
+  tbb::global_control one_thread(tbb::global_control::max_allowed_parallelism, 1);
+  std::optional<Mesh> model;
+  for (const std::string& kind : o.scenes) {
+    std::vector<std::size_t> sizes = o.n;
+    if (sizes.empty()) {
+      sizes = kind == "boxes" ? std::vector<std::size_t>{10000, 1000000}
+                              : std::vector<std::size_t>{300, 10000};
+    }
+    for (std::size_t n : sizes) {
+      Scene scene;
+      if (kind == "boxes") {
+        scene = tools::make_boxes_scene(n, o.seed);
+      } else {
+        if (!model) {
+          LoadResult r = load_scene(o.model);
+          if (!r.ok()) {
+            std::fprintf(stderr, "raypick_floor: %s\n", r.error->to_string().c_str());
+            return 1;
+          }
+          model = tools::merge_into_one_mesh(*r.scene);
+        }
+        scene = tools::make_crowd_scene(*model, n, o.seed);
+      }
+      run_scene(kind + "-" + std::to_string(n), scene, kind == "crowd", o);
+      std::fflush(stdout);
+    }
+  }
+  return 0;
+}
