@@ -470,6 +470,8 @@ void run_scene(const std::string& name, const Scene& scene, bool mesh_mode,
   const double partition_ms = part[part.size() / 2];
   const BvhStats top_stats = rep.top.stats();
   const double levels = std::max(1.0, std::log2(double(n) / PickerConfig{}.top.max_leaf_size));
+  std::printf("  top level: %zu wide nodes, %zu leaf slots, %.2f objects per leaf, SAH cost %.4f\n",
+              top_stats.nodes, top_stats.leaves, top_stats.mean_leaf_size, top_stats.sah_cost);
   std::printf("  build (1 thread):\n");
   std::printf("    raypick %9.2f ms   embree %9.2f ms   ratio %.2fx\n", picker_ms, embree_build_ms,
               embree_build_ms > 0 ? picker_ms / embree_build_ms : 0.0);

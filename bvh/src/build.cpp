@@ -32,6 +32,13 @@ struct V4 {
   friend V4 operator-(V4 a, V4 b) { return {_mm_sub_ps(a.v, b.v)}; }
   friend V4 operator*(V4 a, V4 b) { return {_mm_mul_ps(a.v, b.v)}; }
   void store(float* p) const { _mm_storeu_ps(p, v); }
+  // dx * dy + dy * dz + dz * dx of d = hi - lo, summed in that order.
+  friend float half_area(V4 lo, V4 hi) {
+    const __m128 d = _mm_sub_ps(hi.v, lo.v);
+    const __m128 p = _mm_mul_ps(d, _mm_shuffle_ps(d, d, _MM_SHUFFLE(3, 0, 2, 1)));
+    const __m128 s = _mm_add_ss(p, _mm_shuffle_ps(p, p, _MM_SHUFFLE(3, 3, 3, 1)));
+    return _mm_cvtss_f32(_mm_add_ss(s, _mm_movehl_ps(p, p)));
+  }
 #else
   float v[4];
   static V4 load(const float* p) { return {{p[0], p[1], p[2], p[3]}}; }
@@ -46,6 +53,10 @@ struct V4 {
   friend V4 operator-(V4 a, V4 b) { return map(a, b, [](float x, float y) { return x - y; }); }
   friend V4 operator*(V4 a, V4 b) { return map(a, b, [](float x, float y) { return x * y; }); }
   void store(float* p) const { for (int k = 0; k < 4; ++k) p[k] = v[k]; }
+  friend float half_area(V4 lo, V4 hi) {
+    const float dx = hi.v[0] - lo.v[0], dy = hi.v[1] - lo.v[1], dz = hi.v[2] - lo.v[2];
+    return dx * dy + dy * dz + dz * dx;
+  }
 #endif
 };
 
@@ -105,20 +116,14 @@ struct Bounds4 {
   }
 };
 
-// A bin of sah_split. Trivially constructible on purpose: an array of
-// them is left uninitialized; a bin's rows are written when its first
-// primitive arrives and read only when its count is not 0.
+// A bin of sah_split: the box of its primitives (their centroid box is
+// not needed to choose a split; the partition computes the sides'). Trivially
+// constructible on purpose: an array of them is left uninitialized; a bin's
+// box is written when its first primitive arrives and read only when its
+// count is not 0.
 struct Bin {
-  V4 lo, hi, clo, chi;
+  V4 lo, hi;
   std::uint32_t count;
-
-  Bounds4 bounds() const { return Bounds4{lo, hi, clo, chi}; }
-  void set(const Bounds4& b) {
-    lo = b.lo;
-    hi = b.hi;
-    clo = b.clo;
-    chi = b.chi;
-  }
 };
 
 // A range of primitives to turn into the subtree at `node`, with their box
@@ -133,6 +138,12 @@ struct Task {
 
 // Subtrees at least this large are built as parallel TBB tasks.
 constexpr std::uint32_t kParallelGrain = 4096;
+
+// Ranges of at most this many primitives are split by an exact sweep over
+// their centers sorted on each axis instead of by bins: most calls are on
+// such small ranges, where sweeping 3 x 16 bins costs more than sorting a
+// few primitives, and the exact sweep finds a split at least as good.
+constexpr std::uint32_t kSweepMax = 8;
 
 class Builder {
  public:
@@ -204,7 +215,9 @@ class Builder {
         task.depth + 1 + ceil_log2(count) <= kBvhMaxDepth;
     if (sah_allowed) {
       float best_cost = 0.0f;
-      mid = sah_split(task, bounds, centroid_bounds, best_cost, l.bounds, r.bounds);
+      mid = count <= kSweepMax
+                ? sweep_split(task, bounds, centroid_bounds, best_cost, l.bounds, r.bounds)
+                : sah_split(task, bounds, centroid_bounds, best_cost, l.bounds, r.bounds);
       if (mid != 0 && count <= config_.max_leaf_size &&
           best_cost >= leaf_cost) {
         mid = 0;  // testing all primitives is no dearer than splitting
@@ -275,16 +288,17 @@ class Builder {
     }
     for (std::uint32_t i = task.begin; i < task.end; ++i) {
       const PrimRef& r = refs_[i];
+      const V4 plo = V4::load(r.lo), phi = V4::load(r.hi);
       float f[4];
       bins_of(r.center, lo, sc, last, f);
       for (int axis = 0; axis < 3; ++axis) {
         Bin& b = bins[axis][static_cast<std::uint32_t>(f[axis])];
         if (b.count++ == 0) {
-          b.set(Bounds4::of(r));
+          b.lo = plo;
+          b.hi = phi;
         } else {
-          Bounds4 sum = b.bounds();
-          sum.add(r);
-          b.set(sum);
+          b.lo = min(b.lo, plo);
+          b.hi = max(b.hi, phi);
         }
       }
     }
@@ -301,30 +315,35 @@ class Builder {
       // after an empty bin, which splits as the plane before it and costs
       // the same, is not evaluated (the earlier plane wins ties anyway).
       // Small ranges, the most common, fill only a few of the bins.
-      Bounds4 acc;
+      V4 acc_lo = V4::splat(kInfinity), acc_hi = V4::splat(-kInfinity);
       std::uint32_t n_right = 0;
       float area = 0.0f;
       for (std::uint32_t b = nbins - 1; b > 0; --b) {
-        if (bins[axis][b].count != 0) {
-          acc.add(bins[axis][b].bounds());
-          n_right += bins[axis][b].count;
-          area = acc.half_area();
+        const Bin& bin = bins[axis][b];
+        if (bin.count != 0) {
+          acc_lo = min(acc_lo, bin.lo);
+          acc_hi = max(acc_hi, bin.hi);
+          n_right += bin.count;
+          area = half_area(acc_lo, acc_hi);
         }
         right_area[b] = area;
         right_count[b] = n_right;
       }
-      acc = Bounds4{};
+      acc_lo = V4::splat(kInfinity);
+      acc_hi = V4::splat(-kInfinity);
       std::uint32_t left_count = 0;
       for (std::uint32_t b = 0; b + 1 < nbins; ++b) {
-        if (bins[axis][b].count == 0) continue;
-        acc.add(bins[axis][b].bounds());
-        left_count += bins[axis][b].count;
+        const Bin& bin = bins[axis][b];
+        if (bin.count == 0) continue;
+        acc_lo = min(acc_lo, bin.lo);
+        acc_hi = max(acc_hi, bin.hi);
+        left_count += bin.count;
         const std::uint32_t n_r = right_count[b + 1];
         if (n_r == 0) break;  // every later plane has nothing on the right
         const float cost =
             config_.traversal_cost +
             config_.intersection_cost * inv_area *
-                (acc.half_area() * static_cast<float>(left_count) +
+                (half_area(acc_lo, acc_hi) * static_cast<float>(left_count) +
                  right_area[b + 1] * static_cast<float>(n_r));
         if (cost < best_cost) {
           best_cost = cost;
@@ -334,19 +353,99 @@ class Builder {
       }
     }
     if (best_axis < 0) return 0;
-    left = right = Bounds4{};
-    for (std::uint32_t b = 0; b < nbins; ++b) {
-      if (bins[best_axis][b].count == 0) continue;
-      (b <= best_bin ? left : right).add(bins[best_axis][b].bounds());
-    }
-    PrimRef* first = refs_.data() + task.begin;
-    PrimRef* last_ref = refs_.data() + task.end;
-    PrimRef* middle = std::partition(first, last_ref, [&](const PrimRef& r) {
+    // Partition in place (Hoare's scheme), taking each side's box and
+    // centroid box on the way: the one pass over the range that the split
+    // needs anyway.
+    auto goes_left = [&](const PrimRef& r) {
       float f[4];
       bins_of(r.center, lo, sc, last, f);
       return static_cast<std::uint32_t>(f[best_axis]) <= best_bin;
-    });
-    return static_cast<std::uint32_t>(middle - refs_.data());
+    };
+    left = right = Bounds4{};
+    PrimRef* i = refs_.data() + task.begin;
+    PrimRef* j = refs_.data() + task.end;
+    for (;;) {
+      while (i < j && goes_left(*i)) left.add(*i++);
+      while (i < j && !goes_left(j[-1])) right.add(*--j);
+      if (i == j) break;
+      // *i belongs right and j[-1] left: swap them into place.
+      --j;
+      std::swap(*i, *j);
+      left.add(*i++);
+      right.add(*j);
+    }
+    return static_cast<std::uint32_t>(i - refs_.data());
+  }
+
+  // The SAH split of a small range (count <= kSweepMax) by an exact sweep:
+  // on each axis the primitives sorted by center (then id), every plane
+  // between two different centers evaluated with the same cost as
+  // sah_split. Reorders the range so that the left side comes first.
+  // Returns the partition point (and cost and the sides' bounds), or 0 when
+  // the centers coincide on every axis.
+  std::uint32_t sweep_split(const Task& task, const Aabb& bounds,
+                            const Aabb& centroid_bounds, float& best_cost,
+                            Bounds4& left, Bounds4& right) {
+    const std::uint32_t count = task.end - task.begin;
+    PrimRef* p = refs_.data() + task.begin;
+    const float inv_area = 1.0f / std::max(bounds.half_area(), 1e-30f);
+    std::uint8_t order[3][kSweepMax];
+    float right_area[kSweepMax];
+    best_cost = kInfinity;
+    int best_axis = -1;
+    std::uint32_t best_k = 0;
+    for (int axis = 0; axis < 3; ++axis) {
+      if (!(centroid_bounds.max[axis] > centroid_bounds.min[axis])) continue;
+      std::uint8_t* o = order[axis];
+      // Insertion sort by (center, id): a few primitives, mostly in order
+      // already on the parent's axis.
+      for (std::uint32_t i = 0; i < count; ++i) {
+        const float c = p[i].center[axis];
+        const std::uint32_t id = p[i].id;
+        std::uint32_t j = i;
+        for (; j > 0; --j) {
+          const PrimRef& q = p[o[j - 1]];
+          if (q.center[axis] < c || (q.center[axis] == c && q.id < id)) break;
+          o[j] = o[j - 1];
+        }
+        o[j] = static_cast<std::uint8_t>(i);
+      }
+      // right_area[k]: the box of o[k..count). Boxes only: the centroid
+      // bounds are needed for the chosen split alone.
+      V4 lo = V4::splat(kInfinity), hi = V4::splat(-kInfinity);
+      for (std::uint32_t k = count - 1; k > 0; --k) {
+        lo = min(lo, V4::load(p[o[k]].lo));
+        hi = max(hi, V4::load(p[o[k]].hi));
+        right_area[k] = half_area(lo, hi);
+      }
+      lo = V4::splat(kInfinity);
+      hi = V4::splat(-kInfinity);
+      for (std::uint32_t k = 1; k < count; ++k) {
+        lo = min(lo, V4::load(p[o[k - 1]].lo));
+        hi = max(hi, V4::load(p[o[k - 1]].hi));
+        // Only planes between different centers, as bins can place.
+        if (!(p[o[k - 1]].center[axis] < p[o[k]].center[axis])) continue;
+        const float cost =
+            config_.traversal_cost +
+            config_.intersection_cost * inv_area *
+                (half_area(lo, hi) * static_cast<float>(k) +
+                 right_area[k] * static_cast<float>(count - k));
+        if (cost < best_cost) {
+          best_cost = cost;
+          best_axis = axis;
+          best_k = k;
+        }
+      }
+    }
+    if (best_axis < 0) return 0;
+    PrimRef sorted[kSweepMax];
+    left = right = Bounds4{};
+    for (std::uint32_t k = 0; k < count; ++k) {
+      sorted[k] = p[order[best_axis][k]];
+      (k < best_k ? left : right).add(sorted[k]);
+    }
+    std::copy(sorted, sorted + count, p);
+    return task.begin + best_k;
   }
 
   // Splits at the median primitive along the widest centroid axis (by id
