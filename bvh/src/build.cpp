@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <atomic>
 #include <bit>
+#include <memory>
 #include <numeric>
 
 namespace raypick {
@@ -156,7 +157,9 @@ class Builder {
     const std::size_t n = boxes_.size();
     if (n == 0) return bvh;
     RAYPICK_ASSERT(n < (std::size_t{1} << 31), "too many primitives");
-    refs_.resize(n);
+    // Uninitialized: every record is written just below (a vector would
+    // clear them first).
+    refs_ = std::make_unique_for_overwrite<PrimRef[]>(n);
     Task root{0, 0, static_cast<std::uint32_t>(n), 0, {}};
     for (std::uint32_t i = 0; i < n; ++i) {
       PrimRef& r = refs_[i];
@@ -177,7 +180,9 @@ class Builder {
     next_ = 1;
     build(root);
     bvh.nodes.resize(next_.load());
-    bvh.nodes.shrink_to_fit();
+    // No shrink_to_fit: the unused tail (about a fifth) is never touched
+    // again, while a shrink would copy every node into fresh pages. Callers
+    // that collapse the tree drop it anyway.
     bvh.prim_ids.resize(n);
     for (std::size_t i = 0; i < n; ++i) bvh.prim_ids[i] = refs_[i].id;
     return bvh;
@@ -362,8 +367,8 @@ class Builder {
       return static_cast<std::uint32_t>(f[best_axis]) <= best_bin;
     };
     left = right = Bounds4{};
-    PrimRef* i = refs_.data() + task.begin;
-    PrimRef* j = refs_.data() + task.end;
+    PrimRef* i = refs_.get() + task.begin;
+    PrimRef* j = refs_.get() + task.end;
     for (;;) {
       while (i < j && goes_left(*i)) left.add(*i++);
       while (i < j && !goes_left(j[-1])) right.add(*--j);
@@ -374,7 +379,7 @@ class Builder {
       left.add(*i++);
       right.add(*j);
     }
-    return static_cast<std::uint32_t>(i - refs_.data());
+    return static_cast<std::uint32_t>(i - refs_.get());
   }
 
   // The SAH split of a small range (count <= kSweepMax) by an exact sweep:
@@ -387,7 +392,7 @@ class Builder {
                             const Aabb& centroid_bounds, float& best_cost,
                             Bounds4& left, Bounds4& right) {
     const std::uint32_t count = task.end - task.begin;
-    PrimRef* p = refs_.data() + task.begin;
+    PrimRef* p = refs_.get() + task.begin;
     const float inv_area = 1.0f / std::max(bounds.half_area(), 1e-30f);
     std::uint8_t order[3][kSweepMax];
     float right_area[kSweepMax];
@@ -456,8 +461,8 @@ class Builder {
     if (extent.y > extent[axis]) axis = 1;
     if (extent.z > extent[axis]) axis = 2;
     const std::uint32_t mid = task.begin + (task.end - task.begin) / 2;
-    std::nth_element(refs_.data() + task.begin, refs_.data() + mid,
-                     refs_.data() + task.end,
+    std::nth_element(refs_.get() + task.begin, refs_.get() + mid,
+                     refs_.get() + task.end,
                      [&](const PrimRef& a, const PrimRef& b) {
                        const float ca = a.center[axis];
                        const float cb = b.center[axis];
@@ -469,7 +474,7 @@ class Builder {
   std::span<const Aabb> boxes_;
   std::span<const glm::vec3> centers_;
   BvhConfig config_;
-  std::vector<PrimRef> refs_;
+  std::unique_ptr<PrimRef[]> refs_;
   BvhNode* nodes_ = nullptr;
   std::atomic<std::uint32_t> next_{0};
 };
