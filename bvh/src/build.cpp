@@ -287,9 +287,16 @@ class Builder {
     // written when its first primitive arrives and read only when its
     // count is not 0. Most calls are on small ranges, where clearing
     // 3 x 64 whole bins would cost more than the binning.
+    // Every bin in use starts empty, so that adding a primitive needs no
+    // branch on whether it is the bin's first (that branch mispredicts on
+    // the small ranges that make most calls).
     Bin bins[3][64];
     for (int axis = 0; axis < 3; ++axis) {
-      for (std::uint32_t b = 0; b < nbins; ++b) bins[axis][b].count = 0;
+      for (std::uint32_t b = 0; b < nbins; ++b) {
+        bins[axis][b].lo = V4::splat(kInfinity);
+        bins[axis][b].hi = V4::splat(-kInfinity);
+        bins[axis][b].count = 0;
+      }
     }
     for (std::uint32_t i = task.begin; i < task.end; ++i) {
       const PrimRef& r = refs_[i];
@@ -298,13 +305,9 @@ class Builder {
       bins_of(r.center, lo, sc, last, f);
       for (int axis = 0; axis < 3; ++axis) {
         Bin& b = bins[axis][static_cast<std::uint32_t>(f[axis])];
-        if (b.count++ == 0) {
-          b.lo = plo;
-          b.hi = phi;
-        } else {
-          b.lo = min(b.lo, plo);
-          b.hi = max(b.hi, phi);
-        }
+        ++b.count;
+        b.lo = min(b.lo, plo);
+        b.hi = max(b.hi, phi);
       }
     }
     int best_axis = -1;
