@@ -1,5 +1,5 @@
 // The Picker's state and its private steps, shared by picker.cpp and
-// select.cpp (and read by the library's tests through PickerInternals).
+// select.cpp (and read by the library's tests, tests/support/picker_access.h).
 // Private to the library.
 #pragma once
 
@@ -138,12 +138,6 @@ class Picker::Impl {
   double sah_built_ = 0.0;
   double sah_sum_ = 0.0;
   glm::vec3 pad_centre_{0.0f};
-};
-
-// What the library's tests read of a Picker: its state, as picker.cpp
-// keeps it.
-struct PickerInternals {
-  static const Picker::Impl& of(const Picker& picker) { return *picker.impl_; }
 };
 
 }  // namespace raypick

@@ -103,13 +103,6 @@ class WideBvh {
   std::uint32_t prim_id(std::uint32_t entry) const {
     return prim_ids_.empty() ? entry : prim_ids_[entry];
   }
-  // Where the refits find things: entry e's leaf node and slot; a node's
-  // parent node and the slot that points at it (the root: itself, 0).
-  std::uint32_t entry_node(std::uint32_t e) const { return entry_node_[e]; }
-  int entry_slot(std::uint32_t e) const { return entry_slot_[e]; }
-  std::uint32_t parent(std::uint32_t node) const { return parent_[node]; }
-  int parent_slot(std::uint32_t node) const { return parent_slot_[node]; }
-
   // Declares that the caller has renumbered its primitives in entry order
   // (primitive e is entry e from here on) and frees the id array.
   void number_by_entry() { prim_ids_ = {}; }
@@ -197,10 +190,15 @@ class WideBvh {
            entry_slot_[e - 1] != entry_slot_[e];
   }
 
+  friend struct WideBvhInternals;  // tests/support/bvh_oracle.h
+
   std::vector<WideNode> nodes_;
   // Empty means the identity (entry e is primitive e), which saves the
   // array for a caller that numbers its primitives in entry order.
   std::vector<std::uint32_t> prim_ids_;
+  // Where the refits find things: each node's parent node and the slot in
+  // it that points at the node (the root: itself, 0); each entry's leaf
+  // node and slot.
   std::vector<std::uint32_t> parent_;
   std::vector<std::uint8_t> parent_slot_;
   std::vector<std::uint32_t> entry_node_;

@@ -4,8 +4,6 @@
 #include "test_util.h"
 #include "support/bvh_oracle.h"
 
-#include "wide_bvh.h"
-
 #include "raypick/core/ray_box.h"
 
 #include <algorithm>
@@ -133,14 +131,14 @@ void check_wide(const WideBvh& w, const std::vector<Aabb>& boxes) {
         for (std::uint32_t e = n.child[s]; e < n.child[s] + n.count[s]; ++e) {
           expect.extend(boxes[w.prim_id(e)]);
           ++seen[w.prim_id(e)];
-          CHECK(w.entry_node(e) == i);
-          CHECK(w.entry_slot(e) == s);
+          CHECK(WideBvhInternals::entry_node(w, e) == i);
+          CHECK(WideBvhInternals::entry_slot(w, e) == s);
         }
       } else if (n.is_inner(s)) {
         REQUIRE(n.child[s] > i);
         expect = nodes[n.child[s]].box();
-        CHECK(w.parent(n.child[s]) == i);
-        CHECK(w.parent_slot(n.child[s]) == s);
+        CHECK(WideBvhInternals::parent(w, n.child[s]) == i);
+        CHECK(WideBvhInternals::parent_slot(w, n.child[s]) == s);
       }
       CHECK(n.slot_box(s) == expect);
     }

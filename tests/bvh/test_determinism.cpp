@@ -3,7 +3,7 @@
 // the same hits, bit for bit.
 #include "test_util.h"
 
-#include "picker_impl.h"
+#include "support/picker_access.h"
 #include "raypick/bvh/picker.h"
 #include "scene_gen.h"
 

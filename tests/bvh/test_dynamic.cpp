@@ -3,7 +3,7 @@
 #include "test_util.h"
 
 #include "embree_scene.h"
-#include "picker_impl.h"
+#include "support/picker_access.h"
 #include "raypick/bvh/picker.h"
 #include "scene_gen.h"
 #include "validate.h"

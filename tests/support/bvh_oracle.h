@@ -1,8 +1,10 @@
-// What the tests measure of the library's binary BVH (bvh/src/binary_bvh.h),
-// which production only collapses into the wide tree.
+// What the tests measure of the library's private trees (bvh/src): the
+// binary BVH's statistics (production only collapses it into the wide
+// tree) and the wide tree's bookkeeping.
 #pragma once
 
 #include "binary_bvh.h"
+#include "wide_bvh.h"
 
 #include <algorithm>
 #include <vector>
@@ -47,3 +49,17 @@ inline BvhStats binary_stats(const Bvh& bvh, const BvhConfig& config = {}) {
 }
 
 }  // namespace raypick::test
+
+namespace raypick {
+
+// Declared a friend by WideBvh: where its refits find things.
+struct WideBvhInternals {
+  // Entry e's leaf node and slot.
+  static std::uint32_t entry_node(const WideBvh& w, std::uint32_t e) { return w.entry_node_[e]; }
+  static int entry_slot(const WideBvh& w, std::uint32_t e) { return w.entry_slot_[e]; }
+  // A node's parent node and the slot in it that points at the node.
+  static std::uint32_t parent(const WideBvh& w, std::uint32_t n) { return w.parent_[n]; }
+  static int parent_slot(const WideBvh& w, std::uint32_t n) { return w.parent_slot_[n]; }
+};
+
+}  // namespace raypick

@@ -301,7 +301,7 @@ class Picker {
 
  private:
   class Impl;  // bvh/src/picker_impl.h
-  friend struct PickerInternals;  // the library's tests' view of Impl
+  friend struct PickerInternals;  // the library's own tests read Impl
   std::unique_ptr<Impl> impl_;
 };
 
