@@ -2,6 +2,8 @@
 
 #include "embree_util.h"
 
+#include "raypick/core/obb.h"
+
 #include <embree3/rtcore.h>
 
 #include <glm/ext/matrix_double4x4.hpp>
@@ -30,17 +32,10 @@ RTCScene make_child(RTCDevice device, std::span<const glm::vec3> positions,
                              RTC_SCENE_FLAG_ROBUST, RTC_BUILD_QUALITY_MEDIUM);
 }
 
-// The 12 triangles of a box, vertex bit k = coordinate on axis k.
+// The box as core's 12 triangles.
 RTCScene make_box_child(RTCDevice device, const Aabb& box) {
-  std::vector<glm::vec3> p(8);
-  for (int i = 0; i < 8; ++i) {
-    p[i] = {(i & 1) ? box.max.x : box.min.x, (i & 2) ? box.max.y : box.min.y,
-            (i & 4) ? box.max.z : box.min.z};
-  }
-  const std::vector<glm::uvec3> tris = {
-      {0, 2, 1}, {1, 2, 3}, {4, 5, 6}, {5, 7, 6}, {0, 1, 4}, {1, 5, 4},
-      {2, 6, 3}, {3, 6, 7}, {0, 4, 2}, {2, 4, 6}, {1, 3, 5}, {3, 7, 5}};
-  return make_child(device, p, tris);
+  const Mesh m = box_mesh(box);
+  return make_child(device, m.positions, m.triangles);
 }
 
 }  // namespace
@@ -86,8 +81,7 @@ RTCScene make_triangle_scene(RTCDevice device,
 }
 
 bool instance_invertible(const glm::mat4& matrix) {
-  const double det = glm::determinant(glm::dmat3{glm::dmat4{matrix}});
-  return std::isfinite(det) && det != 0.0;
+  return is_invertible(glm::mat4x3{matrix});
 }
 
 RTCGeometry attach_instance(RTCDevice device, RTCScene top, RTCScene child,

@@ -2,7 +2,7 @@
 // and tests. Lives in apps/, never in core, bvh or loaders.
 #pragma once
 
-#include "raypick/bvh/picker.h"
+#include "raypick/core/pick_mode.h"
 #include "raypick/core/hit.h"
 #include "raypick/core/ray.h"
 #include "raypick/core/scene.h"

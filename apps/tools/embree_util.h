@@ -21,8 +21,8 @@ RTCScene make_triangle_scene(RTCDevice device,
                              std::span<const glm::uvec3> triangles,
                              RTCSceneFlags flags, RTCBuildQuality quality);
 
-// Whether Embree can instance under `matrix`: its upper 3x3 has a finite,
-// non-zero determinant (computed in double).
+// Whether Embree can instance under `matrix`: core's is_invertible, the
+// test by which raypick never hits a singular object.
 bool instance_invertible(const glm::mat4& matrix);
 
 // A committed instance of `child` under `matrix`, attached to `top` as

@@ -32,9 +32,9 @@
 #include "embree_bench.h"
 #include "scene_gen.h"
 
-#include "raypick/bvh/bvh.h"
+#include "binary_bvh.h"
 #include "raypick/bvh/picker.h"
-#include "raypick/bvh/wide_bvh.h"
+#include "wide_bvh.h"
 #include "raypick/core/obb.h"
 #include "raypick/core/ray_triangle.h"
 #include "raypick/loaders/load.h"
@@ -521,7 +521,7 @@ void run_scene(const std::string& name, const Scene& scene, bool mesh_mode,
   }
   // Bytes the refit must touch at least: read each object record (64) and
   // write its leaf copy (64), read and write every node (256 each).
-  const std::size_t node_bytes = rep.top.nodes.size() * sizeof(WideNode);
+  const std::size_t node_bytes = rep.top.nodes().size() * sizeof(WideNode);
   const std::size_t touched = n * 64 + n * 64 + 2 * node_bytes;
   std::vector<char> src(touched / 2), dst(touched / 2);
   std::memset(src.data(), 1, src.size());
@@ -547,7 +547,7 @@ void run_scene(const std::string& name, const Scene& scene, bool mesh_mode,
               double(rss2 - rss1) / double(n));
   std::printf("    design floor: nodes %.1f (%zu nodes of 256 bytes, %.2f of 8 slots used) + leaf "
               "copy 64 + object record 64 = %.1f\n",
-              double(node_bytes) / double(n), rep.top.nodes.size(),
+              double(node_bytes) / double(n), rep.top.nodes().size(),
               double(top_stats.leaves + top_stats.nodes - 1) / double(top_stats.nodes),
               (double(node_bytes) + 128.0 * double(n)) / double(n));
 

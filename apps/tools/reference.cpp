@@ -1,5 +1,7 @@
 #include "reference.h"
 
+#include "raypick/core/obb.h"
+
 #include <glm/geometric.hpp>
 #include <glm/matrix.hpp>
 
@@ -43,11 +45,9 @@ SceneReference::SceneReference(const Scene& scene) : scene_(&scene) {
     Obj o{};
     o.mesh = obj.mesh;
     const Aabb local = scene.meshes[obj.mesh].triangle_bounds();
-    const glm::dmat3 m{glm::mat3{obj.matrix}};
-    const double det = glm::determinant(m);
-    o.hittable = !local.empty() && std::isfinite(det) && det != 0.0;
+    o.hittable = !local.empty() && is_invertible(glm::mat4x3{obj.matrix});
     if (o.hittable) {
-      o.linear = glm::inverse(m);
+      o.linear = glm::inverse(glm::dmat3{glm::mat3{obj.matrix}});
       o.origin = glm::dvec3{glm::vec3{obj.matrix[3]}};
       o.min = glm::dvec3{local.min};
       o.max = glm::dvec3{local.max};

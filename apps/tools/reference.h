@@ -51,7 +51,6 @@ class SceneReference {
 
   std::size_t object_count() const { return objects_.size(); }
   std::size_t triangle_count(std::uint32_t object) const;
-  bool hittable(std::uint32_t object) const { return objects_[object].hittable; }
 
   // The ray is carried into the object's frame in double, the object's
   // translation subtracted first, so the reference is as exact far from the

@@ -12,18 +12,7 @@
 
 namespace raypick::tools {
 
-Mesh unit_cube_mesh() {
-  Mesh m;
-  for (int i = 0; i < 8; ++i) {
-    m.positions.push_back({(i & 1) ? 0.5f : -0.5f, (i & 2) ? 0.5f : -0.5f,
-                           (i & 4) ? 0.5f : -0.5f});
-  }
-  // Two triangles per face; vertex bit k is the coordinate on axis k.
-  m.triangles = {{0, 2, 1}, {1, 2, 3}, {4, 5, 6}, {5, 7, 6},
-                 {0, 1, 4}, {1, 5, 4}, {2, 6, 3}, {3, 6, 7},
-                 {0, 4, 2}, {2, 4, 6}, {1, 3, 5}, {3, 7, 5}};
-  return m;
-}
+Mesh unit_cube_mesh() { return box_mesh(Aabb{glm::vec3{-0.5f}, glm::vec3{0.5f}}); }
 
 namespace {
 

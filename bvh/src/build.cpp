@@ -1,6 +1,7 @@
-#include "raypick/bvh/bvh.h"
+#include "binary_bvh.h"
 
 #include "raypick/core/assert.h"
+#include "raypick/core/ray.h"
 
 #include <tbb/task_group.h>
 
@@ -490,56 +491,6 @@ Bvh build_bvh(std::span<const Aabb> boxes, std::span<const glm::vec3> centers,
                  "one center per box is required");
   RAYPICK_ASSERT(config.max_leaf_size >= 1, "max_leaf_size must be >= 1");
   return Builder(boxes, centers, config).run();
-}
-
-BvhStats Bvh::stats(const BvhConfig& config) const {
-  BvhStats s;
-  if (nodes.empty()) return s;
-  s.nodes = nodes.size();
-  s.primitives = prim_ids.size();
-  s.min_leaf_size = ~0u;
-  const double root_area = std::max(nodes[0].bounds.half_area(), 1e-30f);
-  struct Item {
-    std::uint32_t node;
-    int depth;
-  };
-  std::vector<Item> todo{{0, 0}};
-  while (!todo.empty()) {
-    const Item it = todo.back();
-    todo.pop_back();
-    const BvhNode& n = nodes[it.node];
-    const double rel = n.bounds.half_area() / root_area;
-    s.max_depth = std::max(s.max_depth, it.depth);
-    if (n.is_leaf()) {
-      ++s.leaves;
-      s.min_leaf_size = std::min(s.min_leaf_size, n.count);
-      s.max_leaf_size = std::max(s.max_leaf_size, n.count);
-      s.sah_cost += config.intersection_cost * n.count * rel;
-    } else {
-      s.sah_cost += config.traversal_cost * rel;
-      todo.push_back({n.index, it.depth + 1});
-      todo.push_back({n.index + 1, it.depth + 1});
-    }
-  }
-  s.mean_leaf_size = static_cast<double>(s.primitives) /
-                     static_cast<double>(s.leaves);
-  return s;
-}
-
-void Bvh::refit(std::span<const Aabb> boxes) {
-  for (std::size_t i = nodes.size(); i-- > 0;) {
-    BvhNode& n = nodes[i];
-    Aabb b;
-    if (n.is_leaf()) {
-      for (std::uint32_t k = 0; k < n.count; ++k) {
-        b.extend(boxes[prim_ids[n.index + k]]);
-      }
-    } else {
-      b = nodes[n.index].bounds;
-      b.extend(nodes[n.index + 1].bounds);
-    }
-    n.bounds = b;
-  }
 }
 
 }  // namespace raypick

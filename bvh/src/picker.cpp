@@ -1,4 +1,4 @@
-#include "raypick/bvh/picker.h"
+#include "picker_impl.h"
 
 #include "raypick/core/assert.h"
 #include "raypick/core/ray_triangle.h"
@@ -89,17 +89,16 @@ bool better_in_object(float t, std::uint32_t tri, const Hit& best) {
 
 }  // namespace
 
-Picker::Picker(const Scene& scene, const PickerConfig& config)
-    : config_(config) {
+void Picker::Impl::load(const Scene& scene) {
   RAYPICK_ASSERT(validate_scene(scene).empty(), "scene is not valid");
   meshes_.reserve(scene.meshes.size());
-  for (const Mesh& m : scene.meshes) add_mesh(m.positions, m.triangles);
+  for (const Mesh& m : scene.meshes) add_mesh(m.positions, m.triangles, Storage::kCopy);
   objects_.reserve(scene.objects.size());
-  for (const Object& o : scene.objects) add_object(o.mesh, o.matrix, o.mask);
+  for (const Object& o : scene.objects) add_object(o.mesh, o.matrix, o.mask, nullptr);
   commit(CommitMode::kRebuild);
 }
 
-std::uint32_t Picker::add_mesh(std::span<const glm::vec3> positions,
+std::uint32_t Picker::Impl::add_mesh(std::span<const glm::vec3> positions,
                                std::span<const glm::uvec3> triangles,
                                Storage storage) {
   MeshAccel& m = meshes_.emplace_back();
@@ -121,7 +120,7 @@ std::uint32_t Picker::add_mesh(std::span<const glm::vec3> positions,
   return static_cast<std::uint32_t>(meshes_.size() - 1);
 }
 
-std::uint32_t Picker::add_object(std::uint32_t mesh, const glm::mat4& matrix,
+std::uint32_t Picker::Impl::add_object(std::uint32_t mesh, const glm::mat4& matrix,
                                  std::uint32_t mask, void* user_data) {
   RAYPICK_ASSERT(mesh < meshes_.size(), "mesh id out of range");
   ObjectRec& o = objects_.emplace_back();
@@ -138,14 +137,14 @@ std::uint32_t Picker::add_object(std::uint32_t mesh, const glm::mat4& matrix,
   return id;
 }
 
-void Picker::remove_object(std::uint32_t id) {
+void Picker::Impl::remove_object(std::uint32_t id) {
   RAYPICK_ASSERT(id < objects_.size() && objects_[id].alive,
                  "object id out of range or already removed");
   objects_[id].alive = false;
   structure_dirty_ = true;
 }
 
-void Picker::set_matrix(std::uint32_t id, const glm::mat4& matrix) {
+void Picker::Impl::set_matrix(std::uint32_t id, const glm::mat4& matrix) {
   RAYPICK_ASSERT(id < objects_.size() && objects_[id].alive,
                  "object id out of range or removed");
   ObjectRec& o = objects_[id];
@@ -164,15 +163,15 @@ void Picker::set_matrix(std::uint32_t id, const glm::mat4& matrix) {
   }
 }
 
-Obb Picker::make_obb(const ObjectRec& o) const {
+Obb Picker::Impl::make_obb(const ObjectRec& o) const {
   return Obb::make(meshes_[o.mesh].bounds, glm::mat4(o.to_world));
 }
 
-Aabb Picker::padded_box(const ObjectRec& o) const {
+Aabb Picker::Impl::padded_box(const ObjectRec& o) const {
   return pad(transform_aabb(o.to_world, meshes_[o.mesh].bounds), pad_centre_);
 }
 
-Aabb Picker::make_leaf(std::uint32_t id, LeafObb& l) const {
+Aabb Picker::Impl::make_leaf(std::uint32_t id, LeafObb& l) const {
   // As make_obb() and padded_world_box(), without the Obb's full matrices:
   // this runs for every object at a build and every moved one at commit.
   const ObjectRec& o = objects_[id];
@@ -183,13 +182,13 @@ Aabb Picker::make_leaf(std::uint32_t id, LeafObb& l) const {
   return invertible ? padded_box(o) : Aabb{};
 }
 
-void Picker::set_mask(std::uint32_t id, std::uint32_t mask) {
+void Picker::Impl::set_mask(std::uint32_t id, std::uint32_t mask) {
   RAYPICK_ASSERT(id < objects_.size(), "object id out of range");
   objects_[id].mask = mask;
   if (objects_[id].prim != kInvalidId) leaf_[objects_[id].prim].mask = mask;
 }
 
-void Picker::build_mesh_bvhs() {
+void Picker::Impl::build_mesh_bvhs() {
   if (!config_.mesh_mode) return;
   std::vector<bool> used(meshes_.size(), false);
   for (const ObjectRec& o : objects_) used[o.mesh] = used[o.mesh] || o.alive;
@@ -205,9 +204,9 @@ void Picker::build_mesh_bvhs() {
       centers[t] = b.center();
     }
     m.bvh = WideBvh::collapse(build_bvh(boxes, centers, config_.mesh));
-    m.verts.resize(m.bvh.prim_ids.size());
+    m.verts.resize(m.bvh.entry_count());
     for (std::size_t e = 0; e < m.verts.size(); ++e) {
-      const glm::uvec3& t = m.triangles[m.bvh.prim_ids[e]];
+      const glm::uvec3& t = m.triangles[m.bvh.prim_id(static_cast<std::uint32_t>(e))];
       m.verts[e] = {m.positions[t.x], m.positions[t.y], m.positions[t.z]};
     }
     m.bvh_built = true;
@@ -215,13 +214,13 @@ void Picker::build_mesh_bvhs() {
 }
 
 
-double Picker::sah_cost() const {
+double Picker::Impl::sah_cost() const {
   if (top_.empty()) return 0.0;
   // The root's own term moves with its area; the rest is the tracked sum.
   return sah_sum_ / std::max(double(top_.bounds().half_area()), 1e-30);
 }
 
-void Picker::rebuild() {
+void Picker::Impl::rebuild() {
   // The padding's centre, as padding_centre() over the live objects.
   CentreSum centre;
   for (const ObjectRec& o : objects_) {
@@ -249,45 +248,38 @@ void Picker::rebuild() {
   top_ = WideBvh::collapse(build_bvh(boxes, centers, config_.top));
   // Renumber the primitives in the tree's entry order, so that a refit's
   // sweep reads the boxes front to back: from here on prim == entry.
-  const std::size_t n = top_.prim_ids.size();
+  const std::size_t n = top_.entry_count();
   std::vector<LeafObb> by_entry(n);  // allocated at its size: no shrink copy
   for (std::uint32_t e = 0; e < n; ++e) {
-    const std::uint32_t prim = top_.prim_ids[e];
+    const std::uint32_t prim = top_.prim_id(e);
     by_entry[e] = leaves[prim];
     objects_[leaves[prim].object].prim = e;
   }
   leaf_ = std::move(by_entry);
-  top_.prim_ids = {};  // the identity from here on
+  top_.number_by_entry();
   moved_.assign(n, 0);
   sah_sum_ = top_.sah_sum(config_.top);
   sah_built_ = sah_cost();
   ++rebuilds_;
 }
 
-Aabb Picker::update_entry(std::uint32_t e, std::uint32_t id) {
+Aabb Picker::Impl::update_entry(std::uint32_t e, std::uint32_t id) {
   moved_[e] = 0;
   return make_leaf(id, leaf_[e]);
 }
 
-Aabb Picker::entry_box(std::uint32_t e) const {
+Aabb Picker::Impl::entry_box(std::uint32_t e) const {
   const LeafObb& l = leaf_[e];
   return l.mesh == kInvalidId ? Aabb{} : padded_box(objects_[l.object]);
 }
 
-Aabb Picker::slot_box(const WideNode& n, int slot) const {
-  Aabb b;
-  for (std::uint32_t e = n.child[slot]; e < n.child[slot] + n.count[slot]; ++e) {
-    b.extend(entry_box(e));
-  }
-  return b;
-}
-
-std::size_t Picker::refit_moved(std::span<const std::uint32_t> moved) {
-  const std::size_t n = top_.nodes.size();
+std::size_t Picker::Impl::refit_moved(std::span<const std::uint32_t> moved) {
+  const std::size_t n = top_.nodes().size();
   if (n == 0) return 0;
   // Walking up costs about depth slots per moved object; past that, one
   // bottom-up sweep is cheaper and touches each node once.
   const std::size_t depth = static_cast<std::size_t>(std::bit_width(n));
+  auto box = [&](std::uint32_t e) { return entry_box(e); };
   if (moved.size() * depth < n) {
     std::vector<std::uint32_t> entries;
     entries.reserve(moved.size());
@@ -298,58 +290,32 @@ std::size_t Picker::refit_moved(std::span<const std::uint32_t> moved) {
     }
     // The SAH sum follows each box change, so commit() compares the
     // tree's cost with the built one without an O(n) pass.
-    return top_.refit_entries_with(
-        entries, [&](const WideNode& node, int slot) { return slot_box(node, slot); },
-        config_.top, [&](double weight, double old_area, double new_area) {
-          sah_sum_ += weight * (new_area - old_area);
-        });
+    return top_.refit_path(entries, box, config_.top,
+                           [&](double weight, double old_area, double new_area) {
+                             sah_sum_ += weight * (new_area - old_area);
+                           });
   }
-  // Many moved: take the entries in order, so the leaf copies are written
-  // front to back and only the objects are read out of order, and set the
-  // boxes of the leaf slots holding moved entries; on all cores when there
-  // are many. Ranges are moved to slot boundaries, so that each slot's
-  // entries belong to one range only.
+  // Many moved: the sweep takes the entries in order, so the leaf copies
+  // are written front to back and only the objects are read out of order
+  // (prefetched a few entries ahead).
   const std::size_t entries = leaf_.size();
-  auto first_of_slot = [&](std::size_t e) {
-    return e == 0 || e == entries || top_.entry_node[e - 1] != top_.entry_node[e] ||
-           top_.entry_slot[e - 1] != top_.entry_slot[e];
-  };
-  auto update_range = [&](std::size_t begin, std::size_t end) {
-    while (!first_of_slot(begin)) ++begin;
-    while (!first_of_slot(end)) ++end;
-    constexpr std::size_t kAhead = 16;  // object reads in flight
-    for (std::size_t e = begin; e < end; ++e) {
-      if (e + kAhead < end && moved_[e + kAhead] != 0) {
-        wide_detail::prefetch(&objects_[leaf_[e + kAhead].object]);
-      }
-      if (!first_of_slot(e)) continue;
-      // The slot's entries, found from the entry arrays (read in order)
-      // rather than the node (a cache miss).
-      std::size_t last = e + 1;
-      bool any = moved_[e] != 0;
-      for (; !first_of_slot(last); ++last) any = any || moved_[last] != 0;
-      if (!any) continue;
-      Aabb box;
-      for (std::size_t k = e; k < last; ++k) {
-        const auto entry = static_cast<std::uint32_t>(k);
-        box.extend(moved_[k] != 0 ? update_entry(entry, leaf_[k].object) : entry_box(entry));
-      }
-      top_.nodes[top_.entry_node[e]].set_slot_box(top_.entry_slot[e], box);
-    }
-  };
-  if (entries >= 65536) {
-    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, entries, 16384),
-                      [&](const tbb::blocked_range<std::size_t>& r) {
-                        update_range(r.begin(), r.end());
-                      });
-  } else {
-    update_range(0, entries);
-  }
-  sah_sum_ = top_.refit_inner(config_.top);
-  return n;
+  constexpr std::size_t kAhead = 16;  // object reads in flight
+  const WideBvh::SweepResult r = top_.refit_sweep(
+      [&](std::uint32_t e) {
+        if (e + kAhead < entries && moved_[e + kAhead] != 0) {
+          wide_detail::prefetch(&objects_[leaf_[e + kAhead].object]);
+        }
+        return moved_[e] != 0;
+      },
+      [&](std::uint32_t e) {
+        return moved_[e] != 0 ? update_entry(e, leaf_[e].object) : entry_box(e);
+      },
+      config_.top);
+  sah_sum_ = r.sah_sum;
+  return r.slots;
 }
 
-CommitStats Picker::commit(CommitMode mode) {
+CommitStats Picker::Impl::commit(CommitMode mode) {
   CommitStats s;
   build_mesh_bvhs();
   if (mode == CommitMode::kRebuild || structure_dirty_ || !committed_) {
@@ -357,7 +323,7 @@ CommitStats Picker::commit(CommitMode mode) {
     s.rebuilt = true;
   } else if (!dirty_.empty()) {
     s.moved = dirty_.size();
-    s.nodes_updated = refit_moved(dirty_);
+    s.slots_updated = refit_moved(dirty_);
     s.refitted = true;
     ++refits_;
     if (mode == CommitMode::kAuto &&
@@ -373,7 +339,6 @@ CommitStats Picker::commit(CommitMode mode) {
   s.sah_cost_built = sah_built_;
   s.rebuilds = rebuilds_;
   s.refits = refits_;
-  last_commit_ = s;
   return s;
 }
 
@@ -394,7 +359,7 @@ Ray traversal_ray(const RayD& ray) { return to_float(ray); }
 // kAny): the OBB test on the leaf's own copy of the object's frame, or the
 // object's triangles.
 template <bool kAny, class R>
-RAYPICK_HOT_INLINE Hit Picker::leaf_hit(const LeafObb& leaf, const R& ray, float tmax,
+RAYPICK_HOT_INLINE Hit Picker::Impl::leaf_hit(const LeafObb& leaf, const R& ray, float tmax,
                      PickMode mode) const {
   if (mode == PickMode::kMesh) return mesh_hit<kAny>(leaf, ray, tmax);
   Hit best;
@@ -410,7 +375,7 @@ RAYPICK_HOT_INLINE Hit Picker::leaf_hit(const LeafObb& leaf, const R& ray, float
 // The nearest triangle hit on one object with t <= tmax (any hit when
 // kAny), the ray carried into the mesh's frame by the leaf's frame.
 template <bool kAny, class R>
-Hit Picker::mesh_hit(const LeafObb& leaf, const R& ray, float tmax) const {
+Hit Picker::Impl::mesh_hit(const LeafObb& leaf, const R& ray, float tmax) const {
   Hit best;
   if (leaf.mesh == kInvalidId) return best;  // singular matrix
   const MeshAccel& mesh = meshes_[leaf.mesh];
@@ -426,7 +391,7 @@ Hit Picker::mesh_hit(const LeafObb& leaf, const R& ray, float tmax) const {
     const std::array<glm::vec3, 3>& v = mesh.verts[entry];
     const TriangleHit h =
         intersect_triangle(tri_ray, v[0], v[1], v[2], local.tmin, local_tmax);
-    const std::uint32_t tri = mesh.bvh.prim_ids[entry];
+    const std::uint32_t tri = mesh.bvh.prim_id(entry);
     if (!h.hit || !better_in_object(h.t, tri, best)) return false;
     best.object = id;
     best.t = h.t;
@@ -440,7 +405,7 @@ Hit Picker::mesh_hit(const LeafObb& leaf, const R& ray, float tmax) const {
 }
 
 template <class R>
-RAYPICK_HOT_INLINE bool Picker::closest_leaf(std::uint32_t entry, const R& ray,
+RAYPICK_HOT_INLINE bool Picker::Impl::closest_leaf(std::uint32_t entry, const R& ray,
                           const QueryOptions& options, float& tmax,
                           Hit& best) const {
   const LeafObb& leaf = leaf_[entry];
@@ -456,7 +421,7 @@ RAYPICK_HOT_INLINE bool Picker::closest_leaf(std::uint32_t entry, const R& ray,
 }
 
 template <class R>
-PickResult Picker::intersect_impl(const R& ray, const QueryOptions& options) const {
+PickResult Picker::Impl::intersect_impl(const R& ray, const QueryOptions& options) const {
   RAYPICK_ASSERT(is_valid(ray), "ray must be finite with non-zero direction");
   RAYPICK_ASSERT(!structure_dirty_ && dirty_.empty(),
                  "commit() the picker before querying it");
@@ -467,15 +432,9 @@ PickResult Picker::intersect_impl(const R& ray, const QueryOptions& options) con
   return r;
 }
 
-PickResult Picker::intersect_stats(const Ray& ray, const QueryOptions& options) const {
-  return intersect_impl(ray, options);
-}
-PickResult Picker::intersect_stats(const RayD& ray, const QueryOptions& options) const {
-  return intersect_impl(ray, options);
-}
 
 template <class R>
-bool Picker::occluded_impl(const R& ray, const QueryOptions& options) const {
+bool Picker::Impl::occluded_impl(const R& ray, const QueryOptions& options) const {
   RAYPICK_ASSERT(is_valid(ray), "ray must be finite with non-zero direction");
   RAYPICK_ASSERT(!structure_dirty_ && dirty_.empty(),
                  "commit() the picker before querying it");
@@ -489,15 +448,9 @@ bool Picker::occluded_impl(const R& ray, const QueryOptions& options) const {
   return found;
 }
 
-bool Picker::occluded(const Ray& ray, const QueryOptions& options) const {
-  return occluded_impl(ray, options);
-}
-bool Picker::occluded(const RayD& ray, const QueryOptions& options) const {
-  return occluded_impl(ray, options);
-}
 
 template <class R>
-std::vector<Hit> Picker::intersect_all_impl(const R& ray, const QueryOptions& options,
+std::vector<Hit> Picker::Impl::intersect_all_impl(const R& ray, const QueryOptions& options,
                                             std::size_t limit) const {
   RAYPICK_ASSERT(is_valid(ray), "ray must be finite with non-zero direction");
   RAYPICK_ASSERT(!structure_dirty_ && dirty_.empty(),
@@ -515,17 +468,9 @@ std::vector<Hit> Picker::intersect_all_impl(const R& ray, const QueryOptions& op
   return hits;
 }
 
-std::vector<Hit> Picker::intersect_all(const Ray& ray, const QueryOptions& options,
-                                       std::size_t limit) const {
-  return intersect_all_impl(ray, options, limit);
-}
-std::vector<Hit> Picker::intersect_all(const RayD& ray, const QueryOptions& options,
-                                       std::size_t limit) const {
-  return intersect_all_impl(ray, options, limit);
-}
 
 template <class R>
-std::vector<Hit> Picker::intersect_batch_impl(std::span<const R> rays,
+std::vector<Hit> Picker::Impl::intersect_batch_impl(std::span<const R> rays,
                                               const QueryOptions& options) const {
   RAYPICK_ASSERT(!structure_dirty_ && dirty_.empty(),
                  "commit() the picker before querying it");
@@ -539,7 +484,7 @@ std::vector<Hit> Picker::intersect_batch_impl(std::span<const R> rays,
   // nothing from that and coherent rays lose (their branches no longer
   // repeat), so smaller trees take the rays one at a time.
   const std::size_t top_bytes =
-      top_.nodes.size() * sizeof(WideNode) + leaf_.size() * sizeof(LeafObb);
+      top_.nodes().size() * sizeof(WideNode) + leaf_.size() * sizeof(LeafObb);
   const bool interleave = top_bytes >= config_.batch_interleave_bytes;
   constexpr int kInFlight = 32;
   tbb::parallel_for(
@@ -582,16 +527,8 @@ std::vector<Hit> Picker::intersect_batch_impl(std::span<const R> rays,
   return out;
 }
 
-std::vector<Hit> Picker::intersect_batch(std::span<const Ray> rays,
-                                         const QueryOptions& options) const {
-  return intersect_batch_impl(rays, options);
-}
-std::vector<Hit> Picker::intersect_batch(std::span<const RayD> rays,
-                                         const QueryOptions& options) const {
-  return intersect_batch_impl(rays, options);
-}
 
-glm::vec3 Picker::world_normal(const Hit& hit) const {
+glm::vec3 Picker::Impl::world_normal(const Hit& hit) const {
   if (!hit.hit() || hit.triangle == kInvalidId) return glm::vec3{0.0f};
   const ObjectRec& obj = objects_[hit.object];
   const MeshAccel& mesh = meshes_[obj.mesh];
@@ -610,27 +547,96 @@ glm::vec3 Picker::world_normal(const Hit& hit) const {
   return len > 0.0f ? n / len : glm::vec3{0.0f};
 }
 
-Aabb Picker::world_box(std::uint32_t id) const {
+Aabb Picker::Impl::world_box(std::uint32_t id) const {
   RAYPICK_ASSERT(id < objects_.size(), "object id out of range");
   if (!objects_[id].alive) return Aabb{};
   return padded_world_box(make_obb(objects_[id]), pad_centre_);
 }
 
-std::size_t Picker::memory_bytes() const {
+std::size_t Picker::Impl::memory_bytes() const {
   auto bytes = [](const auto& v) { return v.capacity() * sizeof(v[0]); };
-  auto tree = [&](const WideBvh& w) {
-    return bytes(w.nodes) + bytes(w.prim_ids) + bytes(w.parent) +
-           bytes(w.parent_slot) + bytes(w.entry_node) + bytes(w.entry_slot);
-  };
   std::size_t n = bytes(objects_) + bytes(user_data_) + bytes(meshes_) +
-                  bytes(leaf_) + bytes(moved_) + bytes(dirty_) + tree(top_);
+                  bytes(leaf_) + bytes(moved_) + bytes(dirty_) + top_.memory_bytes();
   for (const MeshAccel& m : meshes_) {
     n += bytes(m.owned_positions) + bytes(m.owned_triangles) + bytes(m.verts) +
-         tree(m.bvh);
+         m.bvh.memory_bytes();
   }
   return n;
 }
 
-Aabb Picker::world_bounds() const { return top_.bounds(); }
+// ---- the API: each call handed to the implementation ----------------------
+
+Picker::Picker() : impl_(std::make_unique<Impl>(PickerConfig{})) {}
+Picker::Picker(const PickerConfig& config) : impl_(std::make_unique<Impl>(config)) {}
+Picker::Picker(const Scene& scene, const PickerConfig& config)
+    : impl_(std::make_unique<Impl>(config)) {
+  impl_->load(scene);
+}
+Picker::~Picker() = default;
+Picker::Picker(Picker&&) noexcept = default;
+Picker& Picker::operator=(Picker&&) noexcept = default;
+
+std::uint32_t Picker::add_mesh(std::span<const glm::vec3> positions,
+                               std::span<const glm::uvec3> triangles, Storage storage) {
+  return impl_->add_mesh(positions, triangles, storage);
+}
+std::uint32_t Picker::add_object(std::uint32_t mesh, const glm::mat4& matrix,
+                                 std::uint32_t mask, void* user_data) {
+  return impl_->add_object(mesh, matrix, mask, user_data);
+}
+void Picker::remove_object(std::uint32_t id) { impl_->remove_object(id); }
+void Picker::set_matrix(std::uint32_t id, const glm::mat4& matrix) {
+  impl_->set_matrix(id, matrix);
+}
+void Picker::set_mask(std::uint32_t id, std::uint32_t mask) { impl_->set_mask(id, mask); }
+CommitStats Picker::commit(CommitMode mode) { return impl_->commit(mode); }
+
+PickResult Picker::intersect_stats(const Ray& ray, const QueryOptions& options) const {
+  return impl_->intersect_impl(ray, options);
+}
+PickResult Picker::intersect_stats(const RayD& ray, const QueryOptions& options) const {
+  return impl_->intersect_impl(ray, options);
+}
+bool Picker::occluded(const Ray& ray, const QueryOptions& options) const {
+  return impl_->occluded_impl(ray, options);
+}
+bool Picker::occluded(const RayD& ray, const QueryOptions& options) const {
+  return impl_->occluded_impl(ray, options);
+}
+std::vector<Hit> Picker::intersect_all(const Ray& ray, const QueryOptions& options,
+                                       std::size_t limit) const {
+  return impl_->intersect_all_impl(ray, options, limit);
+}
+std::vector<Hit> Picker::intersect_all(const RayD& ray, const QueryOptions& options,
+                                       std::size_t limit) const {
+  return impl_->intersect_all_impl(ray, options, limit);
+}
+std::vector<Hit> Picker::intersect_batch(std::span<const Ray> rays,
+                                         const QueryOptions& options) const {
+  return impl_->intersect_batch_impl(rays, options);
+}
+std::vector<Hit> Picker::intersect_batch(std::span<const RayD> rays,
+                                         const QueryOptions& options) const {
+  return impl_->intersect_batch_impl(rays, options);
+}
+std::vector<std::uint32_t> Picker::select(const Frustum& region, SelectRule rule,
+                                          const QueryOptions& options) const {
+  return impl_->select(region, rule, options);
+}
+glm::vec3 Picker::world_normal(const Hit& hit) const { return impl_->world_normal(hit); }
+
+std::size_t Picker::object_count() const { return impl_->objects_.size(); }
+std::size_t Picker::mesh_count() const { return impl_->meshes_.size(); }
+bool Picker::alive(std::uint32_t id) const { return impl_->objects_[id].alive; }
+Obb Picker::obb(std::uint32_t id) const { return impl_->make_obb(impl_->objects_[id]); }
+std::uint32_t Picker::mask(std::uint32_t id) const { return impl_->objects_[id].mask; }
+void* Picker::user_data(std::uint32_t id) const {
+  return id < impl_->user_data_.size() ? impl_->user_data_[id] : nullptr;
+}
+Aabb Picker::world_box(std::uint32_t id) const { return impl_->world_box(id); }
+Aabb Picker::world_bounds() const { return impl_->top_.bounds(); }
+glm::vec3 Picker::pad_centre() const { return impl_->pad_centre_; }
+BvhStats Picker::bvh_stats() const { return impl_->top_.stats(impl_->config_.top); }
+std::size_t Picker::memory_bytes() const { return impl_->memory_bytes(); }
 
 }  // namespace raypick

@@ -1,7 +1,7 @@
 // Picker::select(): marquee selection. The top level is culled against the
 // region's planes; objects whose boxes straddle the region get exact tests
 // in double precision (core's touches() and plane tests).
-#include "raypick/bvh/picker.h"
+#include "picker_impl.h"
 
 #include <glm/geometric.hpp>
 
@@ -75,7 +75,7 @@ glm::dvec3 to_world(const glm::mat4x3& m, const glm::vec3& q) {
 
 }  // namespace
 
-bool Picker::select_entry(std::uint32_t entry, const Frustum& region,
+bool Picker::Impl::select_entry(std::uint32_t entry, const Frustum& region,
                           SelectRule rule, PickMode mode,
                           std::vector<std::uint8_t>& hittable) const {
   const LeafObb& leaf = leaf_[entry];
@@ -131,7 +131,7 @@ bool Picker::select_entry(std::uint32_t entry, const Frustum& region,
   int top = 0;
   stack[top++] = 0;
   while (top > 0) {
-    const WideNode& n = mesh.bvh.nodes[stack[--top]];
+    const WideNode& n = mesh.bvh.nodes()[stack[--top]];
     for (int s = 0; s < WideNode::kWidth; ++s) {
       if (!n.is_leaf(s) && !n.is_inner(s)) continue;
       if (outside_local(n.slot_box(s), planes)) continue;
@@ -148,7 +148,7 @@ bool Picker::select_entry(std::uint32_t entry, const Frustum& region,
   return false;
 }
 
-std::vector<std::uint32_t> Picker::select(const Frustum& region, SelectRule rule,
+std::vector<std::uint32_t> Picker::Impl::select(const Frustum& region, SelectRule rule,
                                           const QueryOptions& options) const {
   std::vector<std::uint32_t> out;
   if (top_.empty()) return out;
@@ -169,7 +169,7 @@ std::vector<std::uint32_t> Picker::select(const Frustum& region, SelectRule rule
     out.push_back(leaf_[e].object);
   };
   while (!stack.empty()) {
-    const WideNode& n = top_.nodes[stack.back()];
+    const WideNode& n = top_.nodes()[stack.back()];
     stack.pop_back();
     for (int s = 0; s < WideNode::kWidth; ++s) {
       if (!n.is_leaf(s) && !n.is_inner(s)) continue;
@@ -201,7 +201,7 @@ std::vector<std::uint32_t> Picker::select(const Frustum& region, SelectRule rule
   }
   // Subtrees inside: every entry under them.
   while (!inside.empty()) {
-    const WideNode& n = top_.nodes[inside.back()];
+    const WideNode& n = top_.nodes()[inside.back()];
     inside.pop_back();
     for (int s = 0; s < WideNode::kWidth; ++s) {
       if (n.is_inner(s)) inside.push_back(n.child[s]);

@@ -1,4 +1,4 @@
-#include "raypick/bvh/wide_bvh.h"
+#include "wide_bvh.h"
 
 #include <algorithm>
 
@@ -16,13 +16,13 @@ void clear_slot(WideNode& n, int s) {
 WideBvh WideBvh::collapse(const Bvh& bvh) {
   WideBvh w;
   if (bvh.empty()) return w;
-  w.prim_ids = bvh.prim_ids;
-  w.entry_node.assign(w.prim_ids.size(), 0);
-  w.entry_slot.assign(w.prim_ids.size(), 0);
-  w.nodes.reserve(bvh.nodes.size() / 2 + 1);
-  w.nodes.emplace_back();
-  w.parent.push_back(0);
-  w.parent_slot.push_back(0);
+  w.prim_ids_ = bvh.prim_ids;
+  w.entry_node_.assign(w.prim_ids_.size(), 0);
+  w.entry_slot_.assign(w.prim_ids_.size(), 0);
+  w.nodes_.reserve(bvh.nodes.size() / 2 + 1);
+  w.nodes_.emplace_back();
+  w.parent_.push_back(0);
+  w.parent_slot_.push_back(0);
   struct Work {
     std::uint32_t binary;
     std::uint32_t wide;
@@ -70,7 +70,7 @@ WideBvh WideBvh::collapse(const Bvh& bvh) {
       }
     }
     for (int s = 0; s < WideNode::kWidth; ++s) {
-      WideNode& n = w.nodes[job.wide];
+      WideNode& n = w.nodes_[job.wide];
       if (s >= count) {
         clear_slot(n, s);
         continue;
@@ -81,65 +81,47 @@ WideBvh WideBvh::collapse(const Bvh& bvh) {
         n.child[s] = c.index;
         n.count[s] = c.count;
         for (std::uint32_t e = c.index; e < c.index + c.count; ++e) {
-          w.entry_node[e] = job.wide;
-          w.entry_slot[e] = static_cast<std::uint8_t>(s);
+          w.entry_node_[e] = job.wide;
+          w.entry_slot_[e] = static_cast<std::uint8_t>(s);
         }
       } else {
-        const auto child = static_cast<std::uint32_t>(w.nodes.size());
+        const auto child = static_cast<std::uint32_t>(w.nodes_.size());
         n.child[s] = child;
         n.count[s] = 0;
-        // n is a reference into w.nodes: done with it before growing.
-        w.nodes.emplace_back();
-        w.parent.push_back(job.wide);
-        w.parent_slot.push_back(static_cast<std::uint8_t>(s));
+        // n is a reference into w.nodes_: done with it before growing.
+        w.nodes_.emplace_back();
+        w.parent_.push_back(job.wide);
+        w.parent_slot_.push_back(static_cast<std::uint8_t>(s));
         todo.push_back({items[s], child});
       }
     }
   }
   // The reserve above is an upper bound; most trees use far fewer nodes.
-  w.nodes.shrink_to_fit();
-  w.parent.shrink_to_fit();
-  w.parent_slot.shrink_to_fit();
+  w.nodes_.shrink_to_fit();
+  w.parent_.shrink_to_fit();
+  w.parent_slot_.shrink_to_fit();
   return w;
 }
 
-Aabb WideBvh::leaf_box(const WideNode& n, int slot,
-                       std::span<const Aabb> boxes) const {
-  Aabb b;
-  for (std::uint32_t e = n.child[slot]; e < n.child[slot] + n.count[slot]; ++e) {
-    b.extend(boxes[prim_id(e)]);
-  }
-  return b;
-}
-
-double WideBvh::refit(std::span<const Aabb> boxes, const BvhConfig& config) {
-  for (WideNode& n : nodes) {
-    for (int s = 0; s < WideNode::kWidth; ++s) {
-      if (n.is_leaf(s)) n.set_slot_box(s, leaf_box(n, s, boxes));
-    }
-  }
-  return refit_inner(config);
-}
-
 double WideBvh::refit_inner(const BvhConfig& config) {
-  if (nodes.empty()) return 0.0;
+  if (nodes_.empty()) return 0.0;
   double sah = 0.0;
   // Children come after their parents: one backward pass sees every child
   // before its parent.
-  for (std::size_t i = nodes.size(); i-- > 0;) {
-    WideNode& n = nodes[i];
+  for (std::size_t i = nodes_.size(); i-- > 0;) {
+    WideNode& n = nodes_[i];
     for (int s = 0; s < WideNode::kWidth; ++s) {
-      if (n.is_inner(s)) n.set_slot_box(s, nodes[n.child[s]].box());
+      if (n.is_inner(s)) n.set_slot_box(s, nodes_[n.child[s]].box());
       sah += slot_weight(n, s, config) * n.slot_box(s).half_area();
     }
   }
-  return sah + double(config.traversal_cost) * nodes[0].box().half_area();
+  return sah + double(config.traversal_cost) * nodes_[0].box().half_area();
 }
 
 double WideBvh::sah_sum(const BvhConfig& config) const {
-  if (nodes.empty()) return 0.0;
-  double sah = double(config.traversal_cost) * nodes[0].box().half_area();
-  for (const WideNode& n : nodes) {
+  if (nodes_.empty()) return 0.0;
+  double sah = double(config.traversal_cost) * nodes_[0].box().half_area();
+  for (const WideNode& n : nodes_) {
     for (int s = 0; s < WideNode::kWidth; ++s) {
       sah += slot_weight(n, s, config) * n.slot_box(s).half_area();
     }
@@ -147,20 +129,26 @@ double WideBvh::sah_sum(const BvhConfig& config) const {
   return sah;
 }
 
+std::size_t WideBvh::memory_bytes() const {
+  auto bytes = [](const auto& v) { return v.capacity() * sizeof(v[0]); };
+  return bytes(nodes_) + bytes(prim_ids_) + bytes(parent_) + bytes(parent_slot_) +
+         bytes(entry_node_) + bytes(entry_slot_);
+}
+
 BvhStats WideBvh::stats(const BvhConfig& config) const {
   BvhStats s;
-  if (nodes.empty()) return s;
-  s.nodes = nodes.size();
+  if (nodes_.empty()) return s;
+  s.nodes = nodes_.size();
   s.primitives = entry_count();
   s.min_leaf_size = ~0u;
-  const double root_area = double(nodes[0].box().half_area());
+  const double root_area = double(nodes_[0].box().half_area());
   // The root is always visited: traversal_cost, whatever its area.
   s.sah_cost = config.traversal_cost +
                (sah_sum(config) - config.traversal_cost * root_area) /
                    std::max(root_area, 1e-30);
-  std::vector<int> depth(nodes.size(), 0);
-  for (std::size_t i = 0; i < nodes.size(); ++i) {
-    const WideNode& n = nodes[i];
+  std::vector<int> depth(nodes_.size(), 0);
+  for (std::size_t i = 0; i < nodes_.size(); ++i) {
+    const WideNode& n = nodes_[i];
     s.max_depth = std::max(s.max_depth, depth[i]);
     for (int k = 0; k < WideNode::kWidth; ++k) {
       if (n.is_leaf(k)) {

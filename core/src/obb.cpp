@@ -7,33 +7,38 @@
 
 namespace raypick {
 
-Aabb transform_aabb_corners(const glm::mat4& m, const Aabb& local) {
-  Aabb out;
-  if (local.empty()) return out;
-  for (int i = 0; i < 8; ++i) {
-    const glm::vec3 p{(i & 1) ? local.max.x : local.min.x,
-                      (i & 2) ? local.max.y : local.min.y,
-                      (i & 4) ? local.max.z : local.min.z};
-    out.extend(glm::vec3(m * glm::vec4(p, 1.0f)));
-  }
-  return out;
+namespace {
+
+// The 3x3 part's adjugate, in double: with columns c0, c1, c2 the inverse's
+// rows are cross(c1, c2), cross(c2, c0) and cross(c0, c1) over
+// det = dot(c0, cross(c1, c2)).
+struct Adjugate {
+  glm::dvec3 rows[3];
+  double det;
+  bool invertible() const { return std::isfinite(det) && det != 0.0; }
+};
+
+Adjugate adjugate(const glm::mat4x3& m) {
+  const glm::dvec3 c0{m[0]}, c1{m[1]}, c2{m[2]};
+  Adjugate a{{glm::cross(c1, c2), glm::cross(c2, c0), glm::cross(c0, c1)}, 0.0};
+  a.det = glm::dot(c0, a.rows[0]);
+  return a;
 }
+
+}  // namespace
+
+bool is_invertible(const glm::mat4x3& m) { return adjugate(m).invertible(); }
 
 bool invert_affine(const glm::mat4x3& m, glm::mat4x3& inverse) {
   // The inverse in double keeps the local-space ray as exact as float
-  // allows (a float inverse of a badly scaled matrix loses digits). With
-  // columns c0, c1, c2 the inverse's rows are cross(c1, c2), cross(c2, c0)
-  // and cross(c0, c1) over det = dot(c0, cross(c1, c2)).
-  const glm::dvec3 c0{m[0]}, c1{m[1]}, c2{m[2]};
+  // allows (a float inverse of a badly scaled matrix loses digits).
+  const Adjugate a = adjugate(m);
   const glm::dvec3 t{m[3]};
-  const glm::dvec3 rows[3] = {glm::cross(c1, c2), glm::cross(c2, c0),
-                              glm::cross(c0, c1)};
-  const double det = glm::dot(c0, rows[0]);
-  bool ok = std::isfinite(det) && det != 0.0;
+  bool ok = a.invertible();
   if (ok) {
-    const double inv_det = 1.0 / det;
+    const double inv_det = 1.0 / a.det;
     for (int r = 0; r < 3; ++r) {
-      const glm::dvec3 row = rows[r] * inv_det;
+      const glm::dvec3 row = a.rows[r] * inv_det;
       for (int c = 0; c < 3; ++c) inverse[c][r] = static_cast<float>(row[c]);
       inverse[3][r] = static_cast<float>(-glm::dot(row, t));
     }
@@ -47,17 +52,13 @@ bool invert_affine(const glm::mat4x3& m, glm::mat4x3& inverse) {
 }
 
 bool make_local_frame(const glm::mat4x3& m, LocalFrame& frame) {
-  // As invert_affine, without the translation column: the rows of the
-  // inverse 3x3 are cross(c1, c2), cross(c2, c0), cross(c0, c1) over det.
-  const glm::dvec3 c0{m[0]}, c1{m[1]}, c2{m[2]};
-  const glm::dvec3 rows[3] = {glm::cross(c1, c2), glm::cross(c2, c0),
-                              glm::cross(c0, c1)};
-  const double det = glm::dot(c0, rows[0]);
-  bool ok = std::isfinite(det) && det != 0.0;
+  // As invert_affine, without the translation column.
+  const Adjugate a = adjugate(m);
+  bool ok = a.invertible();
   if (ok) {
-    const double inv_det = 1.0 / det;
+    const double inv_det = 1.0 / a.det;
     for (int r = 0; r < 3; ++r) {
-      const glm::dvec3 row = rows[r] * inv_det;
+      const glm::dvec3 row = a.rows[r] * inv_det;
       for (int c = 0; c < 3; ++c) {
         frame.linear[c][r] = static_cast<float>(row[c]);
         ok = ok && std::isfinite(frame.linear[c][r]);

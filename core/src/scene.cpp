@@ -18,6 +18,17 @@ Aabb Mesh::triangle_bounds() const {
   return box;
 }
 
+Mesh box_mesh(const Aabb& box) {
+  Mesh m;
+  for (int i = 0; i < 8; ++i) {
+    m.positions.push_back({(i & 1) ? box.max.x : box.min.x, (i & 2) ? box.max.y : box.min.y,
+                           (i & 4) ? box.max.z : box.min.z});
+  }
+  m.triangles = {{0, 2, 1}, {1, 2, 3}, {4, 5, 6}, {5, 7, 6}, {0, 1, 4}, {1, 5, 4},
+                 {2, 6, 3}, {3, 6, 7}, {0, 4, 2}, {2, 4, 6}, {1, 3, 5}, {3, 7, 5}};
+  return m;
+}
+
 std::size_t Scene::triangle_count() const {
   std::size_t n = 0;
   for (const Object& o : objects) {

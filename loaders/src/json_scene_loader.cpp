@@ -29,6 +29,7 @@
 #include "file_io.h"
 #include "json_text.h"
 #include "text.h"
+#include "raypick/core/obb.h"
 #include "raypick/loaders/load.h"
 
 namespace raypick {
@@ -84,11 +85,6 @@ glm::dmat4 euler_xyz_degrees(const std::vector<double>& deg) {
   rz[1][0] = -sz;
   rz[1][1] = cz;
   return rz * ry * rx;
-}
-
-bool is_singular(const glm::mat4& m) {
-  const double det = glm::determinant(glm::dmat3{glm::dmat4{m}});
-  return !std::isfinite(det) || det == 0.0;
 }
 
 // A JSON mesh: a raypick mesh, and the matrix that places it in the frame
@@ -277,7 +273,7 @@ class JsonSceneReader {
     Mesh out;
     for (const Object& o : source.objects) {
       // An object its own file could never hit adds nothing.
-      if (is_singular(o.matrix)) continue;
+      if (!is_invertible(glm::mat4x3{o.matrix})) continue;
       const Mesh& src = source.meshes[o.mesh];
       if (out.positions.size() + src.positions.size() >
           std::numeric_limits<std::uint32_t>::max()) {

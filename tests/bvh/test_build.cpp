@@ -2,7 +2,7 @@
 // against hand-computed splits and a brute force over every plane.
 #include "test_util.h"
 
-#include "raypick/bvh/bvh.h"
+#include "binary_bvh.h"
 
 #include <algorithm>
 #include <random>

@@ -1,8 +1,10 @@
-// The BVH itself: structure invariants, the depth bound, refit, and the
+// The BVHs themselves (bvh/src): the binary tree's structure invariants and
+// depth bound, the wide tree collapsed from it, its refits, and its
 // traversal loop against brute force over plain boxes.
 #include "test_util.h"
+#include "support/bvh_oracle.h"
 
-#include "raypick/bvh/bvh.h"
+#include "raypick/core/ray_box.h"
 
 #include <algorithm>
 #include <numeric>
@@ -61,7 +63,7 @@ void check_structure(const Bvh& bvh, const std::vector<Aabb>& boxes,
     CHECK(n.bounds == inner);  // exactly the union, no slack
   }
   CHECK(leaf_prims == boxes.size());
-  const BvhStats s = bvh.stats(config);
+  const BvhStats s = test::binary_stats(bvh, config);
   CHECK(s.max_depth <= kBvhMaxDepth);
   CHECK(s.primitives == boxes.size());
   CHECK(s.nodes == bvh.nodes.size());
@@ -100,11 +102,48 @@ std::pair<std::uint32_t, float> closest_by(const Tree& tree,
   return best;
 }
 
-// Binary Bvh::traverse passes primitive ids.
-std::pair<std::uint32_t, float> closest(const Bvh& bvh,
-                                        const std::vector<Aabb>& boxes,
-                                        const Ray& ray) {
-  return closest_by(bvh, boxes, ray, [](std::uint32_t id) { return id; });
+std::pair<std::uint32_t, float> closest_wide(const WideBvh& w,
+                                             const std::vector<Aabb>& boxes,
+                                             const Ray& ray) {
+  // WideBvh::traverse passes entries.
+  return closest_by(w, boxes, ray, [&](std::uint32_t e) { return w.prim_id(e); });
+}
+
+// Refits every slot of `w` from `boxes` (indexed by primitive id) in one
+// sweep; returns its result.
+WideBvh::SweepResult refit_all(WideBvh& w, const std::vector<Aabb>& boxes,
+                               const BvhConfig& config = {}) {
+  return w.refit_sweep([](std::uint32_t) { return true; },
+                       [&](std::uint32_t e) { return boxes[w.prim_id(e)]; }, config);
+}
+
+// Every slot box is exactly the union of what is below it; every entry is
+// in exactly one leaf slot, which entry_node / entry_slot name.
+void check_wide(const WideBvh& w, const std::vector<Aabb>& boxes) {
+  REQUIRE(w.entry_count() == boxes.size());
+  std::vector<int> seen(boxes.size(), 0);
+  const std::span<const WideNode> nodes = w.nodes();
+  for (std::uint32_t i = 0; i < nodes.size(); ++i) {
+    const WideNode& n = nodes[i];
+    for (int s = 0; s < WideNode::kWidth; ++s) {
+      Aabb expect;
+      if (n.is_leaf(s)) {
+        for (std::uint32_t e = n.child[s]; e < n.child[s] + n.count[s]; ++e) {
+          expect.extend(boxes[w.prim_id(e)]);
+          ++seen[w.prim_id(e)];
+          CHECK(WideBvhInternals::entry_node(w, e) == i);
+          CHECK(WideBvhInternals::entry_slot(w, e) == s);
+        }
+      } else if (n.is_inner(s)) {
+        REQUIRE(n.child[s] > i);
+        expect = nodes[n.child[s]].box();
+        CHECK(WideBvhInternals::parent(w, n.child[s]) == i);
+        CHECK(WideBvhInternals::parent_slot(w, n.child[s]) == s);
+      }
+      CHECK(n.slot_box(s) == expect);
+    }
+  }
+  for (int c : seen) REQUIRE(c == 1);
 }
 
 Ray random_ray(std::mt19937_64& rng, float spread) {
@@ -139,7 +178,7 @@ TEST_CASE("BVH over coincident boxes splits by median and stays within the depth
   config.max_leaf_size = 1;
   const Bvh bvh = build_bvh(boxes, centers_of(boxes), config);
   check_structure(bvh, boxes, config);
-  CHECK(bvh.stats(config).max_depth == 10);  // ceil(log2 1000)
+  CHECK(test::binary_stats(bvh, config).max_depth == 10);  // ceil(log2 1000)
 }
 
 TEST_CASE("BVH depth stays bounded on a scene that drives SAH into a chain") {
@@ -154,109 +193,79 @@ TEST_CASE("BVH depth stays bounded on a scene that drives SAH into a chain") {
   config.max_leaf_size = 1;
   const Bvh bvh = build_bvh(boxes, centers_of(boxes), config);
   check_structure(bvh, boxes, config);
-  CHECK(bvh.stats(config).max_depth <= kBvhMaxDepth);
+  CHECK(test::binary_stats(bvh, config).max_depth <= kBvhMaxDepth);
 }
 
-TEST_CASE("BVH closest hit equals brute force on random box sets") {
+TEST_CASE("wide BVH closest hit equals brute force on random box sets, leaves of 1 and 4") {
   for (std::size_t n : {1, 2, 3, 10, 100, 2000}) {
     CAPTURE(n);
-    const float spread = 4.0f * std::cbrt(static_cast<float>(n));
-    const auto boxes = random_boxes(n, n, spread);
-    const Bvh bvh = build_bvh(boxes, centers_of(boxes));
-    std::mt19937_64 rng(n * 31);
-    int hits = 0;
-    for (int i = 0; i < 3000; ++i) {
-      const Ray ray = random_ray(rng, spread);
-      const auto expected = brute(boxes, ray);
-      const auto got = closest(bvh, boxes, ray);
-      REQUIRE(got.first == expected.first);
-      REQUIRE(got.second == expected.second);
-      hits += expected.first != UINT32_MAX;
+    for (std::uint32_t leaf : {1u, 4u}) {
+      CAPTURE(leaf);
+      BvhConfig config;
+      config.max_leaf_size = leaf;
+      const float spread = 4.0f * std::cbrt(static_cast<float>(n));
+      const auto boxes = random_boxes(n, n, spread);
+      const WideBvh w = WideBvh::collapse(build_bvh(boxes, centers_of(boxes), config));
+      std::mt19937_64 rng(n * 31);
+      int hits = 0;
+      for (int i = 0; i < 3000; ++i) {
+        const Ray ray = random_ray(rng, spread);
+        const auto expected = brute(boxes, ray);
+        const auto got = closest_wide(w, boxes, ray);
+        REQUIRE(got.first == expected.first);
+        REQUIRE(got.second == expected.second);
+        hits += expected.first != UINT32_MAX;
+      }
+      if (n >= 10) CHECK(hits > 100);
     }
-    if (n >= 10) CHECK(hits > 100);
   }
 }
 
-TEST_CASE("BVH any-hit stop ends the traversal at the first accepted leaf primitive") {
+TEST_CASE("wide BVH any-hit stop ends the traversal at the first accepted leaf primitive") {
   const auto boxes = random_boxes(500, 9, 20.0f);
-  const Bvh bvh = build_bvh(boxes, centers_of(boxes));
+  const WideBvh w = WideBvh::collapse(build_bvh(boxes, centers_of(boxes)));
   std::mt19937_64 rng(5);
+  int hits = 0;
   for (int i = 0; i < 1000; ++i) {
     const Ray ray = random_ray(rng, 20.0f);
     const RayInv inv(ray);
     int accepted = 0;
-    bvh.traverse(ray, [&](std::uint32_t id, float& tmax) {
-      if (slab_entry(inv, boxes[id], tmax) == kInfinity) return false;
+    w.traverse(ray, [&](std::uint32_t e, float& tmax) {
+      if (slab_entry(inv, boxes[w.prim_id(e)], tmax) == kInfinity) return false;
       ++accepted;
       return true;
     });
-    CHECK(accepted == (brute(boxes, ray).first != UINT32_MAX ? 1 : 0));
+    const bool expected = brute(boxes, ray).first != UINT32_MAX;
+    CHECK(accepted == (expected ? 1 : 0));
+    hits += expected;
   }
+  CHECK(hits > 100);
 }
 
-TEST_CASE("refit after moving every box keeps closest hits equal to brute force") {
+TEST_CASE("wide BVH refit sweep after moving every box keeps closest hits equal to brute force") {
   auto boxes = random_boxes(800, 11, 20.0f);
-  Bvh bvh = build_bvh(boxes, centers_of(boxes));
+  WideBvh w = WideBvh::collapse(build_bvh(boxes, centers_of(boxes)));
   std::mt19937_64 rng(12);
   std::uniform_real_distribution<float> u(-5.0f, 5.0f);
   for (Aabb& b : boxes) {
     const glm::vec3 shift{u(rng), u(rng), u(rng)};
     b = Aabb{b.min + shift, b.max + shift};
   }
-  bvh.refit(boxes);
-  BvhConfig config;
-  check_structure(bvh, boxes, config);
+  const WideBvh::SweepResult r = refit_all(w, boxes);
+  check_wide(w, boxes);
+  CHECK(r.sah_sum == w.sah_sum());
+  // Every leaf slot and every inner slot (one per node but the root).
+  CHECK(r.slots == w.stats().leaves + w.nodes().size() - 1);
   for (int i = 0; i < 2000; ++i) {
     const Ray ray = random_ray(rng, 20.0f);
     const auto expected = brute(boxes, ray);
-    const auto got = closest(bvh, boxes, ray);
+    const auto got = closest_wide(w, boxes, ray);
     REQUIRE(got.first == expected.first);
     REQUIRE(got.second == expected.second);
   }
 }
 
 // ---- the wide BVH --------------------------------------------------------
-
-#include "raypick/bvh/wide_bvh.h"
-
-namespace {
-
-std::pair<std::uint32_t, float> closest_wide(const WideBvh& w,
-                                             const std::vector<Aabb>& boxes,
-                                             const Ray& ray) {
-  // WideBvh::traverse passes entries.
-  return closest_by(w, boxes, ray, [&](std::uint32_t e) { return w.prim_id(e); });
-}
-
-// Every slot box is exactly the union of what is below it; every entry is
-// in exactly one leaf slot, which entry_node / entry_slot name.
-void check_wide(const WideBvh& w, const std::vector<Aabb>& boxes) {
-  REQUIRE(w.prim_ids.size() == boxes.size());
-  std::vector<int> seen(boxes.size(), 0);
-  for (std::uint32_t i = 0; i < w.nodes.size(); ++i) {
-    const WideNode& n = w.nodes[i];
-    for (int s = 0; s < WideNode::kWidth; ++s) {
-      Aabb expect;
-      if (n.is_leaf(s)) {
-        for (std::uint32_t e = n.child[s]; e < n.child[s] + n.count[s]; ++e) {
-          expect.extend(boxes[w.prim_ids[e]]);
-          ++seen[w.prim_ids[e]];
-          CHECK(w.entry_node[e] == i);
-          CHECK(w.entry_slot[e] == s);
-        }
-      } else if (n.is_inner(s)) {
-        REQUIRE(n.child[s] > i);
-        expect = w.nodes[n.child[s]].box();
-        CHECK(w.parent[n.child[s]] == i);
-        CHECK(w.parent_slot[n.child[s]] == s);
-      }
-      CHECK(n.slot_box(s) == expect);
-    }
-  }
-  for (int c : seen) REQUIRE(c == 1);
-}
-
-}  // namespace
 
 TEST_CASE("the wide BVH keeps every primitive once, with exact boxes, for many sizes") {
   for (std::size_t n : {1, 2, 3, 4, 5, 17, 100, 3000}) {
@@ -266,10 +275,11 @@ TEST_CASE("the wide BVH keeps every primitive once, with exact boxes, for many s
     const WideBvh w = WideBvh::collapse(bvh);
     check_wide(w, boxes);
     const BvhStats s = w.stats();
+    const BvhStats binary = test::binary_stats(bvh);
     CHECK(s.primitives == n);
-    CHECK(s.max_depth <= bvh.stats().max_depth);
-    CHECK(s.leaves == bvh.stats().leaves);
-    if (n > 16) CHECK(s.nodes * 2 < bvh.stats().nodes);  // really wider
+    CHECK(s.max_depth <= binary.max_depth);
+    CHECK(s.leaves == binary.leaves);
+    if (n > 16) CHECK(s.nodes * 2 < binary.nodes);  // really wider
   }
 }
 
@@ -294,59 +304,81 @@ TEST_CASE("wide BVH closest hit equals brute force, including zero direction com
   }
 }
 
-TEST_CASE("refitting a few entries of the wide BVH equals a full refit") {
+TEST_CASE("refitting a few entries of the wide BVH along their paths equals a full sweep") {
   auto boxes = random_boxes(2000, 17, 30.0f);
   WideBvh partial = WideBvh::collapse(build_bvh(boxes, centers_of(boxes)));
   WideBvh full = partial;
+  WideBvh swept = partial;
   std::mt19937_64 rng(18);
   std::uniform_real_distribution<float> u(-10.0f, 10.0f);
   std::vector<std::uint32_t> entries;
+  std::vector<std::uint8_t> moved(2000, 0);
   for (std::uint32_t e = 0; e < 2000; e += 37) {
-    const std::uint32_t id = partial.prim_ids[e];
+    const std::uint32_t id = partial.prim_id(e);
     const glm::vec3 shift{u(rng), u(rng), u(rng)};
     boxes[id] = Aabb{boxes[id].min + shift, boxes[id].max + shift};
     entries.push_back(e);
+    moved[e] = 1;
   }
+  const auto box = [&](std::uint32_t e) { return boxes[partial.prim_id(e)]; };
   int changes = 0;
-  const std::size_t updated = partial.refit_entries(
-      entries, boxes, BvhConfig{}, [&](double, double, double) { ++changes; });
-  full.refit(boxes);
+  const std::size_t updated = partial.refit_path(
+      entries, box, BvhConfig{}, [&](double, double, double) { ++changes; });
+  refit_all(full, boxes);
+  // The sweep over the moved entries only: their leaf slots, then every
+  // inner slot.
+  const WideBvh::SweepResult r =
+      swept.refit_sweep([&](std::uint32_t e) { return moved[e] != 0; }, box, BvhConfig{});
+  std::size_t moved_slots = 0;
+  for (const WideNode& n : swept.nodes()) {
+    for (int s = 0; s < WideNode::kWidth; ++s) {
+      bool any = false;
+      for (std::uint32_t e = n.child[s]; n.is_leaf(s) && e < n.child[s] + n.count[s]; ++e) {
+        any = any || moved[e] != 0;
+      }
+      moved_slots += any;
+    }
+  }
+  CHECK(r.slots == moved_slots + swept.nodes().size() - 1);
   CHECK(updated > entries.size());
   CHECK(changes > 0);
-  for (std::size_t i = 0; i < full.nodes.size(); ++i) {
+  CHECK(r.sah_sum == full.sah_sum());
+  for (std::size_t i = 0; i < full.nodes().size(); ++i) {
     for (int s = 0; s < WideNode::kWidth; ++s) {
-      REQUIRE(partial.nodes[i].slot_box(s) == full.nodes[i].slot_box(s));
+      REQUIRE(partial.nodes()[i].slot_box(s) == full.nodes()[i].slot_box(s));
+      REQUIRE(swept.nodes()[i].slot_box(s) == full.nodes()[i].slot_box(s));
     }
   }
   check_wide(full, boxes);
 }
 
-TEST_CASE("a wide BVH without prim_ids numbers its primitives in entry order") {
+TEST_CASE("a wide BVH numbered by entry reads primitive e as entry e") {
   // The Picker's top level renumbers its primitives so that primitive ==
-  // entry and drops the array; refits and stats must read it that way.
-  const auto boxes = random_boxes(3000, 19, 40.0f);
+  // entry and drops the id array; refits and stats must read it that way.
+  auto boxes = random_boxes(3000, 19, 40.0f);
   WideBvh with_ids = WideBvh::collapse(build_bvh(boxes, centers_of(boxes)));
   WideBvh identity = with_ids;
-  std::vector<Aabb> by_entry(boxes.size());
-  for (std::uint32_t e = 0; e < boxes.size(); ++e) {
-    by_entry[e] = boxes[with_ids.prim_ids[e]];
-  }
-  identity.prim_ids.clear();
-  for (WideNode& n : identity.nodes) {
-    for (int s = 0; s < WideNode::kWidth; ++s) n.set_slot_box(s, Aabb{});
-  }
-  const double sah_identity = identity.refit(by_entry);
-  const double sah_ids = with_ids.refit(boxes);
-  CHECK(sah_identity == sah_ids);
+  identity.number_by_entry();
   CHECK(identity.prim_id(7) == 7u);
+  CHECK(with_ids.prim_id(7) != 7u);  // the builder's order is not the identity
+  // Move every box, then refit both: the one by primitive id, the other
+  // from the boxes listed in entry order.
+  std::mt19937_64 rng(20);
+  std::uniform_real_distribution<float> u(-3.0f, 3.0f);
+  for (Aabb& b : boxes) {
+    const glm::vec3 shift{u(rng), u(rng), u(rng)};
+    b = Aabb{b.min + shift, b.max + shift};
+  }
+  std::vector<Aabb> by_entry(boxes.size());
+  for (std::uint32_t e = 0; e < boxes.size(); ++e) by_entry[e] = boxes[with_ids.prim_id(e)];
+  const double sah_ids = refit_all(with_ids, boxes).sah_sum;
+  const double sah_identity = refit_all(identity, by_entry).sah_sum;
+  CHECK(sah_identity == sah_ids);
   CHECK(identity.stats().primitives == boxes.size());
-  CHECK(identity.stats().sah_cost == doctest::Approx(with_ids.stats().sah_cost));
-  for (std::size_t i = 0; i < identity.nodes.size(); ++i) {
+  CHECK(identity.stats().sah_cost == with_ids.stats().sah_cost);
+  for (std::size_t i = 0; i < identity.nodes().size(); ++i) {
     for (int s = 0; s < WideNode::kWidth; ++s) {
-      // Cleared slots of unused children stay empty; the rest are rebuilt.
-      if (with_ids.nodes[i].is_leaf(s) || with_ids.nodes[i].is_inner(s)) {
-        REQUIRE(identity.nodes[i].slot_box(s) == with_ids.nodes[i].slot_box(s));
-      }
+      REQUIRE(identity.nodes()[i].slot_box(s) == with_ids.nodes()[i].slot_box(s));
     }
   }
 }

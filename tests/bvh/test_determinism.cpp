@@ -3,6 +3,7 @@
 // the same hits, bit for bit.
 #include "test_util.h"
 
+#include "support/picker_access.h"
 #include "raypick/bvh/picker.h"
 #include "scene_gen.h"
 
@@ -21,7 +22,7 @@ namespace {
 // refit that moved most objects, and every answer of the batch queries.
 struct Run {
   std::vector<WideNode> built, refitted;
-  std::vector<std::uint32_t> prim_ids;
+  std::vector<std::uint32_t> entry_objects;  // the object at each top-level entry
   std::vector<Hit> obb, mesh, obb_moved;
 };
 
@@ -51,8 +52,9 @@ Run run_on(int threads, const Scene& scene, const std::vector<Ray>& rays) {
   arena.execute([&] {
     REQUIRE(tbb::this_task_arena::max_concurrency() == threads);
     Picker picker(scene);  // top level and per-mesh trees built in parallel
-    out.built = picker.bvh().nodes;
-    out.prim_ids = picker.bvh().prim_ids;
+    const auto& impl = PickerInternals::of(picker);
+    out.built.assign(impl.top_.nodes().begin(), impl.top_.nodes().end());
+    for (const auto& leaf : impl.leaf_) out.entry_objects.push_back(leaf.object);
     out.obb = picker.intersect_batch(rays, QueryOptions{PickMode::kObb});
     out.mesh = picker.intersect_batch(rays, QueryOptions{PickMode::kMesh});
     // Move all but every fifth object: the refit takes the parallel sweep.
@@ -63,7 +65,7 @@ Run run_on(int threads, const Scene& scene, const std::vector<Ray>& rays) {
     }
     const CommitStats st = picker.commit(CommitMode::kRefit);
     REQUIRE(st.refitted);
-    out.refitted = picker.bvh().nodes;
+    out.refitted.assign(impl.top_.nodes().begin(), impl.top_.nodes().end());
     out.obb_moved = picker.intersect_batch(rays, QueryOptions{PickMode::kObb});
   });
   return out;
@@ -84,11 +86,12 @@ TEST_CASE("trees and answers are the same bit for bit on 1, 2 and 4 threads") {
   const std::vector<Ray> rays = test::random_scene_rays(scene, 20000, 72);
   const Run one = run_on(1, scene, rays);
   REQUIRE(one.built.size() > 1);
+  REQUIRE(one.entry_objects.size() == scene.objects.size());
   for (int threads : {2, 4}) {
     CAPTURE(threads);
     const Run many = run_on(threads, scene, rays);
     CHECK(same_bytes(many.built, one.built));
-    CHECK(same_bytes(many.prim_ids, one.prim_ids));
+    CHECK(same_bytes(many.entry_objects, one.entry_objects));
     CHECK(same_bytes(many.refitted, one.refitted));
     CHECK(same_hits(many.obb, one.obb));
     CHECK(same_hits(many.mesh, one.mesh));

@@ -6,6 +6,7 @@
 #include "scene_gen.h"
 
 #include <algorithm>
+#include <type_traits>
 
 using namespace raypick;
 
@@ -144,4 +145,36 @@ TEST_CASE("after moving objects and refitting, picks equal brute force on the mo
     REQUIRE(got.object == expected.object);
     REQUIRE(got.t == expected.t);
   }
+}
+
+// The embedding API's ownership: move-only, moves never throw.
+static_assert(!std::is_copy_constructible_v<Picker> && !std::is_copy_assignable_v<Picker>);
+static_assert(std::is_nothrow_move_constructible_v<Picker> &&
+              std::is_nothrow_move_assignable_v<Picker>);
+
+TEST_CASE("a moved picker answers as the original did, and takes moves and commits") {
+  const Scene scene = tools::make_boxes_scene(300, 61, all_kinds());
+  Picker original(scene);
+  const std::vector<Ray> rays = test::random_scene_rays(scene, 500, 62, kMix);
+  const std::vector<Hit> before = original.intersect_batch(rays);
+  Picker moved(std::move(original));
+  Picker assigned;
+  assigned = std::move(moved);
+  REQUIRE(assigned.object_count() == scene.objects.size());
+  int hits = 0;
+  for (std::size_t i = 0; i < rays.size(); ++i) {
+    const Hit h = assigned.intersect(rays[i]);
+    REQUIRE(h.object == before[i].object);
+    REQUIRE(h.t == before[i].t);
+    REQUIRE(h.object == brute_force(scene, rays[i]).object);
+    hits += h.hit();
+  }
+  CHECK(hits > 50);
+  // Still a working picker: move object 0 onto the first ray's path.
+  const Ray& ray = rays[0];
+  assigned.set_matrix(0, glm::translate(glm::mat4{1.0f}, ray.org + 0.5f * ray.dir));
+  CHECK(assigned.commit().refitted);
+  const Hit h = assigned.intersect(ray);
+  CHECK(h.hit());
+  CHECK(h.t <= 0.5f);
 }

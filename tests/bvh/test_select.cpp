@@ -169,17 +169,6 @@ struct Reference {
   }
 };
 
-Mesh box_mesh(glm::vec3 lo, glm::vec3 hi) {
-  Mesh m;
-  for (int k = 0; k < 8; ++k) {
-    m.positions.push_back({(k & 1) ? hi.x : lo.x, (k & 2) ? hi.y : lo.y, (k & 4) ? hi.z : lo.z});
-  }
-  const unsigned f[12][3] = {{0, 2, 3}, {0, 3, 1}, {4, 5, 7}, {4, 7, 6}, {0, 1, 5}, {0, 5, 4},
-                             {2, 6, 7}, {2, 7, 3}, {0, 4, 6}, {0, 6, 2}, {1, 3, 7}, {1, 7, 5}};
-  for (const auto& t : f) m.triangles.push_back({t[0], t[1], t[2]});
-  return m;
-}
-
 // Random objects over four meshes: a unit box, a sparse triangle soup (whose
 // OBB is mostly empty, so obb and mesh answers differ), a flat quad, and an
 // empty mesh; a few singular matrices.
@@ -187,7 +176,7 @@ Scene random_scene(std::uint64_t seed, std::size_t n) {
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<float> u(-1.0f, 1.0f);
   Scene s;
-  s.meshes.push_back(box_mesh({-0.5f, -0.5f, -0.5f}, {0.5f, 0.5f, 0.5f}));
+  s.meshes.push_back(box_mesh(Aabb{glm::vec3{-0.5f}, glm::vec3{0.5f}}));
   Mesh soup;
   for (unsigned k = 0; k < 4; ++k) {
     const glm::vec3 c{u(rng), u(rng), u(rng)};
@@ -304,7 +293,7 @@ TEST_CASE("select includes boxes exactly on the region's boundary and excludes t
   };
   Scene scene;
   for (const Case& c : cases) {
-    scene.meshes.push_back(box_mesh(c.lo, c.hi));
+    scene.meshes.push_back(box_mesh(Aabb{c.lo, c.hi}));
     Object o;
     o.mesh = static_cast<std::uint32_t>(scene.meshes.size() - 1);
     scene.objects.push_back(o);
@@ -335,9 +324,9 @@ TEST_CASE("a perspective region holds the eye but nothing else of the eye's plan
   s.width = s.height = 100;
   const Camera cam(s);
   Scene scene;
-  scene.meshes.push_back(box_mesh({-1, -1, 9}, {1, 1, 10}));  // the eye on its face
-  scene.meshes.push_back(box_mesh({1, -1, 9}, {2, 1, 10}));   // beside the eye
-  scene.meshes.push_back(box_mesh({-1, -1, 10}, {1, 1, 11})); // behind, touching the eye
+  scene.meshes.push_back(box_mesh(Aabb{{-1, -1, 9}, {1, 1, 10}}));  // the eye on its face
+  scene.meshes.push_back(box_mesh(Aabb{{1, -1, 9}, {2, 1, 10}}));   // beside the eye
+  scene.meshes.push_back(box_mesh(Aabb{{-1, -1, 10}, {1, 1, 11}})); // behind, touching the eye
   for (std::uint32_t m = 0; m < 3; ++m) scene.objects.push_back(Object{m, glm::mat4(1.0f), "b", ~0u});
   const Picker picker(scene);
   const std::vector<std::uint32_t> got = picker.select(cam.frustum(0, 0, 100, 100), SelectRule::kTouch);

@@ -1,6 +1,7 @@
 // OBBs: the abs-matrix world box against the 8-corner method, and the
 // ray/OBB test (ray carried into local space) on hand-computed cases.
 #include "test_util.h"
+#include "support/box_oracle.h"
 
 #include "raypick/core/obb.h"
 
@@ -33,7 +34,7 @@ TEST_CASE("abs-matrix world box equals the min/max of the 8 transformed corners 
     local.extend(glm::vec3{u(rng), u(rng), u(rng)});
     if (i % 10 == 0) local.max.z = local.min.z;  // flat boxes too
     const Aabb fast = transform_aabb(m, local);
-    const Aabb slow = transform_aabb_corners(m, local);
+    const Aabb slow = test::transform_aabb_corners(m, local);
     const float tol = 1e-4f * (1.0f + glm::length(slow.max - slow.min) +
                                glm::length(slow.center()));
     CHECK_VEC_NEAR(fast.min, slow.min, tol);
@@ -136,4 +137,64 @@ TEST_CASE("ray/OBB: t is the same whether computed in world or local space") {
       CHECK(m_abs <= 1.0f + 1e-5f);  // origin inside
     }
   }
+}
+
+TEST_CASE("is_invertible is false exactly when the 3x3 determinant is zero or not finite") {
+  SUBCASE("identity, mirror, shear and tiny or huge scales are invertible") {
+    CHECK(is_invertible(glm::mat4x3{1.0f}));
+    CHECK(is_invertible(glm::mat4x3{glm::scale(glm::mat4{1.0f}, {-1, 1, 1})}));
+    glm::mat4 shear{1.0f};
+    shear[1][0] = 3.0f;
+    CHECK(is_invertible(glm::mat4x3{shear}));
+    // det 1e-90 and 1e90: zero and infinite in float, not in double.
+    CHECK(is_invertible(glm::mat4x3{glm::scale(glm::mat4{1.0f}, glm::vec3{1e-30f})}));
+    CHECK(is_invertible(glm::mat4x3{glm::scale(glm::mat4{1.0f}, glm::vec3{1e30f})}));
+  }
+  SUBCASE("a zero scale, parallel columns and non-finite entries are not") {
+    CHECK_FALSE(is_invertible(glm::mat4x3{glm::scale(glm::mat4{1.0f}, {1, 0, 1})}));
+    glm::mat4x3 parallel{1.0f};
+    parallel[2] = 2.0f * parallel[0] - 0.5f * parallel[1];
+    CHECK_FALSE(is_invertible(parallel));
+    glm::mat4x3 inf{1.0f};
+    inf[0].y = kInfinity;
+    CHECK_FALSE(is_invertible(inf));
+    glm::mat4x3 nan{1.0f};
+    nan[1].z = std::nanf("");
+    CHECK_FALSE(is_invertible(nan));
+  }
+  SUBCASE("it decides which OBBs can be hit") {
+    std::mt19937_64 rng(9);
+    for (int i = 0; i < 200; ++i) {
+      glm::mat4 m = test::random_affine(rng);
+      if (i % 4 == 0) m[i % 3] = glm::vec4{0.0f};
+      CHECK(Obb::make(kUnit, m).invertible == is_invertible(glm::mat4x3{m}));
+    }
+  }
+}
+
+TEST_CASE("box_mesh is the box's closed surface: 12 outward triangles on its 6 faces") {
+  const Aabb box{{-1.0f, 2.0f, 0.5f}, {3.0f, 2.5f, 4.0f}};
+  const Mesh m = box_mesh(box);
+  REQUIRE(m.positions.size() == 8);
+  REQUIRE(m.triangles.size() == 12);
+  CHECK(m.triangle_bounds() == box);
+  const glm::vec3 size = box.max - box.min;
+  double area = 0.0;
+  for (std::size_t t = 0; t < 12; ++t) {
+    CAPTURE(t);
+    const glm::vec3 a = m.positions[m.triangles[t].x], b = m.positions[m.triangles[t].y],
+                    c = m.positions[m.triangles[t].z];
+    const glm::vec3 n = glm::cross(b - a, c - a);
+    area += 0.5 * glm::length(n);
+    // Triangles 2k and 2k + 1 lie on face k: axis 2 - k / 2, min side first.
+    const int axis = 2 - static_cast<int>(t / 4);
+    const bool max_side = (t / 2) % 2 == 1;
+    const float plane = max_side ? box.max[axis] : box.min[axis];
+    CHECK(a[axis] == plane);
+    CHECK(b[axis] == plane);
+    CHECK(c[axis] == plane);
+    // Outward: the normal points away from the box on that axis.
+    CHECK((max_side ? n[axis] > 0.0f : n[axis] < 0.0f));
+  }
+  CHECK(area == doctest::Approx(2.0 * (size.x * size.y + size.y * size.z + size.z * size.x)));
 }

@@ -22,31 +22,20 @@
 #pragma once
 
 #include "raypick/bvh/bvh.h"
-#include "raypick/bvh/wide_bvh.h"
 #include "raypick/core/camera.h"
 #include "raypick/core/hit.h"
 #include "raypick/core/obb.h"
+#include "raypick/core/pick_mode.h"
 #include "raypick/core/scene.h"
 
-#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <span>
 #include <vector>
 
 namespace raypick {
-
-// What a hit means (the contract's hit modes).
-enum class PickMode {
-  // The smallest t >= tmin at which the ray is inside or on the object's
-  // OBB (a ray starting inside a box hits it at t = tmin). Hit::triangle is
-  // kInvalidId.
-  kObb,
-  // The smallest t >= tmin at which the ray meets one of the object's
-  // triangles, either face (watertight test). Hit carries triangle, u, v.
-  kMesh,
-};
 
 struct PickerConfig {
   BvhConfig top;  // over objects
@@ -123,7 +112,12 @@ struct CommitStats {
   bool rebuilt = false;
   bool refitted = false;
   std::size_t moved = 0;         // objects whose world box was recomputed
-  std::size_t nodes_updated = 0; // top-level nodes whose bounds were redone
+  // Top-level slot boxes recomputed by the refit (a node has 8 slots): a
+  // few moved objects walk up from their leaf slots, each slot on the way
+  // counted, the last (found unchanged) included; many moved take one
+  // sweep, counting the leaf slots holding a moved object and every inner
+  // slot. 0 when nothing was refitted.
+  std::size_t slots_updated = 0;
   double sah_cost = 0.0;         // top-level SAH cost now
   double sah_cost_built = 0.0;   // ... right after the last rebuild
   std::size_t rebuilds = 0;      // totals over the picker's life
@@ -132,16 +126,18 @@ struct CommitStats {
 
 class Picker {
  public:
-  Picker() = default;
-  explicit Picker(const PickerConfig& config) : config_(config) {}
+  Picker();
+  explicit Picker(const PickerConfig& config);
   // Adds every mesh and object of `scene` (object ids = scene ids) and
   // commits. The scene may be destroyed after. Precondition:
   // validate_scene(scene) is empty. Cost: O(n log n) in the objects, plus
   // O(t log t) in each used mesh's triangles when config.mesh_mode.
   explicit Picker(const Scene& scene, const PickerConfig& config = {});
 
-  Picker(Picker&&) = default;
-  Picker& operator=(Picker&&) = default;
+  ~Picker();
+  // Move-only. A moved-from picker may only be assigned to or destroyed.
+  Picker(Picker&&) noexcept;
+  Picker& operator=(Picker&&) noexcept;
 
   // ---- building the scene -------------------------------------------
 
@@ -269,7 +265,6 @@ class Picker {
   // culled by the mesh's BVH) against the region, boundary inclusive, or
   // the corners' (vertices') plane tests for kContain. Mesh mode needs
   // config.mesh_mode (else the triangles are scanned one by one).
-  // Implemented in select.cpp.
   std::vector<std::uint32_t> select(const Frustum& region, SelectRule rule,
                                     const QueryOptions& options = {}) const;
 
@@ -282,15 +277,13 @@ class Picker {
   // ---- inspection ------------------------------------------------------
 
   // Object ids in use are [0, object_count()); removed ones stay counted.
-  std::size_t object_count() const { return objects_.size(); }
-  std::size_t mesh_count() const { return meshes_.size(); }
-  bool alive(std::uint32_t id) const { return objects_[id].alive; }
+  std::size_t object_count() const;
+  std::size_t mesh_count() const;
+  bool alive(std::uint32_t id) const;
   // Object `id`'s OBB: its mesh's bounds under its matrix.
-  Obb obb(std::uint32_t id) const { return make_obb(objects_[id]); }
-  std::uint32_t mask(std::uint32_t id) const { return objects_[id].mask; }
-  void* user_data(std::uint32_t id) const {
-    return id < user_data_.size() ? user_data_[id] : nullptr;
-  }
+  Obb obb(std::uint32_t id) const;
+  std::uint32_t mask(std::uint32_t id) const;
+  void* user_data(std::uint32_t id) const;
   // The padded world box the top level uses for object `id`; empty when the
   // object cannot be hit.
   Aabb world_box(std::uint32_t id) const;
@@ -298,119 +291,18 @@ class Picker {
   Aabb world_bounds() const;
   // The centre the world boxes are padded from (padded_world_box): the
   // mean of the live objects' translations at the last rebuild.
-  glm::vec3 pad_centre() const { return pad_centre_; }
-  // The top level: an 8-wide BVH over the objects' world boxes.
-  const WideBvh& bvh() const { return top_; }
-  BvhStats bvh_stats() const { return top_.stats(config_.top); }
+  glm::vec3 pad_centre() const;
+  // Statistics of the top level, an 8-wide BVH over the objects' world
+  // boxes: nodes are wide nodes, leaves leaf slots (see BvhStats).
+  BvhStats bvh_stats() const;
   // Bytes held by the picker's own arrays (objects, top-level BVH and its
   // bookkeeping, copied meshes and their BVHs); borrowed meshes not counted.
   std::size_t memory_bytes() const;
-  // The state after the last commit().
-  const CommitStats& commit_stats() const { return last_commit_; }
 
  private:
-  struct MeshAccel {
-    std::vector<glm::vec3> owned_positions;
-    std::vector<glm::uvec3> owned_triangles;
-    std::span<const glm::vec3> positions;
-    std::span<const glm::uvec3> triangles;
-    Aabb bounds;  // of the vertices the triangles use
-    // Built at commit in mesh mode: a wide BVH over the triangles, and each
-    // triangle's vertices copied in the BVH's entry order, so a leaf reads
-    // one contiguous run.
-    WideBvh bvh;
-    std::vector<std::array<glm::vec3, 3>> verts;
-    bool bvh_built = false;
-  };
-  // What an object is, not what the tree derives from it (the inverse,
-  // the world box and the leaf copy are recomputed at commit): one cache
-  // line, so a commit after many moves reads one line per object.
-  struct alignas(64) ObjectRec {
-    glm::mat4x3 to_world{1.0f};  // the matrix's top three rows
-    std::uint32_t mesh = 0;
-    std::uint32_t mask = ~0u;
-    // Top-level primitive, if in the tree; primitives are numbered in the
-    // tree's entry order, so this indexes leaf_ and moved_.
-    std::uint32_t prim = kInvalidId;
-    bool alive = true;
-  };
-  static_assert(sizeof(ObjectRec) == 64);
-  // What the top level's leaf test reads, in entry order so a leaf's
-  // objects are adjacent in memory: one cache line. The local box is the
-  // mesh's bounds, shared by its objects.
-  struct alignas(64) LeafObb {
-    LocalFrame frame;  // the object's origin and inverse 3x3 (48 bytes)
-    std::uint32_t object;
-    std::uint32_t mask;
-    std::uint32_t mesh;  // kInvalidId when the matrix is singular: never hit
-  };
-  static_assert(sizeof(LeafObb) == 64);
-  Obb make_obb(const ObjectRec& o) const;
-  // Object o's padded world box, its matrix being invertible.
-  Aabb padded_box(const ObjectRec& o) const;
-  // Fills l with object id's leaf copy; returns its padded world box
-  // (empty when the matrix is singular).
-  Aabb make_leaf(std::uint32_t id, LeafObb& l) const;
-  // Recomputes entry e's leaf copy from its object; returns its world box.
-  Aabb update_entry(std::uint32_t e, std::uint32_t id);
-  // The padded world box of top-level entry e (there is no array of them:
-  // the tree's leaf slots hold their union), and of a leaf slot.
-  Aabb entry_box(std::uint32_t e) const;
-  Aabb slot_box(const WideNode& n, int slot) const;
-
-  // R is Ray or RayD: the ray the leaves carry into the objects' frames.
-  template <bool kAny, class R>
-  Hit mesh_hit(const LeafObb& leaf, const R& ray, float tmax) const;
-  template <bool kAny, class R>
-  Hit leaf_hit(const LeafObb& leaf, const R& ray, float tmax,
-               PickMode mode) const;
-  // The closest-hit step on top-level entry `entry`: tests its object and
-  // keeps the hit in best (lowering tmax) when closer. Never stops.
-  template <class R>
-  bool closest_leaf(std::uint32_t entry, const R& ray,
-                    const QueryOptions& options, float& tmax, Hit& best) const;
-  template <class R>
-  PickResult intersect_impl(const R& ray, const QueryOptions& options) const;
-  template <class R>
-  bool occluded_impl(const R& ray, const QueryOptions& options) const;
-  template <class R>
-  std::vector<Hit> intersect_all_impl(const R& ray, const QueryOptions& options,
-                                      std::size_t limit) const;
-  template <class R>
-  std::vector<Hit> intersect_batch_impl(std::span<const R> rays,
-                                        const QueryOptions& options) const;
-  static bool accepts(const LeafObb& leaf, const QueryOptions& options) {
-    return (leaf.mask & options.mask) != 0 &&
-           (!options.filter || options.filter(leaf.object));
-  }
-  // select()'s exact test of one top-level entry (select.cpp). In mesh
-  // mode, `hittable` caches per mesh whether it has a non-degenerate
-  // triangle (0 unknown, 1 yes, 2 no).
-  bool select_entry(std::uint32_t entry, const Frustum& region, SelectRule rule,
-                    PickMode mode, std::vector<std::uint8_t>& hittable) const;
-  void rebuild();
-  void build_mesh_bvhs();
-  std::size_t refit_moved(std::span<const std::uint32_t> moved);
-  // Top-level SAH cost (BvhStats::sah_cost), kept up to date through refits
-  // as an unnormalized sum of cost * area over the nodes.
-  double sah_cost() const;
-
-  PickerConfig config_;
-  std::vector<ObjectRec> objects_;           // by object id
-  std::vector<void*> user_data_;  // by object id, up to the last non-null
-  std::vector<MeshAccel> meshes_;            // by mesh id
-  std::vector<LeafObb> leaf_;                // by top-level entry
-  std::vector<std::uint8_t> moved_;          // by entry: 1 if moved
-  std::vector<std::uint32_t> dirty_;         // moved objects (in the tree)
-  WideBvh top_;
-  bool structure_dirty_ = false;  // adds/removals since the last commit
-  bool committed_ = false;
-  CommitStats last_commit_;
-  std::size_t rebuilds_ = 0;
-  std::size_t refits_ = 0;
-  double sah_built_ = 0.0;
-  double sah_sum_ = 0.0;
-  glm::vec3 pad_centre_{0.0f};
+  class Impl;  // bvh/src/picker_impl.h
+  friend struct PickerInternals;  // the library's own tests read Impl
+  std::unique_ptr<Impl> impl_;
 };
 
 }  // namespace raypick

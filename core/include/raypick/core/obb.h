@@ -43,6 +43,13 @@ RAYPICK_GEOMETRY_INLINE Aabb transform_aabb(const glm::mat4& m,
   return transform_aabb(glm::mat4x3(m), local);
 }
 
+// Whether the affine map whose top three rows are `m` is invertible: the
+// determinant of its 3x3 part, computed in double from the float entries as
+// dot(c0, cross(c1, c2)), is finite and non-zero. The one test of "singular"
+// that raypick and its references share (make_local_frame and invert_affine
+// start from it); an object whose matrix fails it can never be hit.
+bool is_invertible(const glm::mat4x3& m);
+
 // The inverse of the affine map whose top three rows are `m`, computed in
 // double precision and rounded once to float, into `inverse` (top three
 // rows). False, with `inverse` zero, when m is singular or the inverse is
@@ -71,10 +78,6 @@ struct LocalFrame {
 // that frame (the Picker's leaves and obb_entry(ray, Obb) check first).
 // Every frame raypick uses comes from here.
 bool make_local_frame(const glm::mat4x3& m, LocalFrame& frame);
-
-// The same box by transforming all eight corners (pbrt's method); the
-// reference that tests hold transform_aabb against.
-Aabb transform_aabb_corners(const glm::mat4& m, const Aabb& local);
 
 // A box in an object's local frame, placed in the world by an invertible
 // affine matrix: rotation, non-uniform or negative scale and shear are all

@@ -24,6 +24,13 @@ struct Mesh {
   Aabb triangle_bounds() const;
 };
 
+// The box `box` as a closed mesh of 8 corners and 12 triangles: corner i
+// takes box.max on axis k when bit k of i is set, else box.min; two
+// triangles per face, wound counter-clockwise seen from outside. Triangles
+// 0-1 lie on z = min, 2-3 on z = max, 4-5 on y = min, 6-7 on y = max, 8-9
+// on x = min, 10-11 on x = max.
+Mesh box_mesh(const Aabb& box);
+
 // One pickable object: a mesh placed in the world by a 4x4 affine matrix
 // (column-major, as glm and glTF store it).
 struct Object {

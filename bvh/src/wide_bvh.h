@@ -1,15 +1,22 @@
 // An 8-wide BVH for traversal: the binary SAH tree collapsed so that each
 // node holds the boxes of up to eight children, tested together by a SIMD
-// slab test. Built from a binary Bvh; refitted in place.
+// slab test. Built from a binary Bvh; refitted in place. Private to the
+// library: the Picker's top level and its meshes' triangle trees.
 #pragma once
 
-#include "raypick/bvh/bvh.h"
+#include "binary_bvh.h"
 
+#include "raypick/core/ray.h"
+
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+
+#include <atomic>
 #include <bit>
-#include <memory>
 #include <cstddef>
-#include <new>
 #include <cstdint>
+#include <memory>
+#include <new>
 #include <span>
 #include <vector>
 
@@ -77,45 +84,35 @@ struct alignas(64) WideNode {
 };
 static_assert(sizeof(WideNode) == 256, "WideNode is documented as 256 bytes");
 
+// A wide BVH's nodes and the bookkeeping that refits walk by. Leaf slots
+// hold runs of entries; entry e stands for primitive prim_id(e), and a
+// leaf's entries are contiguous. Data is private: a tree is made by
+// collapse(), changed only by the refits below, and read through nodes()
+// and the traversal loops.
 class WideBvh {
  public:
-  // nodes[0] is the root (when not empty). Leaf slots index `prim_ids`,
-  // whose entries are primitive ids; a leaf's primitives are contiguous.
-  std::vector<WideNode> nodes;
-  // Empty means the identity (entry e is primitive e), which saves the
-  // array for a caller that numbers its primitives in entry order.
-  std::vector<std::uint32_t> prim_ids;
-  // For refits: each node's parent node and slot in it (root: itself, 0),
-  // and each entry of prim_ids' leaf node and slot.
-  std::vector<std::uint32_t> parent;
-  std::vector<std::uint8_t> parent_slot;
-  std::vector<std::uint32_t> entry_node;
-  std::vector<std::uint8_t> entry_slot;
-
-  bool empty() const { return nodes.empty(); }
-  std::size_t entry_count() const { return entry_node.size(); }
-  std::uint32_t prim_id(std::uint32_t entry) const {
-    return prim_ids.empty() ? entry : prim_ids[entry];
-  }
-
   // Collapses `bvh` (its prim_ids order is kept for the entries): each wide
   // node takes a binary node's children and keeps opening its largest inner
   // child until it has eight. O(nodes).
   static WideBvh collapse(const Bvh& bvh);
 
-  // The box of everything (empty when the tree is).
-  Aabb bounds() const { return nodes.empty() ? Aabb{} : nodes[0].box(); }
-
-  // A slot's SAH weight: traversal_cost for an inner slot,
-  // intersection_cost * count for a leaf slot, 0 for an unused one.
-  static double slot_weight(const WideNode& n, int slot, const BvhConfig& config) {
-    if (n.is_leaf(slot)) return double(config.intersection_cost) * n.count[slot];
-    return n.is_inner(slot) ? double(config.traversal_cost) : 0.0;
+  bool empty() const { return nodes_.empty(); }
+  // nodes()[0] is the root (when not empty); children come after parents.
+  std::span<const WideNode> nodes() const { return nodes_; }
+  std::size_t entry_count() const { return entry_node_.size(); }
+  std::uint32_t prim_id(std::uint32_t entry) const {
+    return prim_ids_.empty() ? entry : prim_ids_[entry];
   }
+  // Declares that the caller has renumbered its primitives in entry order
+  // (primitive e is entry e from here on) and frees the id array.
+  void number_by_entry() { prim_ids_ = {}; }
+
+  // The box of everything (empty when the tree is).
+  Aabb bounds() const;
 
   // The SAH cost before dividing by the root's area: the root's visit
   // (traversal_cost times its area) plus each slot's weight times its
-  // area. What refit() returns and what stats() divides. O(nodes).
+  // area. What refit_sweep() returns and what stats() divides. O(nodes).
   double sah_sum(const BvhConfig& config = {}) const;
 
   // Statistics in BvhStats' terms: nodes are wide nodes, leaves leaf slots;
@@ -123,41 +120,46 @@ class WideBvh {
   // traversal_cost for a node, intersection_cost * count for a leaf.
   BvhStats stats(const BvhConfig& config = {}) const;
 
-  // Recomputes every box bottom-up from `boxes` (indexed by primitive id).
-  // Returns the tree's SAH cost as stats() computes it but not divided by
-  // the root's area (the sum the Picker tracks through refits). O(nodes).
-  double refit(std::span<const Aabb> boxes, const BvhConfig& config = {});
+  // Bytes held by the tree's arrays (their capacity).
+  std::size_t memory_bytes() const;
 
-  // The same when the caller has already set every leaf slot's box: only
-  // inner slots are recomputed. Returns the SAH sum as refit(). O(nodes).
-  double refit_inner(const BvhConfig& config = {});
+  // Both refits take the boxes of entries from
+  //   Aabb entry_box(std::uint32_t entry)
+  // and count their work in slot boxes recomputed (a node has 8 slots).
 
-  // Recomputes the boxes above the given entries only, walking up from each
-  // one's leaf and stopping where a box comes out unchanged. Calls
-  // on_change(weight, old_area, new_area) for each slot box that changed,
-  // where weight is the slot's SAH weight (as in stats()). Returns the
-  // number of slot boxes recomputed. O(k * depth).
-  template <class OnChange>
-  std::size_t refit_entries(std::span<const std::uint32_t> entries,
-                            std::span<const Aabb> boxes, const BvhConfig& config,
-                            OnChange&& on_change) {
-    return refit_entries_with(
-        entries, [&](const WideNode& n, int slot) { return leaf_box(n, slot, boxes); },
-        config, on_change);
-  }
+  // Recomputes the boxes above the given entries only, walking up from
+  // each one's leaf slot and stopping where a box comes out unchanged.
+  // Calls on_change(weight, old_area, new_area) for each slot box that
+  // changed, where weight is the slot's SAH weight (as in stats()). Returns
+  // the number of slot boxes recomputed, the unchanged last one of each
+  // walk included. O(k * depth).
+  template <class EntryBox, class OnChange>
+  std::size_t refit_path(std::span<const std::uint32_t> entries, EntryBox&& entry_box,
+                         const BvhConfig& config, OnChange&& on_change);
 
-  // The same with the leaf slots' boxes from slot_box(node, slot), for a
-  // caller that does not keep a box per primitive.
-  template <class SlotBox, class OnChange>
-  std::size_t refit_entries_with(std::span<const std::uint32_t> entries,
-                                 SlotBox&& slot_box, const BvhConfig& config,
-                                 OnChange&& on_change);
+  struct SweepResult {
+    double sah_sum = 0.0;     // as sah_sum()
+    std::size_t slots = 0;    // slot boxes recomputed
+  };
+  // One pass over every entry in order: each leaf slot holding an entry for
+  // which changed(entry) is true gets the union of entry_box over its
+  // entries; then every inner slot box is recomputed bottom-up. changed() is
+  // called once per entry, entry_box() for each entry of a changed slot,
+  // both in entry order within a range of entries; past 65,536 entries the
+  // ranges run on all cores (TBB), aligned to leaf slots so that each slot
+  // is one range's. O(entries + nodes).
+  template <class Changed, class EntryBox>
+  SweepResult refit_sweep(Changed&& changed, EntryBox&& entry_box, const BvhConfig& config);
 
-  // The traversal loop, as Bvh::traverse: visits every leaf slot whose box
-  // the ray meets within [ray.tmin, tmax], nearest box first, with
+  // The traversal loop: visits every leaf slot whose box the ray meets
+  // within [ray.tmin, tmax], nearest box first, where tmax starts at
+  // ray.tmax, with
   //   bool leaf(std::uint32_t entry, float& tmax)
   // called for each entry of the leaf (primitive id: prim_id(entry)); it
-  // may lower tmax and returns true to stop. Box tests are inclusive.
+  // may lower tmax to the best t found so far and returns true to stop the
+  // whole traversal (any-hit queries). Box tests are inclusive (tnear <=
+  // tmax), so a primitive at exactly the best t is still offered to the
+  // callback: ties are the callback's to break.
   template <class Leaf>
   TraversalStats traverse(const Ray& ray, Leaf&& leaf) const;
 
@@ -174,38 +176,36 @@ class WideBvh {
                             PrefetchLeaf&& prefetch_leaf) const;
 
  private:
-  Aabb leaf_box(const WideNode& n, int slot, std::span<const Aabb> boxes) const;
+  // A slot's SAH weight: traversal_cost for an inner slot,
+  // intersection_cost * count for a leaf slot, 0 for an unused one.
+  static double slot_weight(const WideNode& n, int slot, const BvhConfig& config) {
+    if (n.is_leaf(slot)) return double(config.intersection_cost) * n.count[slot];
+    return n.is_inner(slot) ? double(config.traversal_cost) : 0.0;
+  }
+  // Recomputes every inner slot's box bottom-up from the leaf slots';
+  // returns the SAH sum. O(nodes).
+  double refit_inner(const BvhConfig& config);
+  bool first_of_slot(std::size_t e) const {
+    return e == 0 || e == entry_node_.size() || entry_node_[e - 1] != entry_node_[e] ||
+           entry_slot_[e - 1] != entry_slot_[e];
+  }
+
+  friend struct WideBvhInternals;  // tests/support/bvh_oracle.h
+
+  std::vector<WideNode> nodes_;
+  // Empty means the identity (entry e is primitive e), which saves the
+  // array for a caller that numbers its primitives in entry order.
+  std::vector<std::uint32_t> prim_ids_;
+  // Where the refits find things: each node's parent node and the slot in
+  // it that points at the node (the root: itself, 0); each entry's leaf
+  // node and slot.
+  std::vector<std::uint32_t> parent_;
+  std::vector<std::uint8_t> parent_slot_;
+  std::vector<std::uint32_t> entry_node_;
+  std::vector<std::uint8_t> entry_slot_;
 };
 
 // --------------------------------------------------------------------------
-
-template <class SlotBox, class OnChange>
-std::size_t WideBvh::refit_entries_with(std::span<const std::uint32_t> entries,
-                                        SlotBox&& slot_box,
-                                        const BvhConfig& config,
-                                        OnChange&& on_change) {
-  std::size_t updated = 0;
-  for (std::uint32_t e : entries) {
-    std::uint32_t node = entry_node[e];
-    int slot = entry_slot[e];
-    Aabb b = slot_box(nodes[node], slot);
-    for (;;) {
-      WideNode& n = nodes[node];
-      ++updated;
-      const Aabb old = n.slot_box(slot);
-      // Ancestors depend only on this box: unchanged, they are up to date.
-      if (b == old) break;
-      on_change(slot_weight(n, slot, config), double(old.half_area()),
-                double(b.half_area()));
-      n.set_slot_box(slot, b);
-      if (node == 0) break;
-      b = n.box();
-      slot = parent_slot[node];
-      node = parent[node];
-    }
-  }
-  return updated;
-}
 
 namespace wide_detail {
 
@@ -217,6 +217,89 @@ inline void prefetch(const void* p) {
   (void)p;
 #endif
 }
+
+}  // namespace wide_detail
+
+inline Aabb WideBvh::bounds() const { return nodes_.empty() ? Aabb{} : nodes_[0].box(); }
+
+template <class EntryBox, class OnChange>
+std::size_t WideBvh::refit_path(std::span<const std::uint32_t> entries, EntryBox&& entry_box,
+                                const BvhConfig& config, OnChange&& on_change) {
+  std::size_t updated = 0;
+  for (std::uint32_t e : entries) {
+    std::uint32_t node = entry_node_[e];
+    int slot = entry_slot_[e];
+    Aabb b;
+    {
+      const WideNode& leaf = nodes_[node];
+      for (std::uint32_t k = leaf.child[slot]; k < leaf.child[slot] + leaf.count[slot]; ++k) {
+        b.extend(entry_box(k));
+      }
+    }
+    for (;;) {
+      WideNode& n = nodes_[node];
+      ++updated;
+      const Aabb old = n.slot_box(slot);
+      // Ancestors depend only on this box: unchanged, they are up to date.
+      if (b == old) break;
+      on_change(slot_weight(n, slot, config), double(old.half_area()),
+                double(b.half_area()));
+      n.set_slot_box(slot, b);
+      if (node == 0) break;
+      b = n.box();
+      slot = parent_slot_[node];
+      node = parent_[node];
+    }
+  }
+  return updated;
+}
+
+template <class Changed, class EntryBox>
+WideBvh::SweepResult WideBvh::refit_sweep(Changed&& changed, EntryBox&& entry_box,
+                                          const BvhConfig& config) {
+  SweepResult result;
+  if (nodes_.empty()) return result;
+  const std::size_t entries = entry_node_.size();
+  std::atomic<std::size_t> leaf_slots{0};
+  auto sweep_range = [&](std::size_t begin, std::size_t end) {
+    // Ranges are moved to slot boundaries, so that each slot's entries
+    // belong to one range only.
+    while (!first_of_slot(begin)) ++begin;
+    while (!first_of_slot(end)) ++end;
+    std::size_t slots = 0;
+    for (std::size_t e = begin; e < end;) {
+      // The slot's entries, found from the entry arrays (read in order)
+      // rather than the node (a cache miss).
+      std::size_t last = e + 1;
+      bool any = changed(static_cast<std::uint32_t>(e));
+      for (; !first_of_slot(last); ++last) {
+        any = changed(static_cast<std::uint32_t>(last)) || any;
+      }
+      if (any) {
+        Aabb box;
+        for (std::size_t k = e; k < last; ++k) box.extend(entry_box(static_cast<std::uint32_t>(k)));
+        nodes_[entry_node_[e]].set_slot_box(entry_slot_[e], box);
+        ++slots;
+      }
+      e = last;
+    }
+    leaf_slots += slots;
+  };
+  if (entries >= 65536) {
+    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, entries, 16384),
+                      [&](const tbb::blocked_range<std::size_t>& r) {
+                        sweep_range(r.begin(), r.end());
+                      });
+  } else {
+    sweep_range(0, entries);
+  }
+  result.sah_sum = refit_inner(config);
+  // Every node but the root is the child of one inner slot.
+  result.slots = leaf_slots.load() + nodes_.size() - 1;
+  return result;
+}
+
+namespace wide_detail {
 
 // A stack entry: a node, or a leaf's run of entries, and where the ray
 // enters its box.
@@ -349,7 +432,7 @@ template <class Leaf>
 TraversalStats WideBvh::traverse(const Ray& ray, Leaf&& leaf) const {
   using namespace wide_detail;
   TraversalStats st;
-  if (nodes.empty()) return st;
+  if (nodes_.empty()) return st;
   const NodeRay r(ray);
   float tmax = r.inv.tmax;
   Entry stack[kStackSize];
@@ -363,7 +446,7 @@ TraversalStats WideBvh::traverse(const Ray& ray, Leaf&& leaf) const {
         if (leaf(cur.index + i, tmax)) return st;
       }
     } else {
-      const WideNode& n = nodes[cur.index];
+      const WideNode& n = nodes_[cur.index];
       ++st.nodes_visited;
       alignas(16) float tn[WideNode::kWidth];
       const unsigned mask = test_node(n, r, tmax, tn);
@@ -380,7 +463,7 @@ template <int K, class Leaf, class PrefetchLeaf>
 void WideBvh::traverse_interleaved(std::span<const Ray> rays, Leaf&& leaf,
                                    PrefetchLeaf&& prefetch_leaf) const {
   using namespace wide_detail;
-  if (nodes.empty() || rays.empty()) return;
+  if (nodes_.empty() || rays.empty()) return;
   struct Lane {
     NodeRay r;
     float tmax;
@@ -422,7 +505,7 @@ void WideBvh::traverse_interleaved(std::span<const Ray> rays, Leaf&& leaf,
         }
         more = !stop && pop(l.stack, l.top, l.tmax, l.cur);
       } else {
-        const WideNode& n = nodes[l.cur.index];
+        const WideNode& n = nodes_[l.cur.index];
         alignas(16) float tn[WideNode::kWidth];
         const unsigned mask = test_node(n, l.r, l.tmax, tn);
         if (mask != 0) {
@@ -445,7 +528,7 @@ void WideBvh::traverse_interleaved(std::span<const Ray> rays, Leaf&& leaf,
       if (l.cur.count != 0) {
         prefetch_leaf(l.cur.index, l.cur.count);
       } else {
-        const char* p = reinterpret_cast<const char*>(&nodes[l.cur.index]);
+        const char* p = reinterpret_cast<const char*>(&nodes_[l.cur.index]);
         for (std::size_t b = 0; b < sizeof(WideNode); b += 64) prefetch(p + b);
       }
     }

@@ -1,0 +1,143 @@
+// The Picker's state and its private steps, shared by picker.cpp and
+// select.cpp (and read by the library's tests, tests/support/picker_access.h).
+// Private to the library.
+#pragma once
+
+#include "raypick/bvh/picker.h"
+
+#include "wide_bvh.h"
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+namespace raypick {
+
+class Picker::Impl {
+ public:
+  explicit Impl(const PickerConfig& config) : config_(config) {}
+
+  struct MeshAccel {
+    std::vector<glm::vec3> owned_positions;
+    std::vector<glm::uvec3> owned_triangles;
+    std::span<const glm::vec3> positions;
+    std::span<const glm::uvec3> triangles;
+    Aabb bounds;  // of the vertices the triangles use
+    // Built at commit in mesh mode: a wide BVH over the triangles, and each
+    // triangle's vertices copied in the BVH's entry order, so a leaf reads
+    // one contiguous run.
+    WideBvh bvh;
+    std::vector<std::array<glm::vec3, 3>> verts;
+    bool bvh_built = false;
+  };
+  // What an object is, not what the tree derives from it (the inverse,
+  // the world box and the leaf copy are recomputed at commit): one cache
+  // line, so a commit after many moves reads one line per object.
+  struct alignas(64) ObjectRec {
+    glm::mat4x3 to_world{1.0f};  // the matrix's top three rows
+    std::uint32_t mesh = 0;
+    std::uint32_t mask = ~0u;
+    // Top-level primitive, if in the tree; primitives are numbered in the
+    // tree's entry order, so this indexes leaf_ and moved_.
+    std::uint32_t prim = kInvalidId;
+    bool alive = true;
+  };
+  static_assert(sizeof(ObjectRec) == 64);
+  // What the top level's leaf test reads, in entry order so a leaf's
+  // objects are adjacent in memory: one cache line. The local box is the
+  // mesh's bounds, shared by its objects.
+  struct alignas(64) LeafObb {
+    LocalFrame frame;  // the object's origin and inverse 3x3 (48 bytes)
+    std::uint32_t object;
+    std::uint32_t mask;
+    std::uint32_t mesh;  // kInvalidId when the matrix is singular: never hit
+  };
+  static_assert(sizeof(LeafObb) == 64);
+
+  // ---- the Picker's operations (picker.cpp, select.cpp) ----------------
+  void load(const Scene& scene);
+  std::uint32_t add_mesh(std::span<const glm::vec3> positions,
+                         std::span<const glm::uvec3> triangles, Storage storage);
+  std::uint32_t add_object(std::uint32_t mesh, const glm::mat4& matrix,
+                           std::uint32_t mask, void* user_data);
+  void remove_object(std::uint32_t id);
+  void set_matrix(std::uint32_t id, const glm::mat4& matrix);
+  void set_mask(std::uint32_t id, std::uint32_t mask);
+  CommitStats commit(CommitMode mode);
+  // R is Ray or RayD: the ray the leaves carry into the objects' frames.
+  template <class R>
+  PickResult intersect_impl(const R& ray, const QueryOptions& options) const;
+  template <class R>
+  bool occluded_impl(const R& ray, const QueryOptions& options) const;
+  template <class R>
+  std::vector<Hit> intersect_all_impl(const R& ray, const QueryOptions& options,
+                                      std::size_t limit) const;
+  template <class R>
+  std::vector<Hit> intersect_batch_impl(std::span<const R> rays,
+                                        const QueryOptions& options) const;
+  std::vector<std::uint32_t> select(const Frustum& region, SelectRule rule,
+                                    const QueryOptions& options) const;
+  glm::vec3 world_normal(const Hit& hit) const;
+  Aabb world_box(std::uint32_t id) const;
+  std::size_t memory_bytes() const;
+
+  // ---- steps -----------------------------------------------------------
+  Obb make_obb(const ObjectRec& o) const;
+  // Object o's padded world box, its matrix being invertible.
+  Aabb padded_box(const ObjectRec& o) const;
+  // Fills l with object id's leaf copy; returns its padded world box
+  // (empty when the matrix is singular).
+  Aabb make_leaf(std::uint32_t id, LeafObb& l) const;
+  // Recomputes entry e's leaf copy from its object; returns its world box.
+  Aabb update_entry(std::uint32_t e, std::uint32_t id);
+  // The padded world box of top-level entry e (there is no array of them:
+  // the tree's leaf slots hold their union).
+  Aabb entry_box(std::uint32_t e) const;
+
+  template <bool kAny, class R>
+  Hit mesh_hit(const LeafObb& leaf, const R& ray, float tmax) const;
+  template <bool kAny, class R>
+  Hit leaf_hit(const LeafObb& leaf, const R& ray, float tmax,
+               PickMode mode) const;
+  // The closest-hit step on top-level entry `entry`: tests its object and
+  // keeps the hit in best (lowering tmax) when closer. Never stops.
+  template <class R>
+  bool closest_leaf(std::uint32_t entry, const R& ray,
+                    const QueryOptions& options, float& tmax, Hit& best) const;
+  static bool accepts(const LeafObb& leaf, const QueryOptions& options) {
+    return (leaf.mask & options.mask) != 0 &&
+           (!options.filter || options.filter(leaf.object));
+  }
+  // select()'s exact test of one top-level entry (select.cpp). In mesh
+  // mode, `hittable` caches per mesh whether it has a non-degenerate
+  // triangle (0 unknown, 1 yes, 2 no).
+  bool select_entry(std::uint32_t entry, const Frustum& region, SelectRule rule,
+                    PickMode mode, std::vector<std::uint8_t>& hittable) const;
+  void rebuild();
+  void build_mesh_bvhs();
+  // Refits the top level after moves; returns the slot boxes recomputed.
+  std::size_t refit_moved(std::span<const std::uint32_t> moved);
+  // Top-level SAH cost (BvhStats::sah_cost), kept up to date through refits
+  // as an unnormalized sum of cost * area over the nodes.
+  double sah_cost() const;
+
+  PickerConfig config_;
+  std::vector<ObjectRec> objects_;           // by object id
+  std::vector<void*> user_data_;  // by object id, up to the last non-null
+  std::vector<MeshAccel> meshes_;            // by mesh id
+  std::vector<LeafObb> leaf_;                // by top-level entry
+  std::vector<std::uint8_t> moved_;          // by entry: 1 if moved
+  std::vector<std::uint32_t> dirty_;         // moved objects (in the tree)
+  WideBvh top_;
+  bool structure_dirty_ = false;  // adds/removals since the last commit
+  bool committed_ = false;
+  std::size_t rebuilds_ = 0;
+  std::size_t refits_ = 0;
+  double sah_built_ = 0.0;
+  double sah_sum_ = 0.0;
+  glm::vec3 pad_centre_{0.0f};
+};
+
+}  // namespace raypick
