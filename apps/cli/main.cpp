@@ -14,7 +14,6 @@
 
 #include <CLI/CLI.hpp>
 
-#include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -25,22 +24,16 @@
 namespace {
 
 using namespace raypick;
-using Clock = std::chrono::steady_clock;
-
 using cli::fail;
 using cli::finish_output;
 using cli::kExitBadInput;
 using cli::kExitUsage;
 using cli::Loaded;
 using cli::load_or_report;
-using cli::parse_mode;
+using cli::Clock;
+using cli::ms_since;
 using cli::PickArgs;
 using cli::ValidateArgs;
-
-double ms_since(Clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - start)
-      .count();
-}
 
 // ---------------------------------------------------------------- pick ---
 
@@ -58,7 +51,7 @@ int run_pick(const PickArgs& a) {
   if (!(a.max_t >= 0.0f)) {
     return fail(kExitUsage, "pick: --max-t must be a number >= 0");
   }
-  const PickMode mode = parse_mode(a.mode);
+  const PickMode mode = a.mode;
   const std::string format =
       !a.format.empty() ? a.format : (a.ray ? "text" : "jsonl");
   if (format == "json" && !a.ray) {
@@ -109,7 +102,7 @@ int run_pick(const PickArgs& a) {
 
 int run_validate(const ValidateArgs& a) {
   if (const int usage = cli::check_scene_or_boxes(a)) return usage;
-  const PickMode mode = parse_mode(a.mode);
+  const PickMode mode = a.mode;
   // The dump file is opened before any work, so a bad path fails at once.
   std::ofstream dump;
   if (!a.dump.empty()) {
@@ -157,7 +150,7 @@ int run_validate(const ValidateArgs& a) {
   std::printf("scene:          %s\n", label.c_str());
   std::printf("objects:        %zu (%zu triangles)\n", scene.objects.size(),
               scene.triangle_count());
-  std::printf("mode:           %s\n", a.mode.c_str());
+  std::printf("mode:           %s\n", cli::mode_name(mode));
   std::printf("rays:           %zu (seed %llu)\n", rep.rays,
               static_cast<unsigned long long>(a.seed));
   std::printf("hits:           raypick %zu, embree %zu\n", rep.raypick_hits,
@@ -218,10 +211,7 @@ int run_info(const std::string& path, const LoadOptions& options) {
     hittable += !picker.world_box(i).empty();
   }
   const BvhStats s = picker.bvh_stats();
-  Aabb b;  // the OBBs' world boxes, without the BVH's rounding margin
-  for (std::uint32_t i = 0; i < picker.object_count(); ++i) {
-    b.extend(picker.obb(i).world_bounds());
-  }
+  const Aabb b = world_bounds(scene);  // without the BVH's rounding margin
   std::printf("scene:      %s\n", printable(path).c_str());
   std::printf("objects:    %zu (%zu can be hit)\n", scene.objects.size(),
               hittable);
@@ -296,10 +286,9 @@ int run_main(int argc, char** argv) {
       "--rays", pick.rays,
       "Rays file, one 'ox oy oz dx dy dz' per line; '-' reads stdin");
   ray_opt->excludes(rays_opt);
-  pick_cmd->add_option("--mode", pick.mode,
+  cli::add_enum_option(*pick_cmd, "--mode", pick.mode, cli::mode_names(),
                        "obb: nearest oriented bounding box (default); mesh: "
-                       "nearest triangle, exact")
-      ->check(CLI::IsMember({"obb", "mesh"}));
+                       "nearest triangle, exact");
   CLI::Option* all_opt = pick_cmd->add_flag(
       "--all", pick.all,
       "Every object along the ray, nearest first (one hit per object)");
@@ -339,10 +328,9 @@ int run_main(int argc, char** argv) {
   val_cmd->add_option("--seed", val.seed, "Seed of the random rays")
       ->capture_default_str()
       ->transform(cli::whole_number(0));
-  val_cmd->add_option("--mode", val.mode,
+  cli::add_enum_option(*val_cmd, "--mode", val.mode, cli::mode_names(),
                       "obb (default) or mesh: Embree instances the meshes' "
-                      "triangles")
-      ->check(CLI::IsMember({"obb", "mesh"}));
+                      "triangles");
   val_cmd->add_option("--dump", val.dump,
                       "Write the disagreeing rays to FILE (a rays file)");
   cli::add_load_options(*val_cmd, val.load);

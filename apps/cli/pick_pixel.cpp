@@ -183,7 +183,7 @@ int PixelPick::run(const PickArgs& a) const {
   const Scene& scene = view->loaded.scene;
   const Camera& cam = view->camera;
 
-  const PickMode mode = parse_mode(a.mode);
+  const PickMode mode = a.mode;
   const Picker picker(scene, picker_config(mode));
   const std::vector<std::string> names = object_names(scene);
   const QueryOptions options(mode, a.mask);

@@ -76,7 +76,7 @@ struct PickArgs {
   std::string scene;
   std::optional<std::string> ray;  // set when --ray is given, even empty
   std::optional<std::string> rays;
-  std::string mode = "obb";
+  PickMode mode = PickMode::kObb;
   std::string format;
   bool all = false;
   std::size_t limit = 0;  // 0: no limit
@@ -108,7 +108,7 @@ struct ValidateArgs {
   std::size_t boxes = 0;
   std::size_t rays = 100000;
   std::uint64_t seed = 1;
-  std::string mode = "obb";
+  PickMode mode = PickMode::kObb;
   std::string dump;
   LoadOptions load;
   std::vector<double> offset;  // X, Y, Z, or empty
