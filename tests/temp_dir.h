@@ -5,13 +5,13 @@
 
 #include <doctest/doctest.h>
 
-#include <chrono>
+#include <atomic>
 #include <filesystem>
 #include <fstream>
-#include <random>
 #include <string>
 #include <string_view>
 #include <system_error>
+#include <unistd.h>
 
 namespace raypick::test {
 
@@ -20,14 +20,15 @@ namespace raypick::test {
 class TempDir {
  public:
   TempDir() {
-    namespace fs = std::filesystem;
-    std::random_device entropy;
-    const auto now =
-        std::chrono::steady_clock::now().time_since_epoch().count();
-    path_ =
-        fs::temp_directory_path() / ("raypick_test_" + std::to_string(now) +
-                                     "_" + std::to_string(entropy()));
-    fs::create_directories(path_);
+    // Short (messages quote paths up to 40 bytes): this process's id and a
+    // count, so that neither tests in parallel processes nor two TempDirs
+    // of one process share a directory.
+    static std::atomic<unsigned> count{0};
+    path_ = std::filesystem::temp_directory_path() /
+            ("rp_" + std::to_string(::getpid()) + "_" + std::to_string(count++));
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);  // left by an earlier process
+    std::filesystem::create_directories(path_);
   }
   ~TempDir() {
     std::error_code ec;

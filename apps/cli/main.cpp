@@ -39,11 +39,6 @@ using cli::ValidateArgs;
 
 int run_pick(const PickArgs& a) {
   int status = 0;
-  if (!a.ray && !a.rays) {
-    return fail(kExitUsage,
-                "pick: no rays: give --ray ox,oy,oz,dx,dy,dz, --rays FILE "
-                "('-' for standard input), or a camera with --pixel or --pixels");
-  }
   if (a.rays && a.rays->empty()) {
     return fail(kExitUsage,
                 "pick: --rays needs a file name, or '-' for standard input");
@@ -101,7 +96,6 @@ int run_pick(const PickArgs& a) {
 // ------------------------------------------------------------ validate ---
 
 int run_validate(const ValidateArgs& a) {
-  if (const int usage = cli::check_scene_or_boxes(a)) return usage;
   const PickMode mode = a.mode;
   // The dump file is opened before any work, so a bad path fails at once.
   std::ofstream dump;
@@ -280,12 +274,14 @@ int run_main(int argc, char** argv) {
       "pick", "Cast rays into a scene and print the nearest object hit");
   pick_cmd->add_option("SCENE", pick.scene, "Scene file (.obj, .gltf, .glb, .json)")
       ->required();
-  CLI::Option* ray_opt = pick_cmd->add_option(
-      "--ray", pick.ray, "One ray: ox,oy,oz,dx,dy,dz");
-  CLI::Option* rays_opt = pick_cmd->add_option(
+  // Exactly one source of rays: CLI11 refuses none or two ("Exactly 1
+  // option from [--ray,--rays,--pixel,--pixels]", exit 2).
+  CLI::Option_group* ray_source = pick_cmd->add_option_group(
+      "rays", "Where the rays come from: one ray, a rays file, or a camera's points");
+  ray_source->add_option("--ray", pick.ray, "One ray: ox,oy,oz,dx,dy,dz");
+  ray_source->add_option(
       "--rays", pick.rays,
       "Rays file, one 'ox oy oz dx dy dz' per line; '-' reads stdin");
-  ray_opt->excludes(rays_opt);
   cli::add_enum_option(*pick_cmd, "--mode", pick.mode, cli::mode_names(),
                        "obb: nearest oriented bounding box (default); mesh: "
                        "nearest triangle, exact");
@@ -310,18 +306,24 @@ int run_main(int argc, char** argv) {
       ->check(CLI::IsMember({"text", "json", "jsonl"}));
   cli::add_load_options(*pick_cmd, pick.load);
 
-  raypick::cli::PixelPick pixel_pick(*pick_cmd);
+  raypick::cli::PixelPick pixel_pick(*pick_cmd, *ray_source);
+  ray_source->require_option(1);
 
   ValidateArgs val;
   CLI::App* val_cmd = app.add_subcommand(
       "validate",
       "Compare raypick with Embree on random rays; exits 1 on any real "
       "mismatch");
-  val_cmd->add_option("SCENE", val.scene, "Scene file (.obj, .gltf, .glb, .json)");
-  val_cmd->add_option("--boxes", val.boxes,
-                      "Validate a generated scene of N boxes instead (with "
-                      "mirrored, sheared, flat and coincident ones)")
+  // A SCENE or --boxes, exactly one ("Exactly 1 option from
+  // [SCENE,--boxes]", exit 2).
+  CLI::Option_group* val_scene = val_cmd->add_option_group(
+      "scene", "What is validated: a scene file or a generated one");
+  val_scene->add_option("SCENE", val.scene, "Scene file (.obj, .gltf, .glb, .json)");
+  val_scene->add_option("--boxes", val.boxes,
+                        "Validate a generated scene of N boxes instead (with "
+                        "mirrored, sheared, flat and coincident ones)")
       ->transform(cli::whole_number(1, 10000000));
+  val_scene->require_option(1);
   val_cmd->add_option("--rays", val.rays, "Number of random rays")
       ->capture_default_str()
       ->transform(cli::whole_number(1, 100000000));

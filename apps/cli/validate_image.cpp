@@ -50,16 +50,6 @@ ValidateImage::ValidateImage(CLI::App& validate_cmd) {
 
 bool ValidateImage::chosen() const { return image_opt_->count() > 0 || camera_.any_given(); }
 
-int check_scene_or_boxes(const ValidateArgs& a) {
-  if (a.scene.empty() && a.boxes == 0) {
-    return fail(kExitUsage, "validate: give a SCENE file or --boxes N");
-  }
-  if (!a.scene.empty() && a.boxes > 0) {
-    return fail(kExitUsage, "validate: give a SCENE file or --boxes N, not both");
-  }
-  return 0;
-}
-
 std::optional<Loaded> validation_scene(const ValidateArgs& a, std::string& label,
                                        int& status) {
   if (a.boxes == 0) {
@@ -83,7 +73,6 @@ int ValidateImage::run(const ValidateArgs& a) const {
   if (image_opt_->count() == 0) {
     return fail(kExitUsage, "validate: a camera needs --image FILE.png");
   }
-  if (const int usage = check_scene_or_boxes(a)) return usage;
   if (std::string e = camera_.check(); !e.empty()) {
     return fail(kExitUsage, "validate: " + e);
   }
