@@ -13,11 +13,22 @@
 #include <glm/vec3.hpp>
 
 #include <cmath>
+#include <filesystem>
 #include <random>
 #include <string>
 #include <vector>
 
 namespace raypick::test {
+
+// `relative` under /usr/share/assimp/models, from Debian's assimp-testmodels
+// (./setup.sh installs it). A missing file fails the test with that advice,
+// rather than letting it pass without checking anything.
+inline std::filesystem::path assimp_model(const std::string& relative) {
+  const std::filesystem::path p = std::filesystem::path("/usr/share/assimp/models") / relative;
+  REQUIRE_MESSAGE(std::filesystem::exists(p),
+                  p.string() << " is missing: install assimp-testmodels (./setup.sh deps)");
+  return p;
+}
 
 inline bool near(float a, float b, float tol) { return std::abs(a - b) <= tol; }
 

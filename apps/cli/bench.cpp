@@ -12,6 +12,7 @@
 #include "../tools/validate.h"
 
 #include "raypick/bvh/picker.h"
+#include "raypick/core/scene.h"
 #include "raypick/core/text.h"
 #include "raypick/loaders/load.h"
 
@@ -20,7 +21,6 @@
 #include <tbb/global_control.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -33,17 +33,25 @@
 #include <span>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <unistd.h>
 #include <vector>
 
 namespace raypick::cli {
 
+// --mode: the hit modes each scene is benched in.
+enum class ModeChoice { kObb, kMesh, kBoth, kAuto };
+// --ray-kind: the ray sets.
+enum class RayKinds { kIncoherent, kCamera, kBoth };
+// --profile: whose single-ray loop to run alone; kNone: the whole bench.
+enum class Profile { kNone, kRaypick, kEmbree };
+
 struct BenchArgs {
   std::vector<std::string> scenes;  // boxes, crowd or a scene file
   std::vector<std::string> files;   // positional SCENE files
   std::vector<std::size_t> n;
-  std::string mode = "auto";
-  std::string ray_kind = "both";
+  ModeChoice mode = ModeChoice::kAuto;
+  RayKinds ray_kind = RayKinds::kBoth;
   std::size_t rays = 1000000;
   std::string camera = "1024x1024";
   int runs = 5;
@@ -53,7 +61,7 @@ struct BenchArgs {
   std::string model = tools::kCrowdModel;
   std::vector<double> offset;  // X, Y, Z: every scene moved by it; or empty
   bool quick = false;
-  std::string profile;   // "raypick" or "embree": only that side's single rays
+  Profile profile = Profile::kNone;
   int profile_passes = 1;
   LoadOptions load;  // for scene files and the crowd model
   // Which options were given, so that --quick only changes the others.
@@ -64,8 +72,6 @@ struct BenchArgs {
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
 constexpr int kExitVoid = kExitBadInput;  // a VOID row or a file problem
 // obb mode: relative tolerance on the sum of t over the rays (the answers
 // are identical in practice: Embree runs raypick's leaf test).
@@ -75,11 +81,6 @@ constexpr double kSumTolerance = 1e-5;
 constexpr double kMaxBoundaryFraction = 1e-4;
 // Rays re-checked after the moves (the update row's answers).
 constexpr std::size_t kUpdateCheckRays = 65536;
-
-double ms_since(Clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - start)
-      .count();
-}
 
 double median(std::vector<double> v) {
   if (v.empty()) return 0.0;
@@ -164,18 +165,39 @@ class Progress {
   std::string current_;
 };
 
+
 // ------------------------------------------------------------ the plan ---
 
+enum class SceneKind { kBoxes, kCrowd, kFile };
+
 struct SceneSpec {
-  std::string kind;   // "boxes", "crowd" or "file"
-  std::string path;   // the file, for kind == "file"
+  SceneKind kind = SceneKind::kBoxes;
+  std::string path;   // the file, for kFile
   std::size_t n = 0;  // objects, for generated scenes
+  // "boxes", "crowd", or the file's name as the table shows it.
   std::string label() const {
-    return kind == "file"
-               ? printable(std::filesystem::path(path).filename().string())
-               : kind;
+    switch (kind) {
+      case SceneKind::kBoxes: return "boxes";
+      case SceneKind::kCrowd: return "crowd";
+      case SceneKind::kFile: break;
+    }
+    return printable(std::filesystem::path(path).filename().string());
   }
-  std::string json_name() const { return kind == "file" ? path : kind; }
+  // The JSON rows' "scene": the kind, or the file's path as given.
+  std::string json_name() const { return kind == SceneKind::kFile ? path : label(); }
+  // The progress lines' and the select line's name: boxes-N, crowd-N or
+  // the file's label.
+  std::string name() const {
+    return kind == SceneKind::kFile ? label() : label() + "-" + std::to_string(n);
+  }
+};
+
+// The settings after --quick: what was given explicitly wins.
+struct Settings {
+  std::size_t ray_count = 0;
+  int width = 0, height = 0;  // camera rays
+  int runs = 0;
+  bool incoherent = false, camera = false;  // the ray sets
 };
 
 struct RaySet {
@@ -207,17 +229,30 @@ struct SystemFigures {
 struct Check {
   bool ok = true;
   std::string why;
-  void fail(const std::string& reason) {
+  void refute(const std::string& reason) {
     if (ok) why = reason;
     ok = false;
   }
 };
 struct ConfigResult {
   SystemFigures raypick, embree;
-  std::vector<Check> checks;              // by ray set
+  // By ray set: the set's own checks, then the answers after the moves
+  // (one failure there voids every row of the configuration). Decided once
+  // by ConfigRun::finish(), printed and written as they are.
+  std::vector<Check> checks;
   std::vector<std::size_t> boundary_rays; // by ray set (mesh mode)
-  Check update_check;         // answers after the moves
   bool update_rebuilt = false;
+
+  bool ok() const {
+    return std::all_of(checks.begin(), checks.end(),
+                       [](const Check& c) { return c.ok; });
+  }
+  // The table's check column for ray set `k`.
+  std::string verdict(std::size_t k) const {
+    if (!checks[k].ok) return "VOID: " + checks[k].why;
+    if (boundary_rays[k] == 0) return "ok";
+    return "ok (" + std::to_string(boundary_rays[k]) + " boundary rays)";
+  }
 };
 
 struct Tally {
@@ -245,15 +280,15 @@ Tally tally(const std::vector<Hit>& hits) {
 // mesh mode: Embree's triangle test is not watertight and carries the ray
 // into an instance's frame by its own float inverse, so a ray within
 // rounding of a triangle's edge, or nearly in its plane, may hit in one
-// system and slip through (or hit something further) in the other. As in
-// validate, two hits agree when their t are within tools::kTol * scale
-// (scale: the largest coordinate of the scene or the ray origin over the
-// largest direction component), whatever object they name (a tie). A ray
-// whose answers differ beyond that (hit vs miss, or t further apart) is
-// excused, as a boundary ray, only when the double-precision reference
-// (tools::SceneReference) says the nearer of the two hits lies within
-// rounding of its triangle's edges or plane. Any other differing ray makes
-// the row VOID, and so do more than kMaxBoundaryFraction boundary rays.
+// system and slip through (or hit something further) in the other. By
+// validate's rule (tools::Agreement over the scene's world_bounds), two
+// hits agree when their t are within kTol * scale, whatever object they
+// name (a tie). A ray whose answers differ beyond that (hit vs miss, or t
+// further apart) is excused, as a boundary ray, only when the
+// double-precision reference says the nearer of the two hits lies within
+// rounding of its triangle's edges or plane (tools::is_boundary_hit). Any
+// other differing ray makes the row VOID, and so do more than
+// kMaxBoundaryFraction boundary rays.
 std::size_t compare_answers(const Scene& scene, PickMode mode,
                             std::span<const Ray> rays,
                             const std::vector<Hit>& a,
@@ -273,34 +308,18 @@ std::size_t compare_answers(const Scene& scene, PickMode mode,
                     "hits %zu vs %zu, sum of t %.9g vs %.9g (rel %.2g), %zu "
                     "rays pick another object",
                     ta.hits, tb.hits, ta.sum_t, tb.sum_t, rel, differ);
-      check.fail(buf);
+      check.refute(buf);
     }
     return 0;
   }
-  const Aabb bounds = tools::scene_bounds(scene);
-  auto max_abs = [](const glm::vec3& v) {
-    return double(std::max({std::abs(v.x), std::abs(v.y), std::abs(v.z)}));
-  };
-  const double scene_scale =
-      bounds.empty() ? 1.0 : std::max(max_abs(bounds.min), max_abs(bounds.max));
+  const tools::Agreement agreement(world_bounds(scene));
   std::optional<tools::SceneReference> ref;
   std::size_t boundary = 0, real = 0, first = 0;
   for (std::size_t i = 0; i < a.size(); ++i) {
-    const Hit& x = a[i];
-    const Hit& y = b[i];
-    // validate's float-noise and tie bound: t agrees within 1e-4 * scale.
-    const double scale =
-        std::max(scene_scale, max_abs(rays[i].org)) / max_abs(rays[i].dir);
-    if (x.hit() == y.hit() &&
-        (!x.hit() ||
-         std::abs(double(x.t) - double(y.t)) <= tools::kTol * scale)) {
-      continue;
-    }
-    const Hit& nearer = !y.hit() || (x.hit() && x.t <= y.t) ? x : y;
+    if (agreement.same_t(a[i], b[i], rays[i])) continue;
+    const Hit& nearer = !b[i].hit() || (a[i].hit() && a[i].t <= b[i].t) ? a[i] : b[i];
     if (!ref) ref.emplace(scene);
-    const tools::TriangleEntry e =
-        ref->triangle_entry(nearer.object, nearer.triangle, rays[i]);
-    if (e.coplanar || std::abs(e.inside) < 1.0) {
+    if (tools::is_boundary_hit(*ref, nearer, rays[i])) {
       ++boundary;
     } else if (real++ == 0) {
       first = i;
@@ -314,13 +333,13 @@ std::size_t compare_answers(const Scene& scene, PickMode mode,
                   real, first, a[first].object, a[first].triangle, a[first].t,
                   b[first].object, b[first].triangle, b[first].t, ta.hits,
                   tb.hits);
-    check.fail(buf);
+    check.refute(buf);
   } else if (double(boundary) > kMaxBoundaryFraction * double(a.size())) {
     std::snprintf(buf, sizeof buf,
                   "%zu boundary rays (more than %.0e of the rays); hits %zu "
                   "vs %zu",
                   boundary, kMaxBoundaryFraction, ta.hits, tb.hits);
-    check.fail(buf);
+    check.refute(buf);
   }
   return boundary;
 }
@@ -330,184 +349,231 @@ void compare_exact(const std::vector<Hit>& single, const std::vector<Hit>& batch
                    const char* system, Check& check) {
   for (std::size_t i = 0; i < single.size(); ++i) {
     if (single[i].object != batch[i].object || single[i].t != batch[i].t) {
-      check.fail(std::string(system) + " batch differs from single rays at ray " +
-                 std::to_string(i));
+      check.refute(std::string(system) + " batch differs from single rays at ray " +
+                   std::to_string(i));
       return;
     }
   }
 }
 
-ConfigResult run_config(const Scene& scene, PickMode mode,
-                        const std::vector<RaySet>& sets, int runs, int threads,
-                        std::uint64_t seed, const std::string& name,
-                        Progress& progress) {
-  ConfigResult res;
-  PickerConfig config;
-  config.mesh_mode = mode == PickMode::kMesh;
-  const QueryOptions options{mode};
-  const tools::EmbreeDevice device(threads);
-  auto runs_label = [&](int r) {
-    return "(run " + std::to_string(r + 1) + "/" + std::to_string(runs) + ")";
-  };
+// The median of `ms` as millions of `count` rays per second; 0 when the
+// median is 0.
+double mrays(std::size_t count, const std::vector<double>& ms) {
+  const double m = median(ms);
+  return m > 0.0 ? double(count) / (m * 1e3) : 0.0;
+}
 
-  // ---- build: the first build of each is kept and measured for memory.
-  progress.phase(name + ": build");
-  std::vector<double> rp_build, em_build;
-  std::size_t rss0 = trimmed_resident_bytes();
-  auto start = Clock::now();
-  Picker picker(scene, config);
-  rp_build.push_back(ms_since(start));
-  std::size_t rss1 = trimmed_resident_bytes();
-  res.raypick.rss_bytes = rss1 > rss0 ? rss1 - rss0 : 0;
-  res.raypick.array_bytes = picker.memory_bytes();
-  rss0 = rss1;
-  start = Clock::now();
-  tools::EmbreeBenchScene embree(device, scene, mode);
-  em_build.push_back(ms_since(start));
-  rss1 = trimmed_resident_bytes();
-  res.embree.rss_bytes = rss1 > rss0 ? rss1 - rss0 : 0;
-  res.embree.array_bytes = embree.user_data_bytes();
-  for (int r = 1; r < runs; ++r) {
-    progress.step(runs_label(r));
-    {
-      start = Clock::now();
-      const Picker p(scene, config);
-      rp_build.push_back(ms_since(start));
+// One (scene, mode, threads) configuration, measured in steps: build(),
+// query() on each ray set, update(), check_update(); finish() decides the
+// rows' verdicts and hands the figures over.
+class ConfigRun {
+ public:
+  ConfigRun(const Scene& scene, PickMode mode, int runs, int threads,
+            std::string name, Progress& progress)
+      : scene_(scene), mode_(mode), runs_(runs), name_(std::move(name)),
+        progress_(progress), config_(picker_config(mode)), options_{mode},
+        device_(threads) {}
+
+  // Builds both structures `runs` times; the first build of each is kept
+  // and measured for memory, the median time is the build figure.
+  void build() {
+    progress_.phase(name_ + ": build");
+    std::vector<double> rp_build, em_build;
+    std::size_t rss0 = trimmed_resident_bytes();
+    auto start = Clock::now();
+    picker_.emplace(scene_, config_);
+    rp_build.push_back(ms_since(start));
+    std::size_t rss1 = trimmed_resident_bytes();
+    res_.raypick.rss_bytes = rss1 > rss0 ? rss1 - rss0 : 0;
+    res_.raypick.array_bytes = picker_->memory_bytes();
+    rss0 = rss1;
+    start = Clock::now();
+    embree_.emplace(device_, scene_, mode_);
+    em_build.push_back(ms_since(start));
+    rss1 = trimmed_resident_bytes();
+    res_.embree.rss_bytes = rss1 > rss0 ? rss1 - rss0 : 0;
+    res_.embree.array_bytes = embree_->user_data_bytes();
+    for (int r = 1; r < runs_; ++r) {
+      progress_.step(runs_label(r));
+      {
+        start = Clock::now();
+        const Picker p(scene_, config_);
+        rp_build.push_back(ms_since(start));
+      }
+      {
+        start = Clock::now();
+        const tools::EmbreeBenchScene e(device_, scene_, mode_);
+        em_build.push_back(ms_since(start));
+      }
     }
-    {
-      start = Clock::now();
-      const tools::EmbreeBenchScene e(device, scene, mode);
-      em_build.push_back(ms_since(start));
-    }
+    res_.raypick.build_ms = median(rp_build);
+    res_.embree.build_ms = median(em_build);
   }
-  res.raypick.build_ms = median(rp_build);
-  res.embree.build_ms = median(em_build);
 
-  // ---- queries, back to back on the same rays.
-  std::vector<Hit> rp_hits, em_hits, batch;
-  for (const RaySet& set : sets) {
-    progress.phase(name + ": " + set.kind + " rays");
-    const std::size_t count = set.rays.size();
-    rp_hits.assign(count, Hit{});
-    em_hits.assign(count, Hit{});
-    Check& check = res.checks.emplace_back();
-    std::vector<double> rp_s, em_s, rp_b, em_b;
-    for (int r = 0; r < runs; ++r) {
-      progress.step("single " + runs_label(r));
-      start = Clock::now();
-      for (std::size_t i = 0; i < count; ++i) {
-        rp_hits[i] = picker.intersect(set.rays[i], options);
-      }
-      rp_s.push_back(ms_since(start));
-      start = Clock::now();
-      for (std::size_t i = 0; i < count; ++i) {
-        em_hits[i] = embree.intersect(set.rays[i]);
-      }
-      em_s.push_back(ms_since(start));
-    }
-    res.boundary_rays.push_back(
-        compare_answers(scene, mode, set.rays, rp_hits, em_hits, check));
-    for (int r = 0; r < runs; ++r) {
-      progress.step("batch " + runs_label(r));
-      start = Clock::now();
-      batch = picker.intersect_batch(set.rays, options);
+  // Single rays, batches and Embree's packets, back to back on the same
+  // rays, each checked against the other system or the single rays.
+  void query(const RaySet& set) {
+    progress_.phase(name_ + ": " + set.kind + " rays");
+    Check& check = res_.checks.emplace_back();
+    std::vector<double> rp_s, em_s;
+    time_single(set, rp_s, em_s);
+    res_.boundary_rays.push_back(
+        compare_answers(scene_, mode_, set.rays, rp_hits_, em_hits_, check));
+    std::vector<double> rp_b, em_b;
+    std::vector<Hit> batch;
+    for (int r = 0; r < runs_; ++r) {
+      progress_.step("batch " + runs_label(r));
+      auto start = Clock::now();
+      batch = picker_->intersect_batch(set.rays, options_);
       rp_b.push_back(ms_since(start));
-      if (r == 0) compare_exact(rp_hits, batch, "raypick", check);
+      if (r == 0) compare_exact(rp_hits_, batch, "raypick", check);
       start = Clock::now();
-      batch = embree.intersect_batch(set.rays);
+      batch = embree_->intersect_batch(set.rays);
       em_b.push_back(ms_since(start));
-      if (r == 0) compare_exact(em_hits, batch, "embree", check);
+      if (r == 0) compare_exact(em_hits_, batch, "embree", check);
     }
-    // Embree's packet API: 4x4 pixel tiles of camera rays (coherent), 16
-    // consecutive rays otherwise. Checked as Embree's single rays are:
-    // against raypick's answers.
-    const std::vector<std::uint32_t> lanes =
-        set.width > 0 ? tools::tile_lanes(set.width, set.height)
-                      : tools::block_lanes(count);
-    std::vector<double> em_p;
-    for (int r = 0; r < runs; ++r) {
-      progress.step("packets " + runs_label(r));
-      start = Clock::now();
-      batch = embree.intersect_packets(set.rays, lanes, set.width > 0);
-      em_p.push_back(ms_since(start));
-      if (r == 0) {
-        Check packet_check;
-        compare_answers(scene, mode, set.rays, rp_hits, batch, packet_check);
-        if (!packet_check.ok) check.fail("embree packets: " + packet_check.why);
-      }
-    }
-    auto mrays = [&](const std::vector<double>& ms) {
-      const double m = median(ms);
-      return m > 0.0 ? double(count) / (m * 1e3) : 0.0;
-    };
-    const Tally tr = tally(rp_hits), te = tally(em_hits);
-    res.raypick.kinds.push_back({mrays(rp_s), mrays(rp_b), 0.0, tr.hits, tr.sum_t});
-    res.embree.kinds.push_back(
-        {mrays(em_s), mrays(em_b), mrays(em_p), te.hits, te.sum_t});
+    const std::vector<double> em_p = time_packets(set, check);
+    const std::size_t count = set.rays.size();
+    const Tally tr = tally(rp_hits_), te = tally(em_hits_);
+    res_.raypick.kinds.push_back(
+        {mrays(count, rp_s), mrays(count, rp_b), 0.0, tr.hits, tr.sum_t});
+    res_.embree.kinds.push_back({mrays(count, em_s), mrays(count, em_b),
+                                 mrays(count, em_p), te.hits, te.sum_t});
   }
 
-  // ---- update: move every object by a small random translation, then
-  // raypick refits (set_matrix + commit) and Embree recommits.
-  progress.phase(name + ": update (move all " +
-                 std::to_string(scene.objects.size()) + " objects)");
-  const float amount = tools::move_amount(scene);
-  std::vector<glm::mat4> current = tools::object_matrices(scene);
-  std::vector<double> rp_set, rp_commit, em_set, em_commit;
-  const auto n = static_cast<std::uint32_t>(current.size());
-  for (int r = 0; r < runs; ++r) {
-    progress.step(runs_label(r));
-    current = tools::moved_matrices(current, amount, seed * 7919 + 101 + r);
-    start = Clock::now();
-    for (std::uint32_t i = 0; i < n; ++i) picker.set_matrix(i, current[i]);
-    rp_set.push_back(ms_since(start));
-    start = Clock::now();
-    res.update_rebuilt = picker.commit().rebuilt || res.update_rebuilt;
-    rp_commit.push_back(ms_since(start));
-    start = Clock::now();
-    for (std::uint32_t i = 0; i < n; ++i) embree.set_matrix(i, current[i]);
-    em_set.push_back(ms_since(start));
-    start = Clock::now();
-    embree.commit();
-    em_commit.push_back(ms_since(start));
+  // Moves every object by a small random translation, `runs` times: raypick
+  // refits (set_matrix + commit), Embree recommits.
+  void update(std::uint64_t seed) {
+    progress_.phase(name_ + ": update (move all " +
+                    std::to_string(scene_.objects.size()) + " objects)");
+    const float amount = tools::move_amount(scene_);
+    matrices_ = tools::object_matrices(scene_);
+    std::vector<double> rp_set, rp_commit, em_set, em_commit;
+    const auto n = static_cast<std::uint32_t>(matrices_.size());
+    for (int r = 0; r < runs_; ++r) {
+      progress_.step(runs_label(r));
+      matrices_ = tools::moved_matrices(matrices_, amount, seed * 7919 + 101 + r);
+      auto start = Clock::now();
+      for (std::uint32_t i = 0; i < n; ++i) picker_->set_matrix(i, matrices_[i]);
+      rp_set.push_back(ms_since(start));
+      start = Clock::now();
+      res_.update_rebuilt = picker_->commit().rebuilt || res_.update_rebuilt;
+      rp_commit.push_back(ms_since(start));
+      start = Clock::now();
+      for (std::uint32_t i = 0; i < n; ++i) embree_->set_matrix(i, matrices_[i]);
+      em_set.push_back(ms_since(start));
+      start = Clock::now();
+      embree_->commit();
+      em_commit.push_back(ms_since(start));
+    }
+    set_update_figures(res_.raypick, rp_set, rp_commit);
+    set_update_figures(res_.embree, em_set, em_commit);
   }
-  auto total = [](const std::vector<double>& a, const std::vector<double>& b) {
-    std::vector<double> s(a.size());
-    for (std::size_t i = 0; i < a.size(); ++i) s[i] = a[i] + b[i];
-    return median(s);
-  };
-  res.raypick.update_ms = total(rp_set, rp_commit);
-  res.raypick.update_set_ms = median(rp_set);
-  res.raypick.update_commit_ms = median(rp_commit);
-  res.embree.update_ms = total(em_set, em_commit);
-  res.embree.update_set_ms = median(em_set);
-  res.embree.update_commit_ms = median(em_commit);
-  // The moved scene must still give the same answers.
-  if (!sets.empty()) {
-    const std::size_t k = std::min(kUpdateCheckRays, sets[0].rays.size());
-    rp_hits.resize(k);
-    em_hits.resize(k);
+
+  // The moved scene must still give the same answers: the first
+  // kUpdateCheckRays rays of `set`, single rays in both systems.
+  void check_update(const RaySet& set) {
+    const std::size_t k = std::min(kUpdateCheckRays, set.rays.size());
+    rp_hits_.resize(k);
+    em_hits_.resize(k);
     for (std::size_t i = 0; i < k; ++i) {
-      rp_hits[i] = picker.intersect(sets[0].rays[i], options);
-      em_hits[i] = embree.intersect(sets[0].rays[i]);
+      rp_hits_[i] = picker_->intersect(set.rays[i], options_);
+      em_hits_[i] = embree_->intersect(set.rays[i]);
     }
     // The reference judges boundary rays on the moved scene (mesh mode).
     Scene moved;
-    if (mode == PickMode::kMesh) {
-      moved = scene;
+    if (mode_ == PickMode::kMesh) {
+      moved = scene_;
       for (std::size_t i = 0; i < moved.objects.size(); ++i) {
-        moved.objects[i].matrix = current[i];
+        moved.objects[i].matrix = matrices_[i];
       }
     }
-    compare_answers(mode == PickMode::kMesh ? moved : scene, mode,
-                    std::span<const Ray>(sets[0].rays).first(k), rp_hits,
-                    em_hits, res.update_check);
-    if (!res.update_check.ok) {
-      res.update_check.why = "after the moves: " + res.update_check.why;
+    compare_answers(mode_ == PickMode::kMesh ? moved : scene_, mode_,
+                    std::span<const Ray>(set.rays).first(k), rp_hits_,
+                    em_hits_, update_check_);
+  }
+
+  ConfigResult finish() {
+    progress_.clear();
+    if (!update_check_.ok) {
+      for (Check& c : res_.checks) c.refute("after the moves: " + update_check_.why);
+    }
+    return std::move(res_);
+  }
+
+ private:
+  std::string runs_label(int r) const {
+    return "(run " + std::to_string(r + 1) + "/" + std::to_string(runs_) + ")";
+  }
+
+  // Single rays, run by run: raypick's loop, then Embree's; the answers
+  // stay in rp_hits_ and em_hits_.
+  void time_single(const RaySet& set, std::vector<double>& rp_ms,
+                   std::vector<double>& em_ms) {
+    rp_hits_.assign(set.rays.size(), Hit{});
+    em_hits_.assign(set.rays.size(), Hit{});
+    for (int r = 0; r < runs_; ++r) {
+      progress_.step("single " + runs_label(r));
+      auto start = Clock::now();
+      for (std::size_t i = 0; i < set.rays.size(); ++i) {
+        rp_hits_[i] = picker_->intersect(set.rays[i], options_);
+      }
+      rp_ms.push_back(ms_since(start));
+      start = Clock::now();
+      for (std::size_t i = 0; i < set.rays.size(); ++i) {
+        em_hits_[i] = embree_->intersect(set.rays[i]);
+      }
+      em_ms.push_back(ms_since(start));
     }
   }
-  progress.clear();
-  return res;
-}
+
+  // Embree's packet API: 4x4 pixel tiles of camera rays (coherent), 16
+  // consecutive rays otherwise. Checked as Embree's single rays are:
+  // against raypick's answers.
+  std::vector<double> time_packets(const RaySet& set, Check& check) {
+    const std::vector<std::uint32_t> lanes =
+        set.width > 0 ? tools::tile_lanes(set.width, set.height)
+                      : tools::block_lanes(set.rays.size());
+    std::vector<double> ms;
+    for (int r = 0; r < runs_; ++r) {
+      progress_.step("packets " + runs_label(r));
+      const auto start = Clock::now();
+      const std::vector<Hit> hits =
+          embree_->intersect_packets(set.rays, lanes, set.width > 0);
+      ms.push_back(ms_since(start));
+      if (r == 0) {
+        Check packet_check;
+        compare_answers(scene_, mode_, set.rays, rp_hits_, hits, packet_check);
+        if (!packet_check.ok) check.refute("embree packets: " + packet_check.why);
+      }
+    }
+    return ms;
+  }
+
+  static void set_update_figures(SystemFigures& f, const std::vector<double>& set,
+                                 const std::vector<double>& commit) {
+    std::vector<double> total(set.size());
+    for (std::size_t i = 0; i < set.size(); ++i) total[i] = set[i] + commit[i];
+    f.update_ms = median(total);
+    f.update_set_ms = median(set);
+    f.update_commit_ms = median(commit);
+  }
+
+  const Scene& scene_;
+  const PickMode mode_;
+  const int runs_;
+  const std::string name_;
+  Progress& progress_;
+  const PickerConfig config_;
+  const QueryOptions options_;
+  const tools::EmbreeDevice device_;  // outlives embree_
+  std::optional<Picker> picker_;
+  std::optional<tools::EmbreeBenchScene> embree_;
+  std::vector<Hit> rp_hits_, em_hits_;  // the last single-ray answers
+  std::vector<glm::mat4> matrices_;     // the objects' matrices after update()
+  Check update_check_;
+  ConfigResult res_;
+};
 
 // ------------------------------------------------------------- output ---
 
@@ -525,18 +591,12 @@ std::string ratio(double a, double b) {
 void print_rows(const SceneSpec& spec, std::size_t objects, PickMode mode,
                 int threads, const std::vector<RaySet>& sets,
                 const ConfigResult& res) {
-  const char* mode_name = mode == PickMode::kObb ? "obb" : "mesh";
   const double mb = 1.0 / (1024.0 * 1024.0);
   for (std::size_t k = 0; k < sets.size(); ++k) {
-    Check check = res.checks[k];
-    if (!res.update_check.ok) check.fail(res.update_check.why);
-    std::string verdict = check.ok ? "ok" : "VOID: " + check.why;
-    if (check.ok && res.boundary_rays[k] > 0) {
-      verdict += " (" + std::to_string(res.boundary_rays[k]) + " boundary rays)";
-    }
+    const std::string verdict = res.verdict(k);
     char lead[64];
     std::snprintf(lead, sizeof lead, "%-10.10s %7zu %-4s %-10s %3d", spec.label().c_str(),
-                  objects, mode_name, sets[k].kind.c_str(), threads);
+                  objects, mode_name(mode), sets[k].kind.c_str(), threads);
     const std::string blank(std::string(lead).size(), ' ');
     auto line = [&](const std::string& first, const char* system,
                     const SystemFigures& f) {
@@ -575,15 +635,14 @@ void add_json_rows(nlohmann::json& rows, const SceneSpec& spec,
                    std::size_t objects, PickMode mode, int threads, int runs,
                    const std::vector<RaySet>& sets, const ConfigResult& res) {
   for (std::size_t k = 0; k < sets.size(); ++k) {
-    Check check = res.checks[k];
-    if (!res.update_check.ok) check.fail(res.update_check.why);
+    const Check& check = res.checks[k];
     for (int s = 0; s < 2; ++s) {
       const SystemFigures& f = s == 0 ? res.raypick : res.embree;
       const PerKind& p = f.kinds[k];
       nlohmann::json row = {
           {"scene", spec.json_name()},
           {"n", objects},
-          {"mode", mode == PickMode::kObb ? "obb" : "mesh"},
+          {"mode", mode_name(mode)},
           {"rays", sets[k].kind},
           {"system", s == 0 ? "raypick" : "embree"},
           {"build_ms", f.build_ms},
@@ -616,16 +675,14 @@ void add_json_rows(nlohmann::json& rows, const SceneSpec& spec,
 // count. Two runs that differ only in --profile-passes differ by exactly
 // one warm pass over the rays. Prints one line per ray set.
 void profile_config(const Scene& scene, PickMode mode,
-                    const std::vector<RaySet>& sets, const std::string& system,
+                    const std::vector<RaySet>& sets, Profile system,
                     int passes, const std::string& name) {
   const QueryOptions options{mode};
   std::optional<Picker> picker;
   std::optional<tools::EmbreeDevice> device;
   std::optional<tools::EmbreeBenchScene> embree;
-  if (system == "raypick") {
-    PickerConfig config;
-    config.mesh_mode = mode == PickMode::kMesh;
-    picker.emplace(scene, config);
+  if (system == Profile::kRaypick) {
+    picker.emplace(scene, picker_config(mode));
   } else {
     device.emplace(1);
     embree.emplace(*device, scene, mode);
@@ -640,7 +697,7 @@ void profile_config(const Scene& scene, PickMode mode,
     }
     const Tally t = tally(hits);
     std::printf("profile %s %s %s: %zu rays x %d passes, %zu hits\n",
-                system.c_str(), name.c_str(), set.kind.c_str(), set.rays.size(),
+                picker ? "raypick" : "embree", name.c_str(), set.kind.c_str(), set.rays.size(),
                 passes, t.hits);
   }
   std::fflush(stdout);
@@ -663,9 +720,7 @@ bool select_row(const Scene& scene, const Aabb& bounds, int width, int height,
   spec.height = height;
   const raypick::Camera cam(spec);
   const Frustum region = cam.frustum(width / 4.0, height / 4.0, 3.0 * width / 4.0, 3.0 * height / 4.0);
-  PickerConfig config;
-  config.mesh_mode = false;
-  const Picker picker(scene, config);
+  const Picker picker(scene, picker_config(PickMode::kObb));
   std::vector<double> ms;
   std::vector<std::uint32_t> got;
   for (int r = 0; r < runs; ++r) {
@@ -715,13 +770,18 @@ BenchCommand::BenchCommand(CLI::App& app)
                    "(default: boxes 10000,1000000; crowd 300,10000)")
       ->delimiter(',')
       ->transform(whole_number(1, 100000000));
-  cmd_->add_option("--mode", a.mode,
-                   "obb, mesh, both, or auto (default): obb for boxes and "
-                   "files, mesh for crowd")
-      ->check(CLI::IsMember({"obb", "mesh", "both", "auto"}));
-  cmd_->add_option("--ray-kind", a.ray_kind,
-                   "incoherent, camera or both (default)")
-      ->check(CLI::IsMember({"incoherent", "camera", "both"}));
+  add_enum_option(*cmd_, "--mode", a.mode,
+                  EnumNames<ModeChoice>{{"obb", ModeChoice::kObb},
+                                        {"mesh", ModeChoice::kMesh},
+                                        {"both", ModeChoice::kBoth},
+                                        {"auto", ModeChoice::kAuto}},
+                  "obb, mesh, both, or auto (default): obb for boxes and "
+                  "files, mesh for crowd");
+  add_enum_option(*cmd_, "--ray-kind", a.ray_kind,
+                  EnumNames<RayKinds>{{"incoherent", RayKinds::kIncoherent},
+                                      {"camera", RayKinds::kCamera},
+                                      {"both", RayKinds::kBoth}},
+                  "incoherent, camera or both (default)");
   a.rays_opt = cmd_->add_option("--rays", a.rays, "Incoherent rays")
                    ->capture_default_str()
                    ->transform(whole_number(1, 100000000));
@@ -754,10 +814,11 @@ BenchCommand::BenchCommand(CLI::App& app)
   cmd_->add_flag("--quick", a.quick,
                  "Tiny sizes for CI: boxes 1000, crowd 10, 10000 rays, "
                  "camera 64x64, 1 run (options given explicitly win)");
-  cmd_->add_option("--profile", a.profile,
-                   "raypick or embree: build and run only that system's "
-                   "single-ray loop (no timing, no checks), for a profiler")
-      ->check(CLI::IsMember({"raypick", "embree"}));
+  add_enum_option(*cmd_, "--profile", a.profile,
+                  EnumNames<Profile>{{"raypick", Profile::kRaypick},
+                                     {"embree", Profile::kEmbree}},
+                  "raypick or embree: build and run only that system's "
+                  "single-ray loop (no timing, no checks), for a profiler");
   cmd_->add_option("--profile-passes", a.profile_passes,
                    "With --profile: passes of the single-ray loop over the rays")
       ->capture_default_str()
@@ -769,113 +830,237 @@ BenchCommand::~BenchCommand() = default;
 
 BenchCommand::operator bool() const { return cmd_->parsed(); }
 
-int BenchCommand::run() const {
-  const BenchArgs& a = *args_;
-  std::size_t ray_count = a.rays;
+namespace {
+
+// --quick's sizes where the options were not given, and --camera read;
+// nullopt, reported, when --camera is not WxH.
+std::optional<Settings> settings_of(const BenchArgs& a) {
+  Settings s;
+  s.ray_count = a.rays;
   std::string camera_text = a.camera;
-  int runs = a.runs;
+  s.runs = a.runs;
   if (a.quick) {
-    if (a.rays_opt->count() == 0) ray_count = 10000;
+    if (a.rays_opt->count() == 0) s.ray_count = 10000;
     if (a.camera_opt->count() == 0) camera_text = "64x64";
-    if (a.runs_opt->count() == 0) runs = 1;
+    if (a.runs_opt->count() == 0) s.runs = 1;
   }
   const auto resolution = tools::parse_resolution(camera_text);
   if (!resolution) {
-    return fail(kExitUsage, "bench: --camera '" + camera_text +
-                                "': expected WxH, e.g. 1024x1024");
+    fail(kExitUsage, "bench: --camera '" + camera_text + "': expected WxH, e.g. 1024x1024");
+    return std::nullopt;
   }
-  const bool want_incoherent = a.ray_kind != "camera";
-  const bool want_camera = a.ray_kind != "incoherent";
+  std::tie(s.width, s.height) = *resolution;
+  s.incoherent = a.ray_kind != RayKinds::kCamera;
+  s.camera = a.ray_kind != RayKinds::kIncoherent;
+  return s;
+}
 
-  // The plan: scenes in the order given, each with its sizes and modes.
+// The plan: scenes in the order given, each with its sizes.
+std::vector<SceneSpec> plan_of(const BenchArgs& a) {
   std::vector<std::string> names = a.scenes;
   names.insert(names.end(), a.files.begin(), a.files.end());
   if (names.empty()) names = {"boxes", "crowd"};
   std::vector<SceneSpec> specs;
   for (const std::string& name : names) {
-    if (name == "boxes" || name == "crowd") {
-      std::vector<std::size_t> sizes = a.n;
-      if (sizes.empty()) {
-        if (a.quick) {
-          sizes = {name == "boxes" ? std::size_t{1000} : std::size_t{10}};
-        } else if (name == "boxes") {
-          sizes = {10000, 1000000};
-        } else {
-          sizes = {300, 10000};
-        }
-      }
-      for (std::size_t n : sizes) specs.push_back({name, "", n});
-    } else {
-      specs.push_back({"file", name, 0});
+    if (name != "boxes" && name != "crowd") {
+      specs.push_back({SceneKind::kFile, name, 0});
+      continue;
+    }
+    const bool boxes = name == "boxes";
+    std::vector<std::size_t> sizes = a.n;
+    if (sizes.empty() && a.quick) {
+      sizes = {boxes ? std::size_t{1000} : std::size_t{10}};
+    } else if (sizes.empty()) {
+      sizes = boxes ? std::vector<std::size_t>{10000, 1000000}
+                    : std::vector<std::size_t>{300, 10000};
+    }
+    for (std::size_t n : sizes) {
+      specs.push_back({boxes ? SceneKind::kBoxes : SceneKind::kCrowd, "", n});
     }
   }
-  auto modes_of = [&](const SceneSpec& s) -> std::vector<PickMode> {
-    if (a.mode == "obb") return {PickMode::kObb};
-    if (a.mode == "mesh") return {PickMode::kMesh};
-    if (a.mode == "both") return {PickMode::kObb, PickMode::kMesh};
-    return {s.kind == "crowd" ? PickMode::kMesh : PickMode::kObb};
-  };
+  return specs;
+}
 
-  std::optional<Mesh> crowd_model;
-  for (const SceneSpec& s : specs) {
-    if (s.kind != "crowd" || crowd_model) continue;
-    LoadResult r = load_scene(a.model, a.load);
-    if (!r.ok()) {
-      return fail(r.error->kind == LoadError::Kind::kUnsupported ? kExitUsage
-                                                                  : kExitVoid,
+std::vector<PickMode> modes_of(ModeChoice choice, SceneKind kind) {
+  switch (choice) {
+    case ModeChoice::kObb: return {PickMode::kObb};
+    case ModeChoice::kMesh: return {PickMode::kMesh};
+    case ModeChoice::kBoth: return {PickMode::kObb, PickMode::kMesh};
+    case ModeChoice::kAuto: break;
+  }
+  return {kind == SceneKind::kCrowd ? PickMode::kMesh : PickMode::kObb};
+}
+
+// What the plan reads from files.
+struct Inputs {
+  std::optional<Mesh> crowd_model;  // the model, merged into one mesh
+  std::vector<Scene> file_scenes;   // by spec; empty for generated ones
+};
+
+// A file loaded, or the message printed and `status` set (2 for an
+// unsupported extension, else 1).
+std::optional<Scene> load_file(const std::string& path, const LoadOptions& options,
+                               int& status) {
+  LoadResult r = load_scene(path, options);
+  if (!r.ok()) {
+    status = fail(r.error->kind == LoadError::Kind::kUnsupported ? kExitUsage : kExitVoid,
                   r.error->to_string());
-    }
-    crowd_model = tools::merge_into_one_mesh(*r.scene);
+    return std::nullopt;
   }
+  return std::move(*r.scene);
+}
 
-  // Inputs and outputs are checked before anything is printed: every scene
-  // file is loaded now (and kept until its turn), the JSON file opened.
+// The crowd model, merged into one mesh, when the plan has a crowd scene.
+// 0, or the exit status after the message.
+int load_model(const BenchArgs& a, const std::vector<SceneSpec>& specs, Inputs& in) {
+  const bool crowd = std::any_of(specs.begin(), specs.end(), [](const SceneSpec& s) {
+    return s.kind == SceneKind::kCrowd;
+  });
+  if (!crowd) return 0;
+  int status = 0;
+  std::optional<Scene> model = load_file(a.model, a.load, status);
+  if (!model) return status;
+  in.crowd_model = merge_into_one_mesh(*model);
+  return 0;
+}
+
+// Every scene file, loaded now and kept until its turn. 0, or the exit
+// status after the message.
+int load_files(const BenchArgs& a, const std::vector<SceneSpec>& specs, Inputs& in) {
+  in.file_scenes.resize(specs.size());
+  for (std::size_t k = 0; k < specs.size(); ++k) {
+    if (specs[k].kind != SceneKind::kFile) continue;
+    int status = 0;
+    std::optional<Scene> scene = load_file(specs[k].path, a.load, status);
+    if (!scene) return status;
+    if (world_bounds(*scene).empty()) {
+      return fail(kExitVoid, specs[k].path + ": no object can be hit");
+    }
+    in.file_scenes[k] = std::move(*scene);
+  }
+  return 0;
+}
+
+void print_header(const BenchArgs& a, const Settings& s) {
+  std::printf("raypick bench: raypick vs Embree %s on %s (%s, %u hardware "
+              "threads); median of %d run%s\n",
+              tools::EmbreeDevice::version(), cpu_name().c_str(), cpu_isa(),
+              std::thread::hardware_concurrency(), s.runs, s.runs == 1 ? "" : "s");
+  std::printf("rays: ");
+  if (s.incoherent) std::printf("incoherent %zu (seed %llu)%s", s.ray_count,
+                                static_cast<unsigned long long>(a.seed),
+                                s.camera ? ", " : "");
+  if (s.camera) std::printf("camera %dx%d (60 degree fov)", s.width, s.height);
+  if (!a.offset.empty()) {
+    std::printf("\noffset: every object moved by (%.9g, %.9g, %.9g)", a.offset[0],
+                a.offset[1], a.offset[2]);
+  }
+  std::printf("\nembree: obb = one USER geometry running raypick's obb_entry; "
+              "mesh = one triangle geometry per mesh, instanced; "
+              "RTC_SCENE_FLAG_NONE, build quality MEDIUM, rtcIntersect1; "
+              "batch = tbb::parallel_for over rtcIntersect1; pkt16 = rtcIntersect16 "
+              "over 4x4 camera tiles or 16-ray blocks (ratio: raypick batch / best "
+              "embree batch)\n");
+  std::printf("ratio = raypick / embree (build, update, RSS: lower is "
+              "better; Mrays/s: higher is better)\n\n");
+  std::fputs(kHeader, stdout);
+  std::fflush(stdout);
+}
+
+// Spec `k`'s scene: generated, or the file loaded up front; moved by
+// --offset.
+Scene scene_of(const BenchArgs& a, const SceneSpec& spec, Scene& file_scene,
+               const Inputs& in, Progress& progress) {
+  Scene scene;
+  if (spec.kind == SceneKind::kBoxes) {
+    progress.phase("generating " + spec.name());
+    scene = tools::make_boxes_scene(spec.n, a.seed);
+  } else if (spec.kind == SceneKind::kCrowd) {
+    progress.phase("generating " + spec.name());
+    scene = tools::make_crowd_scene(*in.crowd_model, spec.n, a.seed);
+  } else {
+    scene = std::move(file_scene);
+  }
+  if (!a.offset.empty()) {
+    tools::shift_scene(scene, {a.offset[0], a.offset[1], a.offset[2]});
+  }
+  return scene;
+}
+
+std::vector<RaySet> ray_sets_of(const Aabb& bounds, const Settings& s, std::uint64_t seed) {
+  std::vector<RaySet> sets;
+  if (s.incoherent) {
+    sets.push_back({"incoherent", tools::make_incoherent_rays(bounds, s.ray_count, seed)});
+  }
+  if (s.camera) {
+    sets.push_back({"camera",
+                    tools::make_camera_rays(tools::make_camera(bounds), s.width, s.height),
+                    s.width, s.height});
+  }
+  return sets;
+}
+
+// The rows of one scene in one mode at one thread count: build, query,
+// update and check, then print and add the JSON rows. False when a row is
+// VOID.
+bool bench_config(const BenchArgs& a, const SceneSpec& spec, const Scene& scene,
+                  PickMode mode, int threads, const std::vector<RaySet>& sets,
+                  int runs, Progress& progress, nlohmann::json& rows) {
+  // Caps TBB (raypick's batch queries, and any parallel build) at the
+  // same count as the Embree device.
+  const tbb::global_control cap(tbb::global_control::max_allowed_parallelism,
+                                static_cast<std::size_t>(threads));
+  ConfigRun run(scene, mode, runs, threads,
+                spec.name() + " " + mode_name(mode) + " threads=" + std::to_string(threads),
+                progress);
+  run.build();
+  for (const RaySet& set : sets) run.query(set);
+  run.update(a.seed);
+  if (!sets.empty()) run.check_update(sets[0]);
+  const ConfigResult res = run.finish();
+  print_rows(spec, scene.objects.size(), mode, threads, sets, res);
+  add_json_rows(rows, spec, scene.objects.size(), mode, threads, runs, sets, res);
+  return res.ok();
+}
+
+// Writes the rows, each with where its figures come from (for
+// apps/bench_table.py). 0, or the exit status after the message.
+int write_json(const BenchArgs& a, std::ofstream& out, nlohmann::json& rows,
+               double load_before) {
+  char cpu[256];
+  std::snprintf(cpu, sizeof cpu, "%s (%s, %u hardware threads)", cpu_name().c_str(),
+                cpu_isa(), std::thread::hardware_concurrency());
+  for (auto& row : rows) {
+    row["cpu"] = cpu;
+    row["embree_version"] = tools::EmbreeDevice::version();
+    row["load_before"] = load_before;
+    row["load_after"] = load_average();
+  }
+  out << rows.dump(2) << "\n";
+  out.flush();
+  if (!out) return fail(kExitVoid, a.json + ": cannot write the JSON file");
+  return 0;
+}
+
+}  // namespace
+
+int BenchCommand::run() const {
+  const BenchArgs& a = *args_;
+  const std::optional<Settings> settings = settings_of(a);
+  if (!settings) return kExitUsage;
+  const Settings& s = *settings;
+  const std::vector<SceneSpec> specs = plan_of(a);
+  // Inputs and outputs are checked before anything is printed.
+  Inputs in;
+  if (const int status = load_model(a, specs, in)) return status;
   std::ofstream json_out;
   if (!a.json.empty()) {
     const std::string error = open_for_writing(json_out, a.json, "JSON");
     if (!error.empty()) return fail(kExitVoid, error);
   }
-  std::vector<Scene> file_scenes(specs.size());
-  for (std::size_t k = 0; k < specs.size(); ++k) {
-    if (specs[k].kind != "file") continue;
-    LoadResult r = load_scene(specs[k].path, a.load);
-    if (!r.ok()) {
-      return fail(r.error->kind == LoadError::Kind::kUnsupported ? kExitUsage
-                                                                  : kExitVoid,
-                  r.error->to_string());
-    }
-    if (tools::scene_bounds(*r.scene).empty()) {
-      return fail(kExitVoid, specs[k].path + ": no object can be hit");
-    }
-    file_scenes[k] = std::move(*r.scene);
-  }
-
-  if (a.profile.empty()) {  // --profile prints only its own lines
-    std::printf("raypick bench: raypick vs Embree %s on %s (%s, %u hardware "
-                "threads); median of %d run%s\n",
-                tools::EmbreeDevice::version(), cpu_name().c_str(), cpu_isa(),
-                std::thread::hardware_concurrency(), runs, runs == 1 ? "" : "s");
-    std::printf("rays: ");
-    if (want_incoherent) std::printf("incoherent %zu (seed %llu)%s", ray_count,
-                                     static_cast<unsigned long long>(a.seed),
-                                     want_camera ? ", " : "");
-    if (want_camera) std::printf("camera %dx%d (60 degree fov)", resolution->first,
-                                 resolution->second);
-    if (!a.offset.empty()) {
-      std::printf("\noffset: every object moved by (%.9g, %.9g, %.9g)", a.offset[0],
-                  a.offset[1], a.offset[2]);
-    }
-    std::printf("\nembree: obb = one USER geometry running raypick's obb_entry; "
-                "mesh = one triangle geometry per mesh, instanced; "
-                "RTC_SCENE_FLAG_NONE, build quality MEDIUM, rtcIntersect1; "
-                "batch = tbb::parallel_for over rtcIntersect1; pkt16 = rtcIntersect16 "
-                "over 4x4 camera tiles or 16-ray blocks (ratio: raypick batch / best "
-                "embree batch)\n");
-    std::printf("ratio = raypick / embree (build, update, RSS: lower is "
-                "better; Mrays/s: higher is better)\n\n");
-    std::fputs(kHeader, stdout);
-    std::fflush(stdout);
-  }
+  if (const int status = load_files(a, specs, in)) return status;
+  const bool profile = a.profile != Profile::kNone;
+  if (!profile) print_header(a, s);  // --profile prints only its own lines
 
   const double load_before = load_average();
   Progress progress;
@@ -884,70 +1069,27 @@ int BenchCommand::run() const {
   bool all_ok = true;
   for (std::size_t k = 0; k < specs.size(); ++k) {
     const SceneSpec& spec = specs[k];
-    Scene scene;
-    if (spec.kind == "boxes") {
-      progress.phase("generating boxes-" + std::to_string(spec.n));
-      scene = tools::make_boxes_scene(spec.n, a.seed);
-    } else if (spec.kind == "crowd") {
-      progress.phase("generating crowd-" + std::to_string(spec.n));
-      scene = tools::make_crowd_scene(*crowd_model, spec.n, a.seed);
-    } else {
-      scene = std::move(file_scenes[k]);
-    }
-    if (!a.offset.empty()) {
-      tools::shift_scene(scene, {a.offset[0], a.offset[1], a.offset[2]});
-    }
-    const Aabb bounds = tools::scene_bounds(scene);
-    if (bounds.empty()) {
-      return fail(kExitVoid, spec.label() + ": no object can be hit");
-    }
-    std::vector<RaySet> sets;
-    if (want_incoherent) {
-      sets.push_back({"incoherent",
-                      tools::make_incoherent_rays(bounds, ray_count, a.seed)});
-    }
-    if (want_camera) {
-      sets.push_back({"camera",
-                      tools::make_camera_rays(tools::make_camera(bounds),
-                                              resolution->first, resolution->second),
-                      resolution->first, resolution->second});
-    }
-    const std::vector<PickMode> modes = modes_of(spec);
-    if (!a.profile.empty()) {
-      for (PickMode mode : modes) {
-        profile_config(scene, mode, sets, a.profile, a.profile_passes,
-                       (spec.kind == "file" ? spec.label()
-                                            : spec.kind + "-" + std::to_string(spec.n)) +
-                           (mode == PickMode::kObb ? " obb" : " mesh"));
-      }
-      continue;
-    }
+    const Scene scene = scene_of(a, spec, in.file_scenes[k], in, progress);
+    const Aabb bounds = world_bounds(scene);
+    if (bounds.empty()) return fail(kExitVoid, spec.label() + ": no object can be hit");
+    const std::vector<RaySet> sets = ray_sets_of(bounds, s, a.seed);
+    const std::vector<PickMode> modes = modes_of(a.mode, spec.kind);
     for (PickMode mode : modes) {
+      if (profile) {
+        profile_config(scene, mode, sets, a.profile, a.profile_passes,
+                       spec.name() + " " + mode_name(mode));
+        continue;
+      }
       for (int threads : a.threads) {
-        // Caps TBB (raypick's batch queries, and any parallel build) at the
-        // same count as the Embree device.
-        const tbb::global_control cap(
-            tbb::global_control::max_allowed_parallelism,
-            static_cast<std::size_t>(threads));
-        const std::string name =
-            (spec.kind == "file" ? spec.label()
-                                 : spec.kind + "-" + std::to_string(spec.n)) +
-            (mode == PickMode::kObb ? " obb" : " mesh") + " threads=" +
-            std::to_string(threads);
-        const ConfigResult res = run_config(scene, mode, sets, runs, threads,
-                                            a.seed, name, progress);
-        print_rows(spec, scene.objects.size(), mode, threads, sets, res);
-        add_json_rows(rows, spec, scene.objects.size(), mode, threads, runs,
-                      sets, res);
-        for (const Check& c : res.checks) all_ok = all_ok && c.ok;
-        all_ok = all_ok && res.update_check.ok;
+        all_ok = bench_config(a, spec, scene, mode, threads, sets, s.runs, progress, rows) &&
+                 all_ok;
       }
     }
-    if (want_camera && std::find(modes.begin(), modes.end(), PickMode::kObb) != modes.end()) {
-      const std::string label =
-          spec.kind == "file" ? spec.label() : spec.kind + "-" + std::to_string(spec.n);
-      all_ok = select_row(scene, bounds, resolution->first, resolution->second, runs, label,
-                          progress, select_lines) && all_ok;
+    if (!profile && s.camera &&
+        std::find(modes.begin(), modes.end(), PickMode::kObb) != modes.end()) {
+      all_ok = select_row(scene, bounds, s.width, s.height, s.runs, spec.name(), progress,
+                          select_lines) &&
+               all_ok;
     }
   }
   progress.clear();
@@ -956,21 +1098,7 @@ int BenchCommand::run() const {
     std::fflush(stdout);
   }
   if (!a.json.empty()) {
-    // Where the figures come from, on every row (for tools/bench_table.py).
-    char cpu[256];
-    std::snprintf(cpu, sizeof cpu, "%s (%s, %u hardware threads)", cpu_name().c_str(),
-                  cpu_isa(), std::thread::hardware_concurrency());
-    for (auto& row : rows) {
-      row["cpu"] = cpu;
-      row["embree_version"] = tools::EmbreeDevice::version();
-      row["load_before"] = load_before;
-      row["load_after"] = load_average();
-    }
-    json_out << rows.dump(2) << "\n";
-    json_out.flush();
-    if (!json_out) {
-      return fail(kExitVoid, a.json + ": cannot write the JSON file");
-    }
+    if (const int status = write_json(a, json_out, rows, load_before)) return status;
   }
   if (cli::finish_output(0) != 0) return kExitVoid;
   if (!all_ok) {

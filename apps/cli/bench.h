@@ -1,5 +1,6 @@
 // `raypick bench`: raypick and Embree's best configuration side by side on
-// the workloads of issue 6, with their answers checked against each other.
+// generated scenes (boxes-N, crowd-N; tools/bench_scenes.h) and scene files,
+// with their answers checked against each other.
 // See the README's Performance section for the command and its columns.
 #pragma once
 

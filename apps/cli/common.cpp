@@ -179,7 +179,6 @@ void add_load_options(CLI::App& command, LoadOptions& options) {
 
 std::optional<Loaded> load_or_report(const std::string& path,
                                      const LoadOptions& options, int& status) {
-  using Clock = std::chrono::steady_clock;
   const auto start = Clock::now();
   LoadResult r = load_scene(path, options);
   if (!r.ok()) {
@@ -197,13 +196,22 @@ std::optional<Loaded> load_or_report(const std::string& path,
                 << printable(line) << "\n";
     }
   }
-  return Loaded{std::move(*r.scene),
-                std::chrono::duration<double, std::milli>(Clock::now() - start)
-                    .count()};
+  return Loaded{std::move(*r.scene), ms_since(start)};
 }
 
-PickMode parse_mode(const std::string& mode) {
-  return mode == "mesh" ? PickMode::kMesh : PickMode::kObb;
+double ms_since(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start)
+      .count();
+}
+
+const EnumNames<PickMode>& mode_names() {
+  static const EnumNames<PickMode> names{{"obb", PickMode::kObb},
+                                         {"mesh", PickMode::kMesh}};
+  return names;
+}
+
+const char* mode_name(PickMode mode) {
+  return mode == PickMode::kMesh ? "mesh" : "obb";
 }
 
 PickerConfig picker_config(PickMode mode) {

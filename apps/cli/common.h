@@ -8,12 +8,15 @@
 
 #include <CLI/CLI.hpp>
 
+#include <chrono>
 #include <cstdint>
 #include <fstream>
 #include <limits>
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace raypick::cli {
 
@@ -84,8 +87,33 @@ struct Loaded {
 std::optional<Loaded> load_or_report(const std::string& path,
                                      const LoadOptions& options, int& status);
 
-// "mesh" is PickMode::kMesh; anything else (CLI11 admits only "obb") kObb.
-PickMode parse_mode(const std::string& mode);
+// Milliseconds from `start` to now, on the steady clock (the commands'
+// timings).
+using Clock = std::chrono::steady_clock;
+double ms_since(Clock::time_point start);
+
+// The spellings of an enum option's values, in the order that help and
+// errors list them.
+template <typename Enum>
+using EnumNames = std::vector<std::pair<std::string, Enum>>;
+
+// Adds an option that takes one of `names` and stores its enum value:
+// CLI11's IsMember checks the spelling ("--mode: foo not in {obb,mesh}",
+// help "TEXT:{obb,mesh}"), then a Transformer over the same names converts
+// it.
+template <typename Enum>
+CLI::Option* add_enum_option(CLI::App& command, const std::string& name,
+                             Enum& value, const EnumNames<Enum>& names,
+                             const std::string& help) {
+  return command.add_option(name, value, help)
+      ->type_name("TEXT")
+      ->transform(CLI::Transformer(names).description(""))
+      ->transform(CLI::IsMember(names));
+}
+
+// The hit modes' names: "obb" and "mesh".
+const EnumNames<PickMode>& mode_names();
+const char* mode_name(PickMode mode);
 
 // The Picker configuration for queries in `mode` (mesh mode builds the
 // meshes' own BVHs).

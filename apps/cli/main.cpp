@@ -14,7 +14,6 @@
 
 #include <CLI/CLI.hpp>
 
-#include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -25,32 +24,21 @@
 namespace {
 
 using namespace raypick;
-using Clock = std::chrono::steady_clock;
-
 using cli::fail;
 using cli::finish_output;
 using cli::kExitBadInput;
 using cli::kExitUsage;
 using cli::Loaded;
 using cli::load_or_report;
-using cli::parse_mode;
+using cli::Clock;
+using cli::ms_since;
 using cli::PickArgs;
 using cli::ValidateArgs;
-
-double ms_since(Clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - start)
-      .count();
-}
 
 // ---------------------------------------------------------------- pick ---
 
 int run_pick(const PickArgs& a) {
   int status = 0;
-  if (!a.ray && !a.rays) {
-    return fail(kExitUsage,
-                "pick: no rays: give --ray ox,oy,oz,dx,dy,dz, --rays FILE "
-                "('-' for standard input), or a camera with --pixel or --pixels");
-  }
   if (a.rays && a.rays->empty()) {
     return fail(kExitUsage,
                 "pick: --rays needs a file name, or '-' for standard input");
@@ -58,7 +46,7 @@ int run_pick(const PickArgs& a) {
   if (!(a.max_t >= 0.0f)) {
     return fail(kExitUsage, "pick: --max-t must be a number >= 0");
   }
-  const PickMode mode = parse_mode(a.mode);
+  const PickMode mode = a.mode;
   const std::string format =
       !a.format.empty() ? a.format : (a.ray ? "text" : "jsonl");
   if (format == "json" && !a.ray) {
@@ -108,8 +96,7 @@ int run_pick(const PickArgs& a) {
 // ------------------------------------------------------------ validate ---
 
 int run_validate(const ValidateArgs& a) {
-  if (const int usage = cli::check_scene_or_boxes(a)) return usage;
-  const PickMode mode = parse_mode(a.mode);
+  const PickMode mode = a.mode;
   // The dump file is opened before any work, so a bad path fails at once.
   std::ofstream dump;
   if (!a.dump.empty()) {
@@ -157,7 +144,7 @@ int run_validate(const ValidateArgs& a) {
   std::printf("scene:          %s\n", label.c_str());
   std::printf("objects:        %zu (%zu triangles)\n", scene.objects.size(),
               scene.triangle_count());
-  std::printf("mode:           %s\n", a.mode.c_str());
+  std::printf("mode:           %s\n", cli::mode_name(mode));
   std::printf("rays:           %zu (seed %llu)\n", rep.rays,
               static_cast<unsigned long long>(a.seed));
   std::printf("hits:           raypick %zu, embree %zu\n", rep.raypick_hits,
@@ -218,10 +205,7 @@ int run_info(const std::string& path, const LoadOptions& options) {
     hittable += !picker.world_box(i).empty();
   }
   const BvhStats s = picker.bvh_stats();
-  Aabb b;  // the OBBs' world boxes, without the BVH's rounding margin
-  for (std::uint32_t i = 0; i < picker.object_count(); ++i) {
-    b.extend(picker.obb(i).world_bounds());
-  }
+  const Aabb b = world_bounds(scene);  // without the BVH's rounding margin
   std::printf("scene:      %s\n", printable(path).c_str());
   std::printf("objects:    %zu (%zu can be hit)\n", scene.objects.size(),
               hittable);
@@ -290,16 +274,17 @@ int run_main(int argc, char** argv) {
       "pick", "Cast rays into a scene and print the nearest object hit");
   pick_cmd->add_option("SCENE", pick.scene, "Scene file (.obj, .gltf, .glb, .json)")
       ->required();
-  CLI::Option* ray_opt = pick_cmd->add_option(
-      "--ray", pick.ray, "One ray: ox,oy,oz,dx,dy,dz");
-  CLI::Option* rays_opt = pick_cmd->add_option(
+  // Exactly one source of rays: CLI11 refuses none or two ("Exactly 1
+  // option from [--ray,--rays,--pixel,--pixels]", exit 2).
+  CLI::Option_group* ray_source = pick_cmd->add_option_group(
+      "rays", "Where the rays come from: one ray, a rays file, or a camera's points");
+  ray_source->add_option("--ray", pick.ray, "One ray: ox,oy,oz,dx,dy,dz");
+  ray_source->add_option(
       "--rays", pick.rays,
       "Rays file, one 'ox oy oz dx dy dz' per line; '-' reads stdin");
-  ray_opt->excludes(rays_opt);
-  pick_cmd->add_option("--mode", pick.mode,
+  cli::add_enum_option(*pick_cmd, "--mode", pick.mode, cli::mode_names(),
                        "obb: nearest oriented bounding box (default); mesh: "
-                       "nearest triangle, exact")
-      ->check(CLI::IsMember({"obb", "mesh"}));
+                       "nearest triangle, exact");
   CLI::Option* all_opt = pick_cmd->add_flag(
       "--all", pick.all,
       "Every object along the ray, nearest first (one hit per object)");
@@ -321,28 +306,33 @@ int run_main(int argc, char** argv) {
       ->check(CLI::IsMember({"text", "json", "jsonl"}));
   cli::add_load_options(*pick_cmd, pick.load);
 
-  raypick::cli::PixelPick pixel_pick(*pick_cmd);
+  raypick::cli::PixelPick pixel_pick(*pick_cmd, *ray_source);
+  ray_source->require_option(1);
 
   ValidateArgs val;
   CLI::App* val_cmd = app.add_subcommand(
       "validate",
       "Compare raypick with Embree on random rays; exits 1 on any real "
       "mismatch");
-  val_cmd->add_option("SCENE", val.scene, "Scene file (.obj, .gltf, .glb, .json)");
-  val_cmd->add_option("--boxes", val.boxes,
-                      "Validate a generated scene of N boxes instead (with "
-                      "mirrored, sheared, flat and coincident ones)")
+  // A SCENE or --boxes, exactly one ("Exactly 1 option from
+  // [SCENE,--boxes]", exit 2).
+  CLI::Option_group* val_scene = val_cmd->add_option_group(
+      "scene", "What is validated: a scene file or a generated one");
+  val_scene->add_option("SCENE", val.scene, "Scene file (.obj, .gltf, .glb, .json)");
+  val_scene->add_option("--boxes", val.boxes,
+                        "Validate a generated scene of N boxes instead (with "
+                        "mirrored, sheared, flat and coincident ones)")
       ->transform(cli::whole_number(1, 10000000));
+  val_scene->require_option(1);
   val_cmd->add_option("--rays", val.rays, "Number of random rays")
       ->capture_default_str()
       ->transform(cli::whole_number(1, 100000000));
   val_cmd->add_option("--seed", val.seed, "Seed of the random rays")
       ->capture_default_str()
       ->transform(cli::whole_number(0));
-  val_cmd->add_option("--mode", val.mode,
+  cli::add_enum_option(*val_cmd, "--mode", val.mode, cli::mode_names(),
                       "obb (default) or mesh: Embree instances the meshes' "
-                      "triangles")
-      ->check(CLI::IsMember({"obb", "mesh"}));
+                      "triangles");
   val_cmd->add_option("--dump", val.dump,
                       "Write the disagreeing rays to FILE (a rays file)");
   cli::add_load_options(*val_cmd, val.load);

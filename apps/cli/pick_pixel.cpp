@@ -111,26 +111,19 @@ void write_buffered(std::string& out, const std::string& text) {
   }
 }
 
-PixelPick::PixelPick(CLI::App& cmd) {
+PixelPick::PixelPick(CLI::App& cmd, CLI::Option_group& ray_source) {
   camera_.add_to(cmd);
-  pixel_opt_ = cmd.add_option("--pixel", pixel_,
+  pixel_opt_ = ray_source.add_option("--pixel", pixel_,
                               "An image-plane point X,Y in pixels ((0,0) the top-left "
                               "corner; pixel (i,j)'s centre is i+0.5,j+0.5); needs a camera")
                    ->check(not_an_option());
-  pixels_opt_ = cmd.add_option("--pixels", pixels_,
+  pixels_opt_ = ray_source.add_option("--pixels", pixels_,
                                "Points file, one 'X Y' or 'X,Y' per line; '-' reads stdin")
                     ->check(not_an_option());
   radius_opt_ = cmd.add_option("--radius", radius_,
                                "Pick the object nearest in depth among those hit within R "
                                "pixels of the point (0..256)")
                     ->transform(a_number());
-  pixel_opt_->excludes(pixels_opt_);
-  for (const char* name : {"--ray", "--rays"}) {
-    if (CLI::Option* o = cmd.get_option_no_throw(name)) {
-      o->excludes(pixel_opt_);
-      o->excludes(pixels_opt_);
-    }
-  }
 }
 
 bool PixelPick::chosen() const {
@@ -183,7 +176,7 @@ int PixelPick::run(const PickArgs& a) const {
   const Scene& scene = view->loaded.scene;
   const Camera& cam = view->camera;
 
-  const PickMode mode = parse_mode(a.mode);
+  const PickMode mode = a.mode;
   const Picker picker(scene, picker_config(mode));
   const std::vector<std::string> names = object_names(scene);
   const QueryOptions options(mode, a.mask);

@@ -12,7 +12,6 @@
 #include <glm/geometric.hpp>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <unistd.h>
@@ -23,7 +22,7 @@ struct RenderArgs {
   std::string scene;
   CameraOptions camera;
   std::string out;
-  std::string mode = "obb";
+  PickMode mode = PickMode::kObb;
   std::string color = "shade";
   std::vector<std::uint32_t> highlight;
   std::string rect;
@@ -94,8 +93,8 @@ RenderCommand::RenderCommand(CLI::App& app) : args_(std::make_unique<RenderArgs>
   cmd_->add_option("SCENE", a.scene, "Scene file (.obj, .gltf, .glb, .json)")->required();
   a.camera.add_to(*cmd_);
   cmd_->add_option("--out", a.out, "The PNG file to write")->required()->check(not_an_option());
-  cmd_->add_option("--mode", a.mode, "obb (default) or mesh: what a ray hits, as in pick")
-      ->check(CLI::IsMember({"obb", "mesh"}));
+  add_enum_option(*cmd_, "--mode", a.mode, mode_names(),
+                  "obb (default) or mesh: what a ray hits, as in pick");
   cmd_->add_option("--color", a.color,
                    "shade (default): palette colour times a headlight; id: palette colour; "
                    "ids: the exact id buffer, RGB = object id + 1; depth: grey by t; "
@@ -118,7 +117,7 @@ const std::string& RenderCommand::scene() const { return args_->scene; }
 
 int RenderCommand::run() const {
   const RenderArgs& a = *args_;
-  const auto start = std::chrono::steady_clock::now();
+  const auto start = Clock::now();
   if (std::string e = a.camera.check(); !e.empty()) {
     return fail(kExitUsage, "render: " + e);
   }
@@ -154,7 +153,7 @@ int RenderCommand::run() const {
     lit[id] = 1;
   }
 
-  const PickMode mode = parse_mode(a.mode);
+  const PickMode mode = a.mode;
   const Picker picker(scene, picker_config(mode));
   const QueryOptions options(mode);
   const int W = cam.width(), H = cam.height();
@@ -246,8 +245,7 @@ int RenderCommand::run() const {
     }
   }
   if (std::string e = png.write(img); !e.empty()) return fail(kExitBadInput, e);
-  const double ms =
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  const double ms = ms_since(start);
   std::fprintf(stderr, "render: %dx%d, %zu of %zu pixels hit, %.1f ms, wrote %s\n", W, H,
                hit_count, std::size_t(W) * H, ms, printable(a.out).c_str());
   return 0;

@@ -76,7 +76,7 @@ struct PickArgs {
   std::string scene;
   std::optional<std::string> ray;  // set when --ray is given, even empty
   std::optional<std::string> rays;
-  std::string mode = "obb";
+  PickMode mode = PickMode::kObb;
   std::string format;
   bool all = false;
   std::size_t limit = 0;  // 0: no limit
@@ -108,15 +108,11 @@ struct ValidateArgs {
   std::size_t boxes = 0;
   std::size_t rays = 100000;
   std::uint64_t seed = 1;
-  std::string mode = "obb";
+  PickMode mode = PickMode::kObb;
   std::string dump;
   LoadOptions load;
   std::vector<double> offset;  // X, Y, Z, or empty
 };
-
-// 0 when exactly one of SCENE and --boxes N is given; else reports what is
-// wrong through fail() and returns kExitUsage.
-int check_scene_or_boxes(const ValidateArgs& a);
 
 // The scene validate checks: SCENE loaded with a.load, or the generated
 // boxes-N of a.seed (in a.mode's flavour), with `label` naming it for
@@ -125,11 +121,12 @@ std::optional<Loaded> validation_scene(const ValidateArgs& a,
                                        std::string& label, int& status);
 
 // `raypick pick SCENE <camera> --pixel X,Y | --pixels FILE|- [--radius R]`:
-// registers the camera options and --pixel, --pixels, --radius on the
-// `pick` subcommand.
+// registers the camera options and --radius on the `pick` subcommand, and
+// --pixel and --pixels in its group of ray sources (exactly one of which is
+// given).
 class PixelPick {
  public:
-  explicit PixelPick(CLI::App& pick_cmd);
+  PixelPick(CLI::App& pick_cmd, CLI::Option_group& ray_source);
   // True when the command line asks for a pixel pick (--pixel, --pixels,
   // --radius or a camera option given).
   bool chosen() const;

@@ -19,7 +19,7 @@ struct SelectArgs {
   CameraOptions camera;
   std::string rect;
   std::string rule = "touch";
-  std::string mode = "obb";
+  PickMode mode = PickMode::kObb;
   bool visible = false;
   std::uint32_t mask = ~0u;
   std::string format = "text";
@@ -50,8 +50,8 @@ SelectCommand::SelectCommand(CLI::App& app) : args_(std::make_unique<SelectArgs>
   cmd_->add_option("--rule", a.rule,
                    "touch (default): the object meets the region; contain: it lies in it")
       ->check(CLI::IsMember({"touch", "contain"}));
-  cmd_->add_option("--mode", a.mode, "obb (default): by oriented bounding box; mesh: by triangles")
-      ->check(CLI::IsMember({"obb", "mesh"}));
+  add_enum_option(*cmd_, "--mode", a.mode, mode_names(),
+                  "obb (default): by oriented bounding box; mesh: by triangles");
   cmd_->add_flag("--visible", a.visible,
                  "Keep only objects that the pick hits at a pixel centre inside the "
                  "rectangle (not hidden behind others)");
@@ -84,7 +84,7 @@ int SelectCommand::run() const {
   const Scene& scene = view->loaded.scene;
   const Camera& cam = view->camera;
 
-  const PickMode mode = parse_mode(a.mode);
+  const PickMode mode = a.mode;
   const Picker picker(scene, picker_config(mode));
   const QueryOptions options(mode, a.mask);
   const auto [x0, y0, x1, y1] = *rect;

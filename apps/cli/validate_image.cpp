@@ -13,7 +13,6 @@
 
 #include <CLI/CLI.hpp>
 
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <unistd.h>
@@ -51,16 +50,6 @@ ValidateImage::ValidateImage(CLI::App& validate_cmd) {
 
 bool ValidateImage::chosen() const { return image_opt_->count() > 0 || camera_.any_given(); }
 
-int check_scene_or_boxes(const ValidateArgs& a) {
-  if (a.scene.empty() && a.boxes == 0) {
-    return fail(kExitUsage, "validate: give a SCENE file or --boxes N");
-  }
-  if (!a.scene.empty() && a.boxes > 0) {
-    return fail(kExitUsage, "validate: give a SCENE file or --boxes N, not both");
-  }
-  return 0;
-}
-
 std::optional<Loaded> validation_scene(const ValidateArgs& a, std::string& label,
                                        int& status) {
   if (a.boxes == 0) {
@@ -68,15 +57,13 @@ std::optional<Loaded> validation_scene(const ValidateArgs& a, std::string& label
     if (loaded) label = printable(a.scene);
     return loaded;
   }
-  const auto start = std::chrono::steady_clock::now();
+  const auto start = Clock::now();
   const tools::BoxesOptions opt = tools::mixed_options();
   Loaded generated;
-  generated.scene = parse_mode(a.mode) == PickMode::kMesh
+  generated.scene = a.mode == PickMode::kMesh
                         ? tools::make_mesh_scene(a.boxes, a.seed, opt)
                         : tools::make_boxes_scene(a.boxes, a.seed, opt);
-  generated.load_ms = std::chrono::duration<double, std::milli>(
-                          std::chrono::steady_clock::now() - start)
-                          .count();
+  generated.load_ms = ms_since(start);
   label = "generated boxes-" + std::to_string(a.boxes) + " (seed " +
           std::to_string(a.seed) + ")";
   return generated;
@@ -86,14 +73,13 @@ int ValidateImage::run(const ValidateArgs& a) const {
   if (image_opt_->count() == 0) {
     return fail(kExitUsage, "validate: a camera needs --image FILE.png");
   }
-  if (const int usage = check_scene_or_boxes(a)) return usage;
   if (std::string e = camera_.check(); !e.empty()) {
     return fail(kExitUsage, "validate: " + e);
   }
   // The picture's file is opened before any work, so a bad path fails at once.
   tools::PngFile png;
   if (std::string e = png.open(image_); !e.empty()) return fail(kExitBadInput, e);
-  const PickMode mode = parse_mode(a.mode);
+  const PickMode mode = a.mode;
   std::string label;
   int status = 0;
   std::optional<Loaded> loaded = validation_scene(a, label, status);
@@ -136,7 +122,7 @@ int ValidateImage::run(const ValidateArgs& a) const {
   if (std::string e = png.write(img); !e.empty()) return fail(kExitBadInput, e);
   std::printf("scene:          %s\n", label.c_str());
   std::printf("view:           %dx%d pixels, one ray per pixel centre, %s mode\n", W, H,
-              a.mode.c_str());
+              mode_name(mode));
   std::printf("hits:           raypick %zu, embree %zu\n", rep.raypick_hits, rep.embree_hits);
   std::printf("agree:          %zu pixels (kept as the picture, in grey)\n",
               rep.count(Verdict::kAgree));

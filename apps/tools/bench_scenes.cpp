@@ -15,21 +15,6 @@
 
 namespace raypick::tools {
 
-Mesh merge_into_one_mesh(const Scene& scene) {
-  Mesh out;
-  for (const Object& obj : scene.objects) {
-    const Mesh& m = scene.meshes[obj.mesh];
-    const auto base = static_cast<std::uint32_t>(out.positions.size());
-    for (const glm::vec3& p : m.positions) {
-      out.positions.push_back(glm::vec3(obj.matrix * glm::vec4(p, 1.0f)));
-    }
-    for (const glm::uvec3& t : m.triangles) {
-      out.triangles.push_back(t + glm::uvec3(base));
-    }
-  }
-  return out;
-}
-
 Scene make_crowd_scene(const Mesh& model, std::size_t n, std::uint64_t seed) {
   Scene scene;
   scene.meshes.push_back(model);
@@ -58,20 +43,6 @@ Scene make_crowd_scene(const Mesh& model, std::size_t n, std::uint64_t seed) {
     scene.objects.push_back(std::move(obj));
   }
   return scene;
-}
-
-Aabb scene_bounds(const Scene& scene) {
-  std::vector<Aabb> local(scene.meshes.size());
-  std::vector<bool> done(scene.meshes.size(), false);
-  Aabb out;
-  for (const Object& obj : scene.objects) {
-    if (!done[obj.mesh]) {
-      local[obj.mesh] = scene.meshes[obj.mesh].triangle_bounds();
-      done[obj.mesh] = true;
-    }
-    out.extend(Obb::make(local[obj.mesh], obj.matrix).world_bounds());
-  }
-  return out;
 }
 
 std::vector<Ray> make_incoherent_rays(const Aabb& bounds, std::size_t count,
@@ -152,7 +123,7 @@ std::vector<glm::mat4> moved_matrices(const std::vector<glm::mat4>& matrices,
 }
 
 float move_amount(const Scene& scene) {
-  const Aabb b = scene_bounds(scene);
+  const Aabb b = world_bounds(scene);
   if (b.empty()) return 0.0f;
   const float n = static_cast<float>(std::max<std::size_t>(scene.objects.size(), 1));
   return 0.02f * glm::length(b.max - b.min) / std::cbrt(n);

@@ -1,5 +1,6 @@
-// Scenes, rays and moves for `raypick bench` (fixed seeds): the workloads
-// of issue 6, shared by the CLI and the tests.
+// Scenes, rays and moves for `raypick bench` (fixed seeds): boxes-N and
+// crowd-N, incoherent and camera rays, and the update row's random moves,
+// shared by the CLI and the tests (the README's Performance section).
 #pragma once
 
 #include "raypick/core/aabb.h"
@@ -21,23 +22,14 @@ namespace raypick::tools {
 inline constexpr const char* kCrowdModel =
     "/usr/share/assimp/models/OBJ/WusonOBJ.obj";
 
-// Every object of `scene` baked into one mesh: positions carried by the
-// object's matrix, triangles re-indexed, in object order. For using a
-// model file that the loader splits into several objects as one instanced
-// mesh. Cost: O(triangles).
-Mesh merge_into_one_mesh(const Scene& scene);
-
-// crowd-N: N instances of `model` (mesh 0), object i under T * R * S * C,
+// crowd-N: N instances of `model` (mesh 0; a model file that the loader
+// splits into several objects becomes one mesh by merge_into_one_mesh), object i under T * R * S * C,
 // where C moves the model's box centre to the origin, S is a uniform scale
 // in [0.5, 2], R a uniformly random rotation and T uniform in [0, L]^3 with
 // L = 4 * N^(1/3) * E, E the largest side of the model's box (for a unit
 // cube this is boxes-N's spacing). Objects are named "crowd<i>".
 // Deterministic for a given (model, n, seed).
 Scene make_crowd_scene(const Mesh& model, std::size_t n, std::uint64_t seed);
-
-// The box around every object's OBB world box (Obb::world_bounds); empty
-// when no object can be hit. Cost: O(objects + triangles of used meshes).
-Aabb scene_bounds(const Scene& scene);
 
 // `count` incoherent rays: origin uniform in `bounds` grown on each side by
 // 10% of its size on that axis (as validate's random rays), direction
@@ -76,7 +68,7 @@ std::vector<glm::mat4> moved_matrices(const std::vector<glm::mat4>& matrices,
                                       float amount, std::uint64_t seed);
 
 // The bench's "small random translation" for `scene`: 2% of the diagonal
-// of scene_bounds divided by N^(1/3), i.e. about 0.14 of an object's size
+// of world_bounds (core/scene.h) divided by N^(1/3), i.e. about 0.14 of an object's size
 // in boxes-N and crowd-N, whose objects are spread over L = 4 N^(1/3) sizes.
 float move_amount(const Scene& scene);
 

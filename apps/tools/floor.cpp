@@ -553,7 +553,7 @@ void run_scene(const std::string& name, const Scene& scene, bool mesh_mode,
 
   // ---- queries. The update moved the Picker's objects: rebuild it.
   picker.emplace(scene, config);
-  const Aabb bounds = tools::scene_bounds(scene);
+  const Aabb bounds = world_bounds(scene);
   if (o.ray_kind != "camera") {
     run_rays(*picker, rep, embree ? &*embree : nullptr, mesh_mode, "incoherent",
              tools::make_incoherent_rays(bounds, o.rays, o.seed), o.runs);
@@ -608,7 +608,7 @@ int main(int argc, char** argv) {
             std::fprintf(stderr, "raypick_floor: %s\n", r.error->to_string().c_str());
             return 1;
           }
-          model = tools::merge_into_one_mesh(*r.scene);
+          model = merge_into_one_mesh(*r.scene);
         }
         scene = tools::make_crowd_scene(*model, n, o.seed);
       }

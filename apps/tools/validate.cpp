@@ -137,6 +137,28 @@ Judgement judge(const Hit& ans, const Reference& ref, double tol,
 
 }  // namespace
 
+Agreement::Agreement(const Aabb& bounds) {
+  if (bounds.empty()) return;
+  centre_ = glm::dvec3{bounds.center()};
+  half_ = max_abs(bounds.half_extent());
+}
+
+double Agreement::scale(const Ray& ray) const {
+  return 2.0 * std::max(half_, max_abs(glm::dvec3{ray.org} - centre_)) /
+         max_abs(ray.dir);
+}
+
+bool Agreement::same_t(const Hit& a, const Hit& b, const Ray& ray) const {
+  if (a.hit() != b.hit()) return false;
+  return !a.hit() || std::abs(double(a.t) - double(b.t)) <= tolerance(ray);
+}
+
+bool is_boundary_hit(const SceneReference& reference, const Hit& hit,
+                     const Ray& ray) {
+  const TriangleEntry e = reference.triangle_entry(hit.object, hit.triangle, ray);
+  return e.coplanar || std::abs(e.inside) < 1.0;
+}
+
 const char* to_string(Verdict v) {
   switch (v) {
     case Verdict::kAgree: return "agree";
@@ -230,9 +252,7 @@ ValidateReport validate(const Scene& scene, const Picker& picker,
   report.mode = mode;
   report.rays = rays.size();
   const SceneReference reference(scene);
-  const Aabb bounds = picker.world_bounds();
-  const glm::vec3 centre = bounds.empty() ? glm::vec3{0.0f} : bounds.center();
-  const double scene_half = bounds.empty() ? 0.5 : max_abs(bounds.half_extent());
+  const Agreement agreement(picker.world_bounds());
   for (std::size_t i = 0; i < rays.size(); ++i) {
     if (progress && i % 4096 == 0) progress(i);
     const Ray& ray = rays[i];
@@ -244,9 +264,7 @@ ValidateReport validate(const Scene& scene, const Picker& picker,
       const Hit o = picker.intersect(ray, PickMode::kObb);
       report.obb_mesh_differ += o.object != r.object;
     }
-    const double scale =
-        2.0 * std::max(scene_half, max_abs(glm::dvec3{ray.org} - glm::dvec3{centre})) /
-        max_abs(ray.dir);
+    const double scale = agreement.scale(ray);
     const double dt =
         r.hit() && e.hit() ? std::abs(double(r.t) - double(e.t)) : 0.0;
     const bool same = r.object == e.object && r.triangle == e.triangle;
@@ -257,7 +275,7 @@ ValidateReport validate(const Scene& scene, const Picker& picker,
       continue;
     }
     // Disagreement: ask the double-precision reference who is right.
-    const double tol = kTol * scale;
+    const double tol = agreement.tolerance(ray);
     const Reference ref = make_reference(reference, ray, mode, tol);
     std::string why_r, why_e;
     const Judgement jr = judge(r, ref, tol, why_r);

@@ -58,6 +58,32 @@ const char* to_string(Verdict v);
 inline constexpr double kAgreeTol = 2e-6;
 inline constexpr double kTol = 1e-4;
 
+// The agreement rule that validate and bench share: the scale above for
+// the scene whose world box is `bounds` (an empty box counts as a unit box
+// at the origin), and the float-noise and tie bound kTol * scale.
+class Agreement {
+ public:
+  explicit Agreement(const Aabb& bounds);
+  // scale / max|d| for `ray` (t is in units of the direction).
+  double scale(const Ray& ray) const;
+  // kTol * scale(ray).
+  double tolerance(const Ray& ray) const { return kTol * scale(ray); }
+  // Both miss, or both hit with their t within tolerance(ray), whatever
+  // objects or triangles they name (equal within rounding, or a tie).
+  bool same_t(const Hit& a, const Hit& b, const Ray& ray) const;
+
+ private:
+  glm::dvec3 centre_{0.0};
+  double half_ = 0.5;
+};
+
+// The boundary-ray excuse (mesh mode): `hit`, the nearer of two answers
+// that differ beyond tolerance(), lies within rounding of its triangle's
+// edges or plane by the double-precision reference, so float tests may
+// round it either way.
+bool is_boundary_hit(const SceneReference& reference, const Hit& hit,
+                     const Ray& ray);
+
 struct Disagreement {
   std::size_t ray_index;
   Ray ray;

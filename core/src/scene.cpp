@@ -1,5 +1,9 @@
 #include "raypick/core/scene.h"
 
+#include "raypick/core/obb.h"
+
+#include <glm/ext/matrix_double4x4.hpp>
+#include <glm/ext/vector_double4.hpp>
 #include <glm/mat4x4.hpp>
 #include <glm/vec3.hpp>
 
@@ -35,6 +39,36 @@ std::size_t Scene::triangle_count() const {
     if (o.mesh < meshes.size()) n += meshes[o.mesh].triangles.size();
   }
   return n;
+}
+
+Aabb world_bounds(const Scene& scene) {
+  std::vector<Aabb> local(scene.meshes.size());
+  std::vector<bool> done(scene.meshes.size(), false);
+  Aabb out;
+  for (const Object& obj : scene.objects) {
+    if (!done[obj.mesh]) {
+      local[obj.mesh] = scene.meshes[obj.mesh].triangle_bounds();
+      done[obj.mesh] = true;
+    }
+    out.extend(Obb::make(local[obj.mesh], obj.matrix).world_bounds());
+  }
+  return out;
+}
+
+Mesh merge_into_one_mesh(const Scene& scene) {
+  Mesh out;
+  for (const Object& obj : scene.objects) {
+    const Mesh& m = scene.meshes[obj.mesh];
+    const auto base = static_cast<std::uint32_t>(out.positions.size());
+    const glm::dmat4 matrix{obj.matrix};
+    for (const glm::vec3& p : m.positions) {
+      out.positions.emplace_back(matrix * glm::dvec4{glm::dvec3{p}, 1.0});
+    }
+    for (const glm::uvec3& t : m.triangles) {
+      out.triangles.push_back(t + glm::uvec3{base});
+    }
+  }
+  return out;
 }
 
 namespace {

@@ -1,4 +1,4 @@
-// raypick's own JSON scene format (documented in loaders/SCENE_FORMAT.md):
+// raypick's own JSON scene format (documented in docs/scene-format.md):
 // meshes from OBJ or glTF files or built-in boxes, and objects placing them.
 //
 // The format is strict: an unknown key, a value of the wrong type, a

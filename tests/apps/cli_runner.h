@@ -1,6 +1,8 @@
 // Running the raypick binary from tests, as a user runs it.
 #pragma once
 
+#include "temp_dir.h"
+
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -26,17 +28,6 @@ struct Run {
   std::string out;
   std::string err;
 };
-
-// A directory of this test process's own, made on first use.
-inline std::filesystem::path temp_dir() {
-  static const std::filesystem::path dir = [] {
-    std::filesystem::path d = std::filesystem::temp_directory_path() /
-                              ("raypick_test_" + std::to_string(::getpid()));
-    std::filesystem::create_directories(d);
-    return d;
-  }();
-  return dir;
-}
 
 // Writes `text` to the file `name` in temp_dir(); returns its path.
 inline std::filesystem::path write(const std::string& name, const std::string& text) {

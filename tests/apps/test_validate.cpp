@@ -124,3 +124,39 @@ TEST_CASE("a ray starting inside a box is classified, not counted as a mismatch"
   CHECK(picker.intersect(rays[0]).t == 0.0f);
   CHECK(embree.intersect(rays[0]).t > 0.0f);  // Embree reports the exit face
 }
+
+TEST_CASE("the agreement rule of validate and bench: t within 1e-4 * scale from the box's centre") {
+  auto hit_at = [](float t) {
+    Hit h;
+    h.object = 0;
+    h.t = t;
+    return h;
+  };
+  // Box [0, 10]^3: centre 5, half-size 5. The origin is 20 from the centre
+  // along z, |d| = 2: scale = 2 * max(5, 20) / 2 = 20, tolerance 2e-3.
+  const tools::Agreement rule(Aabb{glm::vec3{0.0f}, glm::vec3{10.0f}});
+  Ray ray;
+  ray.org = {5.0f, 5.0f, 25.0f};
+  ray.dir = {0.0f, 0.0f, -2.0f};
+  CHECK(rule.scale(ray) == doctest::Approx(20.0));
+  CHECK(rule.tolerance(ray) == doctest::Approx(2e-3));
+  CHECK(rule.same_t(hit_at(7.0f), hit_at(7.0019f), ray));
+  CHECK(!rule.same_t(hit_at(7.0f), hit_at(7.0021f), ray));
+  Hit other = hit_at(7.001f);
+  other.object = 3;  // a tie: another object at the same t
+  CHECK(rule.same_t(hit_at(7.0f), other, ray));
+  CHECK(!rule.same_t(hit_at(7.0f), Hit{}, ray));
+  CHECK(rule.same_t(Hit{}, Hit{}, ray));
+  // An origin inside the box: the box's size decides (2 * 5 / 2 = 5).
+  ray.org = {6.0f, 5.0f, 5.0f};
+  CHECK(rule.scale(ray) == doctest::Approx(5.0));
+  // Far from the world origin, the same sizes give the same scale.
+  const tools::Agreement far(Aabb{glm::vec3{1e5f}, glm::vec3{1e5f + 10.0f}});
+  ray.org = {1e5f + 5.0f, 1e5f + 5.0f, 1e5f + 25.0f};
+  CHECK(far.scale(ray) == doctest::Approx(20.0));
+  // No box: a unit box at the origin.
+  const tools::Agreement none{Aabb{}};
+  ray.org = {0.0f, 0.0f, 0.0f};
+  ray.dir = {1.0f, 0.0f, 0.0f};
+  CHECK(none.scale(ray) == doctest::Approx(1.0));
+}

@@ -1,63 +1,21 @@
-// Helpers shared by the loader tests: a temporary directory that cleans up
-// after itself, load-and-require helpers, and the outcome every input must
+// Helpers shared by the loader tests: the temporary directory (TempDir,
+// temp_dir.h), load-and-require helpers, and the outcome every input must
 // have.
 #pragma once
+
+#include "temp_dir.h"
 
 #include "raypick/loaders/load.h"
 
 #include <doctest/doctest.h>
 
-#include <chrono>
 #include <cstddef>
 #include <filesystem>
 #include <fstream>
-#include <random>
 #include <string>
 #include <string_view>
-#include <system_error>
 
 namespace raypick::test {
-
-// A fresh directory under the system's temporary directory, removed with its
-// contents when the test ends.
-class TempDir {
- public:
-  TempDir() {
-    namespace fs = std::filesystem;
-    std::random_device entropy;
-    const auto now =
-        std::chrono::steady_clock::now().time_since_epoch().count();
-    path_ =
-        fs::temp_directory_path() / ("raypick_loaders_" + std::to_string(now) +
-                                     "_" + std::to_string(entropy()));
-    fs::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-
-  // Writes `bytes` exactly as given (binary mode: "\r\n" stays) and returns
-  // the file's path. `name` may contain a subdirectory that exists.
-  std::string write(const std::string& name, std::string_view bytes) const {
-    const std::filesystem::path file = path_ / name;
-    std::ofstream out(file, std::ios::binary | std::ios::trunc);
-    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    REQUIRE(out.good());
-    return file.string();
-  }
-
-  std::string path_of(const std::string& name) const {
-    return (path_ / name).string();
-  }
-
-  const std::filesystem::path& path() const { return path_; }
-
- private:
-  std::filesystem::path path_;
-};
 
 // Loads `path` and requires success and a sound scene.
 inline Scene require_load(const std::string& path) {

@@ -2,6 +2,7 @@
 // world matrices, in traversal order; --camera picks one by index or name.
 #include "gltf_builder.h"
 #include "loader_test_util.h"
+#include "test_util.h"
 #include "apps/cli_runner.h"
 
 #include "raypick/core/camera.h"
@@ -21,16 +22,12 @@ namespace {
 
 const std::string kCamerasModel = "/usr/share/assimp/models/glTF2/cameras/Cameras.gltf";
 
-bool have_model() {
-  if (std::filesystem::exists(kCamerasModel)) return true;
-  MESSAGE("skipped: assimp-testmodels is not installed");
-  return false;
-}
+void require_model() { assimp_model("glTF2/cameras/Cameras.gltf"); }
 
 }  // namespace
 
 TEST_CASE("the cameras of the glTF sample model Cameras are read with their nodes' placement") {
-  if (!have_model()) return;
+  require_model();
   const Scene scene = require_load(kCamerasModel);
   REQUIRE(scene.cameras.size() == 2);
   const SceneCamera& p = scene.cameras[0];
@@ -45,7 +42,7 @@ TEST_CASE("the cameras of the glTF sample model Cameras are read with their node
 }
 
 TEST_CASE("pick --camera on the Cameras model looks down the camera node's -Z") {
-  if (!have_model()) return;
+  require_model();
   // The square, turned -45 degrees about x, lies in the plane z = -y (about);
   // both cameras sit at (0.5, 0.5, 3): the centre ray meets it near z = -0.5.
   for (const char* cam : {"0", "1"}) {

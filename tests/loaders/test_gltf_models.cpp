@@ -5,6 +5,7 @@
 // a list, n - 2 for a strip or fan); the malformed ones are refused for the
 // right reason; and Embree agrees with raypick's picks on the real models.
 #include "loader_test_util.h"
+#include "test_util.h"
 
 #include "embree_scene.h"
 #include "validate.h"
@@ -27,11 +28,7 @@ namespace {
 
 const fs::path kModels = "/usr/share/assimp/models/glTF2";
 
-bool have_models() {
-  if (fs::is_directory(kModels)) return true;
-  MESSAGE("skipped: assimp-testmodels is not installed");
-  return false;
-}
+void require_models() { assimp_model("glTF2"); }
 
 std::string model(const std::string& relative) {
   return (kModels / relative).string();
@@ -46,7 +43,7 @@ std::vector<std::string> names(const Scene& scene) {
 }  // namespace
 
 TEST_CASE("every glTF model of assimp-testmodels loads or fails cleanly") {
-  if (!have_models()) return;
+  require_models();
   std::size_t files = 0;
   std::size_t loaded = 0;
   for (const fs::directory_entry& entry : fs::recursive_directory_iterator(kModels)) {
@@ -61,7 +58,7 @@ TEST_CASE("every glTF model of assimp-testmodels loads or fails cleanly") {
 }
 
 TEST_CASE("assimp's valid glTF models load with their object and triangle counts") {
-  if (!have_models()) return;
+  require_models();
   struct Expected {
     const char* file;
     std::size_t objects;
@@ -104,7 +101,7 @@ TEST_CASE("assimp's valid glTF models load with their object and triangle counts
 }
 
 TEST_CASE("assimp's glTF primitive mode models: points and lines are empty objects") {
-  if (!have_models()) return;
+  require_models();
   // 00-03 and 07-10: points, lines, loops, line strips (non-indexed, then
   // indexed); 04-06 and 11-15: strip, fan, list of 4 vertices making a
   // quad, 13-15 with u32, u8 and u16 indices.
@@ -122,7 +119,7 @@ TEST_CASE("assimp's glTF primitive mode models: points and lines are empty objec
 }
 
 TEST_CASE("assimp's glTF models keep node names, order and matrices") {
-  if (!have_models()) return;
+  require_models();
   SUBCASE("BoxTextured: the mesh node under a rotating root") {
     const Scene scene = require_load(model("BoxTextured-glTF/BoxTextured.gltf"));
     REQUIRE(scene.objects.size() == 1);
@@ -155,7 +152,7 @@ TEST_CASE("assimp's glTF models keep node names, order and matrices") {
 }
 
 TEST_CASE("assimp's malformed glTF models are refused for the right reason") {
-  if (!have_models()) return;
+  require_models();
   struct Refused {
     const char* file;
     LoadError::Kind kind;
@@ -201,7 +198,7 @@ TEST_CASE("assimp's malformed glTF models are refused for the right reason") {
 }
 
 TEST_CASE("validate finds 0 mismatches against Embree on real glTF models") {
-  if (!have_models()) return;
+  require_models();
   for (const char* file : {"2CylinderEngine-glTF-Binary/2CylinderEngine.glb",
                            "ClearCoat-glTF/ClearCoatTest.gltf",
                            "textureTransform/TextureTransformTest.gltf",

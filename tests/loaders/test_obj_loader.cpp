@@ -1,8 +1,10 @@
 // The OBJ loader and load_scene()'s dispatch. Test files are written to a
 // fresh temporary directory at run time; the assimp test models are read
-// from Debian's assimp-testmodels package when it is installed.
+// from Debian's assimp-testmodels package, which ./setup.sh installs (a test
+// that needs them fails when they are missing).
 #include "raypick/loaders/load.h"
 #include "loaders/loader_test_util.h"
+#include "test_util.h"
 
 #include <doctest/doctest.h>
 #include <glm/geometric.hpp>
@@ -66,7 +68,6 @@ float area(const raypick::Mesh& mesh) {
   return sum;
 }
 
-constexpr std::string_view kAssimpModels = "/usr/share/assimp/models";
 
 // A valid file using most of what the loader handles: comments, normals and
 // texture coordinates, `o` and `g` groups, an empty group, quads, negative
@@ -690,11 +691,7 @@ TEST_CASE("random OBJ statements never crash the loader") {
 }
 
 TEST_CASE("assimp's OBJ test models load or fail with a clear message") {
-  const fs::path models = fs::path(kAssimpModels) / "OBJ";
-  if (!fs::is_directory(models)) {
-    MESSAGE("skipped: assimp-testmodels is not installed");
-    return;
-  }
+  const fs::path models = raypick::test::assimp_model("OBJ");
   std::size_t files = 0;
   for (const fs::directory_entry& entry : fs::directory_iterator(models)) {
     if (entry.path().extension() != ".obj") continue;
@@ -710,11 +707,7 @@ TEST_CASE(
   // Counts checked by hand: awk over the files' `f` lines (n - 2 triangles
   // for n corners; every face is a triangle or a quad) and over the distinct
   // vertex indices of each group.
-  const fs::path models = fs::path(kAssimpModels) / "OBJ";
-  if (!fs::is_directory(models)) {
-    MESSAGE("skipped: assimp-testmodels is not installed");
-    return;
-  }
+  const fs::path models = raypick::test::assimp_model("OBJ");
 
   SUBCASE("box.obj: one object of 6 quads") {
     const Scene scene = load_ok((models / "box.obj").string());
@@ -810,11 +803,7 @@ TEST_CASE(
 }
 
 TEST_CASE("assimp's invalid OBJ models give the sensible outcome") {
-  const fs::path invalid = fs::path(kAssimpModels) / "invalid";
-  if (!fs::is_directory(invalid)) {
-    MESSAGE("skipped: assimp-testmodels is not installed");
-    return;
-  }
+  const fs::path invalid = raypick::test::assimp_model("invalid");
 
   SUBCASE("empty.obj: no objects") {
     const LoadError error = load_error((invalid / "empty.obj").string());

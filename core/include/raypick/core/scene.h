@@ -89,4 +89,19 @@ inline constexpr float kMaxCoordinate = 1e11f;
 // ('wheel'): mesh 7 does not exist"). Cost: O(triangles + objects).
 std::string validate_scene(const Scene& scene);
 
+// The box around every object's world box (Obb::world_bounds of its mesh's
+// triangle_bounds() carried by its matrix), without the picking engine's
+// rounding margin. Objects that can never be hit (no triangles, or a
+// singular matrix) add nothing; empty when no object can be hit.
+// Precondition: every object's mesh exists. Cost: O(triangles + objects).
+Aabb world_bounds(const Scene& scene);
+
+// Every object of `scene` baked into one mesh, in id order: each object's
+// mesh positions carried by its matrix (computed in double, rounded to
+// float) and its triangles re-indexed. Objects that share a mesh each add
+// their own copy. Precondition: every object's mesh exists and the total of
+// positions fits a uint32 index. Cost: O(positions + triangles), over
+// objects.
+Mesh merge_into_one_mesh(const Scene& scene);
+
 }  // namespace raypick

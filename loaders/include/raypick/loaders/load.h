@@ -110,7 +110,7 @@ LoadResult load_obj(const std::string& path, const LoadOptions& options = {});
 // Cost: linear in the file, plus the objects' count.
 LoadResult load_gltf(const std::string& path, const LoadOptions& options = {});
 
-// raypick's JSON scene format (see the README): meshes from OBJ or glTF
+// raypick's JSON scene format (docs/scene-format.md): meshes from OBJ or glTF
 // files (relative to the scene file, inside the allowed root) or built-in
 // boxes, and objects that
 // instance them with a matrix or translate / rotate / scale. Mesh i of the

@@ -1,0 +1,83 @@
+// The scene helpers of core/scene.h: world_bounds against the 8 corners of
+// every object's box, merge_into_one_mesh against each object's matrix
+// applied by hand.
+#include "test_util.h"
+
+#include "raypick/core/scene.h"
+
+#include <glm/ext/matrix_transform.hpp>
+
+#include <random>
+
+using namespace raypick;
+
+namespace {
+
+// A tetrahedron with one unused position (which no box may include).
+Mesh tetrahedron() {
+  Mesh m;
+  m.positions = {{0, 0, 0}, {1, 0, 0}, {0, 2, 0}, {0, 0, 3}, {100, 100, 100}};
+  m.triangles = {{0, 1, 2}, {0, 1, 3}, {0, 2, 3}, {1, 2, 3}};
+  return m;
+}
+
+}  // namespace
+
+TEST_CASE("world_bounds is the box around every object's 8 world corners") {
+  std::mt19937_64 rng(7);
+  Scene scene;
+  scene.meshes = {tetrahedron(), Mesh{}};
+  Aabb want;
+  for (int i = 0; i < 20; ++i) {
+    Object o;
+    o.mesh = 0;
+    o.matrix = test::random_affine(rng);
+    scene.objects.push_back(o);
+    const Aabb local = scene.meshes[0].triangle_bounds();
+    for (int c = 0; c < 8; ++c) {
+      const glm::vec3 p{(c & 1) ? local.max.x : local.min.x,
+                        (c & 2) ? local.max.y : local.min.y,
+                        (c & 4) ? local.max.z : local.min.z};
+      want.extend(glm::vec3(o.matrix * glm::vec4(p, 1.0f)));
+    }
+  }
+  // Objects that can never be hit add nothing: a singular matrix (a glTF
+  // node hidden by scale 0) far away, and an empty mesh.
+  Object hidden;
+  hidden.matrix = glm::scale(glm::translate(glm::mat4{1.0f}, {1e6f, 0, 0}), glm::vec3{0.0f});
+  Object empty;
+  empty.mesh = 1;
+  empty.matrix = glm::translate(glm::mat4{1.0f}, {-1e6f, 0, 0});
+  scene.objects.push_back(hidden);
+  scene.objects.push_back(empty);
+  const Aabb got = world_bounds(scene);
+  CHECK_VEC_NEAR(got.min, want.min, 1e-4f);
+  CHECK_VEC_NEAR(got.max, want.max, 1e-4f);
+  CHECK(world_bounds(Scene{}).empty());
+  CHECK(world_bounds(Scene{{Mesh{}, Mesh{}}, {empty, hidden}, {}}).empty());
+}
+
+TEST_CASE("merge_into_one_mesh bakes each object's matrix into one mesh") {
+  Scene s;
+  s.meshes = {tetrahedron()};
+  Object a, b;
+  b.matrix = glm::rotate(glm::translate(glm::mat4{1.0f}, {10, 0, 0}), 0.5f,
+                         glm::vec3{0, 0, 1}) *
+             glm::scale(glm::mat4{1.0f}, {2, 2, 2});
+  s.objects = {a, b};
+  const Mesh m = merge_into_one_mesh(s);
+  const Mesh& t = s.meshes[0];
+  REQUIRE(m.positions.size() == 2 * t.positions.size());
+  REQUIRE(m.triangles.size() == 2 * t.triangles.size());
+  for (std::size_t i = 0; i < t.positions.size(); ++i) {
+    CHECK(m.positions[i] == t.positions[i]);  // identity: exact
+    CHECK_VEC_NEAR(m.positions[t.positions.size() + i],
+                   glm::vec3(b.matrix * glm::vec4(t.positions[i], 1.0f)), 1e-4f);
+  }
+  const auto base = static_cast<std::uint32_t>(t.positions.size());
+  for (std::size_t i = 0; i < t.triangles.size(); ++i) {
+    CHECK(m.triangles[i] == t.triangles[i]);
+    CHECK(m.triangles[t.triangles.size() + i] == t.triangles[i] + glm::uvec3(base));
+  }
+  CHECK(merge_into_one_mesh(Scene{}).positions.empty());
+}
