@@ -821,11 +821,11 @@ int BenchCommand::run() const {
     if (s.kind != "crowd" || crowd_model) continue;
     LoadResult r = load_scene(a.model, a.load);
     if (!r.ok()) {
-      return fail(r.error->kind == LoadError::Kind::kUnsupported ? kExitUsage
+      return fail(r.error().kind == LoadError::Kind::kUnsupported ? kExitUsage
                                                                   : kExitVoid,
-                  r.error->to_string());
+                  r.error().to_string());
     }
-    crowd_model = tools::merge_into_one_mesh(*r.scene);
+    crowd_model = tools::merge_into_one_mesh(r.scene());
   }
 
   // Inputs and outputs are checked before anything is printed: every scene
@@ -840,14 +840,14 @@ int BenchCommand::run() const {
     if (specs[k].kind != "file") continue;
     LoadResult r = load_scene(specs[k].path, a.load);
     if (!r.ok()) {
-      return fail(r.error->kind == LoadError::Kind::kUnsupported ? kExitUsage
+      return fail(r.error().kind == LoadError::Kind::kUnsupported ? kExitUsage
                                                                   : kExitVoid,
-                  r.error->to_string());
+                  r.error().to_string());
     }
-    if (tools::scene_bounds(*r.scene).empty()) {
+    if (tools::scene_bounds(r.scene()).empty()) {
       return fail(kExitVoid, specs[k].path + ": no object can be hit");
     }
-    file_scenes[k] = std::move(*r.scene);
+    file_scenes[k] = std::move(r.scene());
   }
 
   if (a.profile.empty()) {  // --profile prints only its own lines
