@@ -1,19 +1,18 @@
 #include "gltf_document.h"
 
-#include "file_io.h"
-#include "raypick/core/text.h"
-
-#include <glm/ext/matrix_transform.hpp>
-#include <glm/gtc/quaternion.hpp>
-
 #include <array>
 #include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <glm/ext/matrix_transform.hpp>
+#include <glm/gtc/quaternion.hpp>
 #include <limits>
 #include <system_error>
 #include <utility>
+
+#include "file_io.h"
+#include "raypick/core/text.h"
 
 namespace raypick::gltf {
 
@@ -52,13 +51,12 @@ std::size_t element_size(const AccessorType& type, int component_type) {
 
 // Required extensions that change geometry in ways raypick does not read.
 constexpr std::array<std::string_view, 3> kUnreadableExtensions{
-    "KHR_draco_mesh_compression", "EXT_meshopt_compression",
-    "EXT_mesh_gpu_instancing"};
+    "KHR_draco_mesh_compression", "EXT_meshopt_compression", "EXT_mesh_gpu_instancing"};
 
 // Prefixes of extensions that only touch what picking never reads.
-constexpr std::array<std::string_view, 6> kHarmlessPrefixes{
-    "KHR_materials_", "KHR_texture_", "KHR_lights_",
-    "EXT_texture_",   "KHR_technique", "MSFT_texture_"};
+constexpr std::array<std::string_view, 6> kHarmlessPrefixes{"KHR_materials_", "KHR_texture_",
+                                                            "KHR_lights_",    "EXT_texture_",
+                                                            "KHR_technique",  "MSFT_texture_"};
 
 std::uint32_t read_u32le(std::string_view bytes, std::size_t at) {
   const auto b = [&](std::size_t k) {
@@ -76,13 +74,11 @@ constexpr std::uint32_t kChunkBin = 0x004E4942;   // "BIN\0"
 // Bytes past the header's length are ignored. Returns the problem, if any.
 std::optional<std::string> split_glb(std::string_view data, Container& out) {
   if (data.size() < 12) {
-    return "GLB header is truncated (" + plural(data.size(), "byte") +
-           ", 12 needed)";
+    return "GLB header is truncated (" + plural(data.size(), "byte") + ", 12 needed)";
   }
   const std::uint32_t version = read_u32le(data, 4);
   if (version != 2) {
-    return "GLB version " + std::to_string(version) +
-           " (raypick reads version 2)";
+    return "GLB version " + std::to_string(version) + " (raypick reads version 2)";
   }
   const std::uint32_t length = read_u32le(data, 8);
   if (length > data.size()) {
@@ -94,14 +90,13 @@ std::optional<std::string> split_glb(std::string_view data, Container& out) {
   bool first = true;
   while (at < glb.size()) {
     if (glb.size() - at < 8) {
-      return "GLB chunk header at byte " + std::to_string(at) +
-             " is truncated";
+      return "GLB chunk header at byte " + std::to_string(at) + " is truncated";
     }
     const std::uint32_t chunk_length = read_u32le(glb, at);
     const std::uint32_t chunk_type = read_u32le(glb, at + 4);
     if (chunk_length > glb.size() - at - 8) {
-      return "GLB chunk at byte " + std::to_string(at) + " says " +
-             plural(chunk_length, "byte") + ", past the end of the file";
+      return "GLB chunk at byte " + std::to_string(at) + " says " + plural(chunk_length, "byte") +
+             ", past the end of the file";
     }
     const std::string_view payload = glb.substr(at + 8, chunk_length);
     if (first) {
@@ -135,12 +130,10 @@ std::string decode_uri_path(const std::string& uri, const JsonPath& path) {
     bool scheme = std::isalpha(static_cast<unsigned char>(uri[0])) != 0;
     for (std::size_t i = 1; i < colon && scheme; ++i) {
       const char c = uri[i];
-      scheme = std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '+' ||
-               c == '-' || c == '.';
+      scheme = std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '+' || c == '-' || c == '.';
     }
     if (scheme) {
-      fail(path, "'" + printable(uri, 60) +
-                     "' is not a relative file reference or a data: URI");
+      fail(path, "'" + printable(uri, 60) + "' is not a relative file reference or a data: URI");
     }
   }
   std::string out;
@@ -152,8 +145,7 @@ std::string decode_uri_path(const std::string& uri, const JsonPath& path) {
     const int hi = i + 1 < uri.size() ? hex_value(uri[i + 1]) : -1;
     const int lo = i + 2 < uri.size() ? hex_value(uri[i + 2]) : -1;
     if (hi < 0 || lo < 0) {
-      fail(path, "malformed percent-encoding at character " +
-                     std::to_string(i) + " of the uri");
+      fail(path, "malformed percent-encoding at character " + std::to_string(i) + " of the uri");
     }
     out += static_cast<char>(hi * 16 + lo);
     i += 2;
@@ -174,20 +166,16 @@ int base64_value(char c) {
 
 // The first `length` bytes of a base64 data URI, which must hold at least
 // that many; what follows them is ignored.
-std::string decode_data_uri(const std::string& uri, std::uint64_t length,
-                            const JsonPath& path) {
+std::string decode_data_uri(const std::string& uri, std::uint64_t length, const JsonPath& path) {
   const std::size_t comma = uri.find(',');
   const std::string header = uri.substr(0, comma);
   constexpr std::string_view kBase64 = ";base64";
   if (comma == std::string::npos || header.size() < kBase64.size() ||
-      header.compare(header.size() - kBase64.size(), kBase64.size(),
-                     kBase64) != 0) {
+      header.compare(header.size() - kBase64.size(), kBase64.size(), kBase64) != 0) {
     fail(path, "only base64 data URIs are supported");
   }
-  const std::string mime =
-      header.substr(5, header.find(';') == std::string::npos
-                           ? std::string::npos
-                           : header.find(';') - 5);
+  const std::string mime = header.substr(
+      5, header.find(';') == std::string::npos ? std::string::npos : header.find(';') - 5);
   if (mime != "application/octet-stream" && mime != "application/gltf-buffer") {
     fail(path, "data URI of type '" + printable(mime, 60) +
                    "' (expected application/octet-stream or "
@@ -205,8 +193,8 @@ std::string decode_data_uri(const std::string& uri, std::uint64_t length,
   if (chars % 4 == 1) fail(path, "data URI is not valid base64 (bad length)");
   const std::uint64_t decoded = chars / 4 * 3 + (chars % 4 ? chars % 4 - 1 : 0);
   if (decoded < length) {
-    fail(path, "the data URI holds " + plural(decoded, "byte") +
-                   ", byteLength says " + std::to_string(length));
+    fail(path, "the data URI holds " + plural(decoded, "byte") + ", byteLength says " +
+                   std::to_string(length));
   }
   std::string out;
   out.reserve(static_cast<std::size_t>(length));
@@ -231,12 +219,9 @@ struct BufferFile {
 
 class Reader {
  public:
-  Reader(const Container& container, const std::string& scene_file,
-         const std::string& root, detail::Budget& budget)
-      : container_(container),
-        scene_file_(scene_file),
-        root_(root),
-        budget_(budget) {}
+  Reader(const Container& container, const std::string& scene_file, const std::string& root,
+         detail::Budget& budget)
+      : container_(container), scene_file_(scene_file), root_(root), budget_(budget) {}
 
   Document read(const Json& doc) {
     detail::require_object(doc, JsonPath());
@@ -267,19 +252,19 @@ class Reader {
   }
 
   // An index into the top-level array `array` of `count` elements.
-  static std::size_t index(const Json& v, const JsonPath& path,
-                           const char* array, std::size_t count) {
+  static std::size_t index(const Json& v, const JsonPath& path, const char* array,
+                           std::size_t count) {
     const std::uint64_t i = detail::require_uint(v, path, kMaxInt);
     if (i >= count) {
-      fail(path, std::string(array) + "[" + std::to_string(i) +
-                     "] does not exist (" + plural(count, "element") + ")");
+      fail(path, std::string(array) + "[" + std::to_string(i) + "] does not exist (" +
+                     plural(count, "element") + ")");
     }
     return static_cast<std::size_t>(i);
   }
 
-  static std::uint64_t uint_member(const Json& obj, const JsonPath& path,
-                                   const char* key, std::uint64_t fallback,
-                                   std::uint64_t max, bool required = false) {
+  static std::uint64_t uint_member(const Json& obj, const JsonPath& path, const char* key,
+                                   std::uint64_t fallback, std::uint64_t max,
+                                   bool required = false) {
     const Json* v = find_member(obj, key);
     if (v == nullptr) {
       if (required) fail(path, std::string("missing '") + key + "'");
@@ -288,8 +273,7 @@ class Reader {
     return detail::require_uint(*v, path / key, max);
   }
 
-  static const Json& required(const Json& obj, const JsonPath& path,
-                              const char* key) {
+  static const Json& required(const Json& obj, const JsonPath& path, const char* key) {
     const Json* v = find_member(obj, key);
     if (v == nullptr) fail(path, std::string("missing '") + key + "'");
     return *v;
@@ -302,11 +286,10 @@ class Reader {
       fail(JsonPath(), "missing 'asset' (not a glTF document?)");
     }
     detail::require_object(*asset, path);
-    const std::string v = detail::require_string(
-        required(*asset, path, "version"), path / "version");
+    const std::string v =
+        detail::require_string(required(*asset, path, "version"), path / "version");
     if (v.rfind("2.", 0) != 0) {
-      fail(path / "version", "glTF version '" + printable(v, 20) +
-                                 "' (raypick reads glTF 2.0)");
+      fail(path / "version", "glTF version '" + printable(v, 20) + "' (raypick reads glTF 2.0)");
     }
   }
 
@@ -321,8 +304,8 @@ class Reader {
         if (!is_required || name == "KHR_mesh_quantization") continue;
         for (const std::string_view bad : kUnreadableExtensions) {
           if (name == bad) {
-            fail(path[i], "the file requires " + printable(name, 60) +
-                              ", which raypick cannot read");
+            fail(path[i],
+                 "the file requires " + printable(name, 60) + ", which raypick cannot read");
           }
         }
         bool harmless = false;
@@ -330,8 +313,7 @@ class Reader {
           harmless = harmless || name.rfind(prefix, 0) == 0;
         }
         if (!harmless) {
-          out_.warnings.push_back("the file requires extension '" +
-                                  printable(name, 60) +
+          out_.warnings.push_back("the file requires extension '" + printable(name, 60) +
                                   "', unknown to raypick; geometry is read "
                                   "without it");
         }
@@ -344,8 +326,7 @@ class Reader {
     for (std::size_t i = 0; i < buffers.size(); ++i) {
       const JsonPath p = (JsonPath() / "buffers")[i];
       const Json& b = detail::require_object(buffers[i], p);
-      const std::uint64_t length =
-          uint_member(b, p, "byteLength", 0, kMaxBytes, true);
+      const std::uint64_t length = uint_member(b, p, "byteLength", 0, kMaxBytes, true);
       if (length == 0) fail(p / "byteLength", "byteLength must be at least 1");
       if (const Json* uri = find_member(b, "uri")) {
         detail::require_string(*uri, p / "uri");
@@ -360,54 +341,47 @@ class Reader {
       const JsonPath p = (JsonPath() / "bufferViews")[i];
       const Json& v = detail::require_object(views[i], p);
       View view;
-      view.buffer = index(required(v, p, "buffer"), p / "buffer", "buffers",
-                          buffer_lengths_.size());
+      view.buffer =
+          index(required(v, p, "buffer"), p / "buffer", "buffers", buffer_lengths_.size());
       view.offset = uint_member(v, p, "byteOffset", 0, kMaxBytes);
       view.length = uint_member(v, p, "byteLength", 0, kMaxBytes, true);
       if (view.length == 0) {
         fail(p / "byteLength", "byteLength must be at least 1");
       }
       view.stride = uint_member(v, p, "byteStride", 0, 252);
-      if (find_member(v, "byteStride") != nullptr &&
-          (view.stride < 4 || view.stride % 4 != 0)) {
-        fail(p / "byteStride", "byteStride " + std::to_string(view.stride) +
-                                   " is not a multiple of 4 in 4..252");
+      if (find_member(v, "byteStride") != nullptr && (view.stride < 4 || view.stride % 4 != 0)) {
+        fail(p / "byteStride",
+             "byteStride " + std::to_string(view.stride) + " is not a multiple of 4 in 4..252");
       }
       const std::uint64_t buffer_length = buffer_lengths_[view.buffer];
       if (view.offset + view.length > buffer_length) {
         fail(p, "bytes " + std::to_string(view.offset) + ".." +
-                    std::to_string(view.offset + view.length) +
-                    " are out of range of buffers[" +
-                    std::to_string(view.buffer) + "] (" +
-                    plural(buffer_length, "byte") + ")");
+                    std::to_string(view.offset + view.length) + " are out of range of buffers[" +
+                    std::to_string(view.buffer) + "] (" + plural(buffer_length, "byte") + ")");
       }
       out_.views.push_back(view);
     }
   }
 
   static int component_type(const Json& obj, const JsonPath& p) {
-    const std::uint64_t t =
-        uint_member(obj, p, "componentType", 0, kMaxInt, true);
+    const std::uint64_t t = uint_member(obj, p, "componentType", 0, kMaxInt, true);
     if (component_size(static_cast<int>(t)) == 0) {
-      fail(p / "componentType",
-           "componentType " + std::to_string(t) +
-               " is not one of 5120, 5121, 5122, 5123, 5125, 5126");
+      fail(p / "componentType", "componentType " + std::to_string(t) +
+                                    " is not one of 5120, 5121, 5122, 5123, 5125, 5126");
     }
     return static_cast<int>(t);
   }
 
   // Checks that `count` elements of `size` bytes, `stride` apart, starting
   // `offset` bytes into bufferViews[view], stay inside it.
-  void check_range(const JsonPath& p, std::size_t view, std::uint64_t offset,
-                   std::uint64_t stride, std::uint64_t count,
-                   std::uint64_t size) const {
+  void check_range(const JsonPath& p, std::size_t view, std::uint64_t offset, std::uint64_t stride,
+                   std::uint64_t count, std::uint64_t size) const {
     const std::uint64_t end = offset + stride * (count - 1) + size;
     const std::uint64_t length = out_.views[view].length;
     if (end > length) {
-      fail(p, plural(count, "element") + " from byte " +
-                  std::to_string(offset) + " end at byte " +
-                  std::to_string(end) + ", out of range of bufferViews[" +
-                  std::to_string(view) + "] (" + plural(length, "byte") + ")");
+      fail(p, plural(count, "element") + " from byte " + std::to_string(offset) + " end at byte " +
+                  std::to_string(end) + ", out of range of bufferViews[" + std::to_string(view) +
+                  "] (" + plural(length, "byte") + ")");
     }
   }
 
@@ -421,8 +395,7 @@ class Reader {
       const int ctype = acc.component_type;
       acc.count = uint_member(a, p, "count", 0, kMaxBytes, true);
       if (acc.count == 0) fail(p / "count", "count must be at least 1");
-      const std::string type_name =
-          detail::require_string(required(a, p, "type"), p / "type");
+      const std::string type_name = detail::require_string(required(a, p, "type"), p / "type");
       for (const AccessorType& t : kAccessorTypes) {
         if (type_name == t.name) acc.type = &t;
       }
@@ -439,32 +412,27 @@ class Reader {
       // glTF 2.0 forbids it (glTF-Validator agrees); a reader that mapped a
       // float to [0, 1] would read other geometry than one that ignored it.
       if (acc.normalized && (ctype == kFloat || ctype == kUnsignedInt)) {
-        fail(p / "normalized", std::string("normalized is true on ") +
-                                   component_name(ctype) +
+        fail(p / "normalized", std::string("normalized is true on ") + component_name(ctype) +
                                    " components (glTF allows it on byte and "
                                    "short types only)");
       }
       if (const Json* view_json = find_member(a, "bufferView")) {
-        const std::size_t v = index(*view_json, p / "bufferView",
-                                    "bufferViews", out_.views.size());
+        const std::size_t v = index(*view_json, p / "bufferView", "bufferViews", out_.views.size());
         const View& view = out_.views[v];
         const std::uint64_t stride = view.stride != 0 ? view.stride : elem;
         // glTF 2.0, "Data Alignment": elements may not overlap, and each
         // component starts at a multiple of its size within the buffer.
         if (stride < elem) {
           fail(p, "bufferViews[" + std::to_string(v) + "] has byteStride " +
-                      std::to_string(stride) +
-                      ", less than the accessor's element (" +
+                      std::to_string(stride) + ", less than the accessor's element (" +
                       plural(elem, "byte") + "): elements would overlap");
         }
         const std::uint64_t csize = component_size(ctype);
         if ((acc.offset + view.offset) % csize != 0) {
           fail(p / "byteOffset",
-               "byteOffset " + std::to_string(acc.offset) +
-                   " plus bufferViews[" + std::to_string(v) +
-                   "].byteOffset " + std::to_string(view.offset) +
-                   " is not a multiple of the component size (" +
-                   plural(csize, "byte") + ")");
+               "byteOffset " + std::to_string(acc.offset) + " plus bufferViews[" +
+                   std::to_string(v) + "].byteOffset " + std::to_string(view.offset) +
+                   " is not a multiple of the component size (" + plural(csize, "byte") + ")");
         }
         check_range(p, v, acc.offset, stride, acc.count, elem);
         acc.view = v;
@@ -476,33 +444,30 @@ class Reader {
     }
   }
 
-  Sparse read_sparse(const Json& sparse, const JsonPath& p,
-                     std::uint64_t accessor_count, std::uint64_t elem) const {
+  Sparse read_sparse(const Json& sparse, const JsonPath& p, std::uint64_t accessor_count,
+                     std::uint64_t elem) const {
     detail::require_object(sparse, p);
     Sparse out;
     out.count = uint_member(sparse, p, "count", 0, kMaxInt, true);
     if (out.count == 0 || out.count > accessor_count) {
-      fail(p / "count", "sparse count " + std::to_string(out.count) +
-                            " is not in 1.." + std::to_string(accessor_count));
+      fail(p / "count", "sparse count " + std::to_string(out.count) + " is not in 1.." +
+                            std::to_string(accessor_count));
     }
     for (const char* part : {"indices", "values"}) {
       const JsonPath pp = p / part;
       const Json& obj = detail::require_object(required(sparse, p, part), pp);
-      SparsePart& r =
-          std::string_view(part) == "indices" ? out.indices : out.values;
-      r.view = index(required(obj, pp, "bufferView"), pp / "bufferView",
-                     "bufferViews", out_.views.size());
+      SparsePart& r = std::string_view(part) == "indices" ? out.indices : out.values;
+      r.view = index(required(obj, pp, "bufferView"), pp / "bufferView", "bufferViews",
+                     out_.views.size());
       r.offset = uint_member(obj, pp, "byteOffset", 0, kMaxInt);
       std::uint64_t size = elem;
       if (&r == &out.indices) {
         r.component_type = component_type(obj, pp);
         const int ctype = r.component_type;
-        if (ctype != kUnsignedByte && ctype != kUnsignedShort &&
-            ctype != kUnsignedInt) {
-          fail(pp / "componentType",
-               std::string("sparse indices must be unsigned byte, short or "
-                           "int, not ") +
-                   component_name(ctype));
+        if (ctype != kUnsignedByte && ctype != kUnsignedShort && ctype != kUnsignedInt) {
+          fail(pp / "componentType", std::string("sparse indices must be unsigned byte, short or "
+                                                 "int, not ") +
+                                         component_name(ctype));
         }
         size = component_size(ctype);
       }
@@ -518,28 +483,24 @@ class Reader {
     for (std::size_t i = 0; i < meshes.size(); ++i) {
       const JsonPath p = (JsonPath() / "meshes")[i];
       const Json& m = detail::require_object(meshes[i], p);
-      const Json& prims = detail::require_array(
-          required(m, p, "primitives"), p / "primitives");
+      const Json& prims = detail::require_array(required(m, p, "primitives"), p / "primitives");
       std::vector<Primitive>& mesh = out_.meshes.emplace_back();
       for (std::size_t k = 0; k < prims.size(); ++k) {
         const JsonPath pp = (p / "primitives")[k];
         const Json& prim = detail::require_object(prims[k], pp);
-        const Json& attrs = detail::require_object(
-            required(prim, pp, "attributes"), pp / "attributes");
+        const Json& attrs =
+            detail::require_object(required(prim, pp, "attributes"), pp / "attributes");
         Primitive r;
         if (const Json* pos = find_member(attrs, "POSITION")) {
-          r.position = static_cast<int>(index(
-              *pos, pp / "attributes" / "POSITION", "accessors", accessors));
+          r.position =
+              static_cast<int>(index(*pos, pp / "attributes" / "POSITION", "accessors", accessors));
         }
         if (const Json* ind = find_member(prim, "indices")) {
-          r.indices = static_cast<int>(
-              index(*ind, pp / "indices", "accessors", accessors));
+          r.indices = static_cast<int>(index(*ind, pp / "indices", "accessors", accessors));
         }
-        const std::uint64_t mode =
-            uint_member(prim, pp, "mode", kModeTriangles, kMaxInt);
+        const std::uint64_t mode = uint_member(prim, pp, "mode", kModeTriangles, kMaxInt);
         if (mode > 6) {
-          fail(pp / "mode", "mode " + std::to_string(mode) +
-                                " is not a primitive mode (0..6)");
+          fail(pp / "mode", "mode " + std::to_string(mode) + " is not a primitive mode (0..6)");
         }
         r.mode = static_cast<int>(mode);
         mesh.push_back(r);
@@ -558,14 +519,13 @@ class Reader {
         node.name = detail::require_string(*name, p / "name");
       }
       if (const Json* mesh = find_member(n, "mesh")) {
-        node.mesh = static_cast<int>(
-            index(*mesh, p / "mesh", "meshes", out_.meshes.size()));
+        node.mesh = static_cast<int>(index(*mesh, p / "mesh", "meshes", out_.meshes.size()));
       }
       if (const Json* children = find_member(n, "children")) {
         detail::require_array(*children, p / "children");
         for (std::size_t k = 0; k < children->size(); ++k) {
-          node.children.push_back(index((*children)[k], (p / "children")[k],
-                                        "nodes", nodes.size()));
+          node.children.push_back(
+              index((*children)[k], (p / "children")[k], "nodes", nodes.size()));
         }
       }
       // T * R * S, each part when present. In double, so that a deep chain
@@ -573,9 +533,7 @@ class Reader {
       bool trs = false;
       glm::dmat4 t{1.0}, r{1.0}, s{1.0};
       for (const auto& [key, size] :
-           {std::pair<const char*, std::size_t>{"translation", 3},
-            {"rotation", 4},
-            {"scale", 3}}) {
+           {std::pair<const char*, std::size_t>{"translation", 3}, {"rotation", 4}, {"scale", 3}}) {
         const Json* v = find_member(n, key);
         if (v == nullptr) continue;
         trs = true;
@@ -596,18 +554,18 @@ class Reader {
       node.local = t * r * s;
       if (const Json* matrix = find_member(n, "matrix")) {
         if (trs) {
-          fail(p, "has both 'matrix' and translation/rotation/scale (glTF "
-                  "allows one or the other)");
+          fail(p,
+               "has both 'matrix' and translation/rotation/scale (glTF "
+               "allows one or the other)");
         }
-        const std::vector<double> m =
-            detail::require_floats(*matrix, p / "matrix", 16);
+        const std::vector<double> m = detail::require_floats(*matrix, p / "matrix", 16);
         // Column-major: elements 3, 7, 11 and 15 are the last row. glTF
         // requires a TRS-decomposable matrix; raypick needs it affine (it
         // takes shear), and forgives rounding in the last row, which it
         // then makes exact.
         constexpr double kTol = 1e-6;
-        if (std::fabs(m[3]) > kTol || std::fabs(m[7]) > kTol ||
-            std::fabs(m[11]) > kTol || std::fabs(m[15] - 1.0) > kTol) {
+        if (std::fabs(m[3]) > kTol || std::fabs(m[7]) > kTol || std::fabs(m[11]) > kTol ||
+            std::fabs(m[15] - 1.0) > kTol) {
           fail(p / "matrix",
                "matrix is not affine (its last row, elements 3, 7, 11 and "
                "15, must be 0 0 0 1)");
@@ -628,8 +586,7 @@ class Reader {
       if (const Json* nodes = find_member(s, "nodes")) {
         detail::require_array(*nodes, p / "nodes");
         for (std::size_t k = 0; k < nodes->size(); ++k) {
-          roots.push_back(
-              index((*nodes)[k], (p / "nodes")[k], "nodes", out_.nodes.size()));
+          roots.push_back(index((*nodes)[k], (p / "nodes")[k], "nodes", out_.nodes.size()));
         }
       }
     }
@@ -645,8 +602,7 @@ class Reader {
   void read_cameras(const Json& doc) {
     const auto number = [](const Json& o, const char* key) {
       const auto it = o.find(key);
-      return it != o.end() && it->is_number() ? it->get<double>()
-                                              : std::nan("");
+      return it != o.end() && it->is_number() ? it->get<double>() : std::nan("");
     };
     static const Json kNone = Json::array();
     const Json* cams = find_member(doc, "cameras");
@@ -662,9 +618,7 @@ class Reader {
       if (params == nullptr || !params->is_object()) continue;
       if (*type == "perspective") {
         c.fov_deg = number(*params, "yfov") * (180.0 / 3.14159265358979323846);
-        c.aspect = params->contains("aspectRatio")
-                       ? number(*params, "aspectRatio")
-                       : 0.0;
+        c.aspect = params->contains("aspectRatio") ? number(*params, "aspectRatio") : 0.0;
         if (!(c.fov_deg > 0.0 && c.fov_deg < 180.0)) continue;
       } else if (*type == "orthographic") {
         c.projection = Projection::kOrthographic;
@@ -711,10 +665,9 @@ class Reader {
           fail(p, "refers to the GLB BIN chunk, but the file has none");
         }
         if (length > container_.bin->size()) {
-          fail(p / "byteLength",
-               "byteLength " + std::to_string(length) +
-                   " is larger than the GLB BIN chunk (" +
-                   plural(container_.bin->size(), "byte") + ")");
+          fail(p / "byteLength", "byteLength " + std::to_string(length) +
+                                     " is larger than the GLB BIN chunk (" +
+                                     plural(container_.bin->size(), "byte") + ")");
         }
         out_.buffers[i] = container_.bin->substr(0, length);
         continue;
@@ -737,8 +690,7 @@ class Reader {
 
   // The path of a buffer file, checked to lie inside the root, to exist and
   // to be long enough; its bytes are charged to the budget.
-  std::string resolve_file(const std::string& uri, std::uint64_t length,
-                           const JsonPath& p) {
+  std::string resolve_file(const std::string& uri, std::uint64_t length, const JsonPath& p) {
     const std::string relative = decode_uri_path(uri, p / "uri");
     std::string refused;
     const std::optional<std::string> resolved =
@@ -754,19 +706,16 @@ class Reader {
       why = "not a regular file";
     }
     if (!why.empty()) {
-      throw JsonError{p / "uri",
-                      "cannot open buffer file '" + file.string() + "': " + why,
+      throw JsonError{p / "uri", "cannot open buffer file '" + file.string() + "': " + why,
                       std::nullopt, /*io=*/true};
     }
     const std::uintmax_t size = fs::file_size(file, ec);
     if (ec) {
-      fail(p / "uri", "cannot read buffer file '" + file.string() +
-                          "': " + ec.message());
+      fail(p / "uri", "cannot read buffer file '" + file.string() + "': " + ec.message());
     }
     if (size < length) {
-      fail(p, "buffer file '" + file.string() + "' has " +
-                  plural(size, "byte") + ", byteLength says " +
-                  std::to_string(length));
+      fail(p, "buffer file '" + file.string() + "' has " + plural(size, "byte") +
+                  ", byteLength says " + std::to_string(length));
     }
     if (auto over = budget_.take(detail::Budget::kBytes, length)) {
       fail(p / "uri", *over);
@@ -775,8 +724,7 @@ class Reader {
   }
 
   // The first `length` bytes of a file resolve_file() measured.
-  static std::string read_buffer_file(const std::string& path,
-                                      std::uint64_t length,
+  static std::string read_buffer_file(const std::string& path, std::uint64_t length,
                                       const JsonPath& where) {
     std::FILE* f = std::fopen(path.c_str(), "rb");
     std::string out;
@@ -786,9 +734,8 @@ class Reader {
       std::fclose(f);
     }
     if (out.size() != length) {
-      throw JsonError{where,
-                      "cannot read buffer file '" + printable(path, 200) + "'",
-                      std::nullopt, /*io=*/true};
+      throw JsonError{where, "cannot read buffer file '" + printable(path, 200) + "'", std::nullopt,
+                      /*io=*/true};
     }
     return out;
   }
@@ -803,45 +750,43 @@ class Reader {
 
 }  // namespace
 
-std::size_t component_size(int component_type) {
-  switch (component_type) {
-    case kByte:
-    case kUnsignedByte:
-      return 1;
-    case kShort:
-    case kUnsignedShort:
-      return 2;
-    case kUnsignedInt:
-    case kFloat:
-      return 4;
-    default:
-      return 0;
+namespace {
+
+struct Component {
+  int code;
+  std::size_t size;
+  const char* name;
+};
+
+constexpr Component kComponents[] = {{kByte, 1, "byte"},
+                                     {kUnsignedByte, 1, "unsigned byte"},
+                                     {kShort, 2, "short"},
+                                     {kUnsignedShort, 2, "unsigned short"},
+                                     {kUnsignedInt, 4, "unsigned int"},
+                                     {kFloat, 4, "float"}};
+
+const Component* component(int code) {
+  for (const Component& c : kComponents) {
+    if (c.code == code) return &c;
   }
+  return nullptr;
+}
+
+}  // namespace
+
+std::size_t component_size(int component_type) {
+  const Component* c = component(component_type);
+  return c != nullptr ? c->size : 0;
 }
 
 const char* component_name(int component_type) {
-  switch (component_type) {
-    case kByte:
-      return "byte";
-    case kUnsignedByte:
-      return "unsigned byte";
-    case kShort:
-      return "short";
-    case kUnsignedShort:
-      return "unsigned short";
-    case kUnsignedInt:
-      return "unsigned int";
-    case kFloat:
-      return "float";
-    default:
-      return "unknown";
-  }
+  const Component* c = component(component_type);
+  return c != nullptr ? c->name : "unknown";
 }
 
 std::string plural(std::uint64_t n, const char* one, const char* many) {
   if (n == 1) return "1 " + std::string(one);
-  return std::to_string(n) + " " +
-         (many != nullptr ? std::string(many) : std::string(one) + "s");
+  return std::to_string(n) + " " + (many != nullptr ? std::string(many) : std::string(one) + "s");
 }
 
 Container open_container(std::string_view data, const std::string& path) {

@@ -11,18 +11,17 @@
 // read, so no image is ever opened or decoded.
 #pragma once
 
-#include "budget.h"
-#include "json_text.h"
-#include "raypick/core/scene.h"
-
-#include <glm/mat4x4.hpp>
-
 #include <cstddef>
 #include <cstdint>
+#include <glm/mat4x4.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "budget.h"
+#include "json_text.h"
+#include "raypick/core/scene.h"
 
 namespace raypick::gltf {
 
@@ -107,7 +106,7 @@ struct Node {
 };
 
 struct Document {
-  std::vector<std::string> owned;   // bytes of data URIs and buffer files
+  std::vector<std::string> owned;         // bytes of data URIs and buffer files
   std::vector<std::string_view> buffers;  // exactly byteLength bytes each
   std::vector<View> views;
   std::vector<Accessor> accessors;

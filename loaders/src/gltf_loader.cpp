@@ -8,26 +8,25 @@
 //
 // Errors name the JSON path of the offending value ("accessors[3]: ...") and,
 // for a .gltf file, the line it is on.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <glm/mat4x4.hpp>
+#include <glm/vec3.hpp>
+#include <limits>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
 #include "budget.h"
 #include "file_io.h"
 #include "gltf_document.h"
 #include "json_text.h"
 #include "raypick/core/text.h"
 #include "raypick/loaders/load.h"
-
-#include <glm/mat4x4.hpp>
-#include <glm/vec3.hpp>
-
-#include <algorithm>
-#include <cmath>
-#include <cstdint>
-#include <cstdio>
-#include <cstring>
-#include <limits>
-#include <map>
-#include <string>
-#include <utility>
-#include <vector>
 
 namespace raypick {
 namespace {
@@ -39,57 +38,37 @@ using namespace gltf;
 JsonPath accessor_path(std::size_t a) { return (JsonPath() / "accessors")[a]; }
 JsonPath node_path(std::size_t n) { return (JsonPath() / "nodes")[n]; }
 
+template <class T>
+T load(const unsigned char* p) {
+  T v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+
 // Reads one component as a float: the value itself, or, when `normalized`,
 // the value mapped to [0, 1] or [-1, 1] as glTF 2.0's "Animations" section
 // defines for normalized integers.
-float read_component(const unsigned char* p, int component_type,
-                     bool normalized) {
+float read_component(const unsigned char* p, int component_type, bool normalized) {
   switch (component_type) {
-    case kFloat: {
-      float v;
-      std::memcpy(&v, p, 4);
-      return v;
-    }
-    case kByte: {
-      std::int8_t v;
-      std::memcpy(&v, p, 1);
-      return normalized ? std::max(v / 127.0f, -1.0f) : v;
-    }
+    case kFloat:
+      return load<float>(p);
+    case kByte:
+      return normalized ? std::max(load<std::int8_t>(p) / 127.0f, -1.0f) : load<std::int8_t>(p);
     case kUnsignedByte:
       return normalized ? *p / 255.0f : *p;
-    case kShort: {
-      std::int16_t v;
-      std::memcpy(&v, p, 2);
-      return normalized ? std::max(v / 32767.0f, -1.0f) : v;
-    }
-    case kUnsignedShort: {
-      std::uint16_t v;
-      std::memcpy(&v, p, 2);
-      return normalized ? v / 65535.0f : v;
-    }
-    default: {
-      std::uint32_t v;
-      std::memcpy(&v, p, 4);
-      return static_cast<float>(v);
-    }
+    case kShort:
+      return normalized ? std::max(load<std::int16_t>(p) / 32767.0f, -1.0f) : load<std::int16_t>(p);
+    case kUnsignedShort:
+      return normalized ? load<std::uint16_t>(p) / 65535.0f : load<std::uint16_t>(p);
+    default:
+      return static_cast<float>(load<std::uint32_t>(p));
   }
 }
 
 std::uint32_t read_index(const unsigned char* p, int component_type) {
-  switch (component_type) {
-    case kUnsignedByte:
-      return *p;
-    case kUnsignedShort: {
-      std::uint16_t v;
-      std::memcpy(&v, p, 2);
-      return v;
-    }
-    default: {
-      std::uint32_t v;
-      std::memcpy(&v, p, 4);
-      return v;
-    }
-  }
+  if (component_type == kUnsignedByte) return *p;
+  if (component_type == kUnsignedShort) return load<std::uint16_t>(p);
+  return load<std::uint32_t>(p);
 }
 
 class SceneBuilder {
@@ -99,10 +78,9 @@ class SceneBuilder {
         budget_(budget),
         // Counts saturate one past the objects the budget has left (and
         // never wrap).
-        max_objects_(std::min<std::uint64_t>(
-                         budget.left(detail::Budget::kObjects),
-                         std::uint64_t{1} << 62) +
-                     1),
+        max_objects_(
+            std::min<std::uint64_t>(budget.left(detail::Budget::kObjects), std::uint64_t{1} << 62) +
+            1),
         mesh_slot_(doc.meshes.size(), -1) {}
 
   Scene build() {
@@ -166,10 +144,9 @@ class SceneBuilder {
               on = on || g.node == child;
               if (on) cycle += std::to_string(g.node) + " -> ";
             }
-            fail((node_path(f.node) / "children")[k],
-                 "node " + std::to_string(child) +
-                     " is its own ancestor (cycle " + cycle +
-                     std::to_string(child) + ")");
+            fail((node_path(f.node) / "children")[k], "node " + std::to_string(child) +
+                                                          " is its own ancestor (cycle " + cycle +
+                                                          std::to_string(child) + ")");
           }
           if (color[child] == kWhite) {
             color[child] = kGray;
@@ -204,8 +181,7 @@ class SceneBuilder {
   // instances) before walking, saturating, and refuses a graph whose walk
   // would cost more than kVisitsPerItem per object or camera placed, plus
   // one per node.
-  void check_instances(const std::vector<std::size_t>& roots,
-                       std::uint64_t objects) const {
+  void check_instances(const std::vector<std::size_t>& roots, std::uint64_t objects) const {
     constexpr std::uint64_t kCap = std::uint64_t{1} << 62;
     constexpr std::uint64_t kMaxCameras = 65536;
     constexpr std::uint64_t kVisitsPerItem = 64;
@@ -230,17 +206,14 @@ class SceneBuilder {
     }
     if (cameras > kMaxCameras) {
       fail(JsonPath() / "nodes",
-           "the node graph places more than " + std::to_string(kMaxCameras) +
-               " camera instances");
+           "the node graph places more than " + std::to_string(kMaxCameras) + " camera instances");
     }
-    const std::uint64_t allowed =
-        kVisitsPerItem * (objects + cameras) + d_.nodes.size();
+    const std::uint64_t allowed = kVisitsPerItem * (objects + cameras) + d_.nodes.size();
     if (visits > allowed) {
       fail(JsonPath() / "nodes",
-           "the node graph is too deep for its objects: placing " +
-               std::to_string(objects) + " objects walks " +
-               (visits >= kCap ? std::string("more than 2^62")
-                               : std::to_string(visits)) +
+           "the node graph is too deep for its objects: placing " + std::to_string(objects) +
+               " objects walks " +
+               (visits >= kCap ? std::string("more than 2^62") : std::to_string(visits)) +
                " node instances (at most " + std::to_string(kVisitsPerItem) +
                " per object or camera, plus one per node, are allowed)");
     }
@@ -287,8 +260,7 @@ class SceneBuilder {
       }
     }
     object.mesh = mesh_slot(static_cast<std::size_t>(node.mesh));
-    object.name = node.name.empty() ? "node" + std::to_string(node_index)
-                                    : printable(node.name);
+    object.name = node.name.empty() ? "node" + std::to_string(node_index) : printable(node.name);
     scene_.objects.push_back(std::move(object));
   }
 
@@ -317,34 +289,30 @@ class SceneBuilder {
   // view `v`: read_document() checked that they lie inside the view and the
   // view inside its buffer's loaded bytes; checked again here, where a
   // mistake would read out of bounds.
-  const unsigned char* view_bytes(std::size_t v, std::uint64_t offset,
-                                  std::uint64_t stride, std::uint64_t count,
-                                  std::uint64_t size,
+  const unsigned char* view_bytes(std::size_t v, std::uint64_t offset, std::uint64_t stride,
+                                  std::uint64_t count, std::uint64_t size,
                                   const JsonPath& path) const {
     const View& view = d_.views[v];
     const std::string_view data = d_.buffers[view.buffer];
     const std::uint64_t end = offset + stride * (count - 1) + size;
-    if (count == 0 || view.offset > data.size() ||
-        view.length > data.size() - view.offset || end > view.length) {
-      fail(path, "data out of range of bufferViews[" + std::to_string(v) +
-                     "] or its buffer");
+    if (count == 0 || view.offset > data.size() || view.length > data.size() - view.offset ||
+        end > view.length) {
+      fail(path, "data out of range of bufferViews[" + std::to_string(v) + "] or its buffer");
     }
-    return reinterpret_cast<const unsigned char*>(data.data()) + view.offset +
-           offset;
+    return reinterpret_cast<const unsigned char*>(data.data()) + view.offset + offset;
   }
 
   // Accessor `a`'s elements of `elem` bytes, each passed to read(bytes)
   // into `out` (which holds the accessor's count of zeros), then its sparse
   // substitutes; refuses a sparse index past the accessor's count.
   template <typename T, typename Read>
-  void read_elements(std::size_t a, std::size_t elem, std::vector<T>& out,
-                     Read read) const {
+  void read_elements(std::size_t a, std::size_t elem, std::vector<T>& out, Read read) const {
     const Accessor& acc = d_.accessors[a];
     if (acc.view) {
       const std::uint64_t stride =
           d_.views[*acc.view].stride != 0 ? d_.views[*acc.view].stride : elem;
-      const unsigned char* base = view_bytes(*acc.view, acc.offset, stride,
-                                             acc.count, elem, accessor_path(a));
+      const unsigned char* base =
+          view_bytes(*acc.view, acc.offset, stride, acc.count, elem, accessor_path(a));
       for (std::size_t i = 0; i < out.size(); ++i) out[i] = read(base + i * stride);
     }
     if (!acc.sparse) return;
@@ -352,19 +320,16 @@ class SceneBuilder {
     const JsonPath path = accessor_path(a) / "sparse";
     const int itype = sparse.indices.component_type;
     const std::size_t isize = component_size(itype);
-    const unsigned char* indices =
-        view_bytes(sparse.indices.view, sparse.indices.offset, isize,
-                   sparse.count, isize, path / "indices");
-    const unsigned char* values =
-        view_bytes(sparse.values.view, sparse.values.offset, elem,
-                   sparse.count, elem, path / "values");
+    const unsigned char* indices = view_bytes(sparse.indices.view, sparse.indices.offset, isize,
+                                              sparse.count, isize, path / "indices");
+    const unsigned char* values = view_bytes(sparse.values.view, sparse.values.offset, elem,
+                                             sparse.count, elem, path / "values");
     for (std::uint64_t k = 0; k < sparse.count; ++k) {
       const std::uint32_t target = read_index(indices + k * isize, itype);
       if (target >= acc.count) {
-        fail(path / "indices",
-             "sparse index " + std::to_string(target) + " (element " +
-                 std::to_string(k) + ") is past the accessor's " +
-                 plural(acc.count, "element"));
+        fail(path / "indices", "sparse index " + std::to_string(target) + " (element " +
+                                   std::to_string(k) + ") is past the accessor's " +
+                                   plural(acc.count, "element"));
       }
       out[target] = read(values + k * elem);
     }
@@ -377,11 +342,9 @@ class SceneBuilder {
       fail(path, use + " must be a VEC3 accessor, not " + acc.type->name);
     }
     const int ct = acc.component_type;
-    const bool integer = ct == kByte || ct == kUnsignedByte || ct == kShort ||
-                         ct == kUnsignedShort;
+    const bool integer = ct == kByte || ct == kUnsignedByte || ct == kShort || ct == kUnsignedShort;
     if (ct != kFloat && !(integer && d_.quantized)) {
-      fail(path, use + " must have float components, not " +
-                     component_name(ct) +
+      fail(path, use + " must have float components, not " + component_name(ct) +
                      (integer ? " (integer positions need KHR_mesh_quantization "
                                 "in extensionsUsed)"
                               : ""));
@@ -401,8 +364,7 @@ class SceneBuilder {
       if (!std::isfinite(v.x) || !std::isfinite(v.y) || !std::isfinite(v.z)) {
         char buf[96];
         std::snprintf(buf, sizeof buf, "(%g, %g, %g)", v.x, v.y, v.z);
-        fail(path, use + ": vertex " + std::to_string(i) + " is not finite " +
-                       buf);
+        fail(path, use + ": vertex " + std::to_string(i) + " is not finite " + buf);
       }
     }
     return out;
@@ -413,9 +375,10 @@ class SceneBuilder {
     const int ct = acc.component_type;
     if (std::string_view(acc.type->name) != "SCALAR" ||
         (ct != kUnsignedByte && ct != kUnsignedShort && ct != kUnsignedInt)) {
-      fail(accessor_path(a),
-           use + " must be a SCALAR accessor of unsigned byte, short or int, "
-                 "not " + acc.type->name + " of " + component_name(ct));
+      fail(accessor_path(a), use +
+                                 " must be a SCALAR accessor of unsigned byte, short or int, "
+                                 "not " +
+                                 acc.type->name + " of " + component_name(ct));
     }
     std::vector<std::uint32_t> out(acc.count, 0);
     read_elements(a, component_size(ct), out,
@@ -433,8 +396,7 @@ class SceneBuilder {
       const Primitive& prim = primitives[k];
       const JsonPath path = ((JsonPath() / "meshes")[m] / "primitives")[k];
       const int mode = prim.mode;
-      if (mode != kModeTriangles && mode != kModeTriangleStrip &&
-          mode != kModeTriangleFan) {
+      if (mode != kModeTriangles && mode != kModeTriangleStrip && mode != kModeTriangleFan) {
         continue;  // points and lines cannot be hit
       }
       if (prim.position < 0) continue;
@@ -449,15 +411,13 @@ class SceneBuilder {
       const std::uint64_t vertex_count = d_.accessors[pa].count;
       if (fresh) {
         std::vector<glm::vec3> positions = read_positions(pa, "POSITION " + where);
-        if (mesh.positions.size() + positions.size() >
-            std::numeric_limits<std::uint32_t>::max()) {
+        if (mesh.positions.size() + positions.size() > std::numeric_limits<std::uint32_t>::max()) {
           fail(path, "the mesh has more than 2^32 - 1 vertices");
         }
         if (mesh.positions.empty()) {
           mesh.positions = std::move(positions);  // the usual case: no copy
         } else {
-          mesh.positions.insert(mesh.positions.end(), positions.begin(),
-                                positions.end());
+          mesh.positions.insert(mesh.positions.end(), positions.begin(), positions.end());
         }
       }
       const std::uint32_t base = it->second;
@@ -467,8 +427,7 @@ class SceneBuilder {
       const auto ia = static_cast<std::size_t>(prim.indices);
       // Charged before the indices are read: n indices make n / 3
       // triangles, or n - 2 in a strip or fan.
-      const std::uint64_t corners =
-          indexed ? d_.accessors[ia].count : vertex_count;
+      const std::uint64_t corners = indexed ? d_.accessors[ia].count : vertex_count;
       const std::uint64_t triangles =
           mode == kModeTriangles ? corners / 3 : (corners < 3 ? 0 : corners - 2);
       if (auto over = budget_.take(detail::Budget::kTriangles, triangles)) {
@@ -478,11 +437,10 @@ class SceneBuilder {
         indices = read_indices(ia, "indices " + where);
         for (std::size_t i = 0; i < indices.size(); ++i) {
           if (indices[i] >= vertex_count) {
-            fail(accessor_path(ia),
-                 "index " + std::to_string(indices[i]) + " (element " +
-                     std::to_string(i) + ") is past the " +
-                     plural(vertex_count, "vertex", "vertices") +
-                     " of POSITION " + where);
+            fail(accessor_path(ia), "index " + std::to_string(indices[i]) + " (element " +
+                                        std::to_string(i) + ") is past the " +
+                                        plural(vertex_count, "vertex", "vertices") +
+                                        " of POSITION " + where);
           }
         }
       } else {
@@ -493,17 +451,14 @@ class SceneBuilder {
       }
       const std::size_t n = indices.size();
       if (mode == kModeTriangles && n % 3 != 0) {
-        fail(path, (indexed ? plural(n, "index", "indices")
-                            : plural(n, "vertex", "vertices")) +
+        fail(path, (indexed ? plural(n, "index", "indices") : plural(n, "vertex", "vertices")) +
                        " do not make whole triangles (mode 4, triangles, "
                        "needs a multiple of 3)");
       }
       if (mode != kModeTriangles && n < 3) {
         fail(path, std::string("mode ") + std::to_string(mode) + " (" +
-                       (mode == kModeTriangleStrip ? "triangle strip"
-                                                   : "triangle fan") +
-                       ") needs at least 3 " +
-                       (indexed ? "indices" : "vertices") + ", got " +
+                       (mode == kModeTriangleStrip ? "triangle strip" : "triangle fan") +
+                       ") needs at least 3 " + (indexed ? "indices" : "vertices") + ", got " +
                        std::to_string(n));
       }
       // glTF 2.0, "Topology Types": strip triangle i is
@@ -535,8 +490,7 @@ class SceneBuilder {
 
 }  // namespace
 
-LoadResult detail::load_gltf(const std::string& path,
-                             const LoadOptions& options, Budget& budget) {
+LoadResult detail::load_gltf(const std::string& path, const LoadOptions& options, Budget& budget) {
   const std::string data = read_or_fail(path, budget);
   const Container container = open_container(data, path);
   JsonParse parsed = parse_json(container.json);
@@ -545,25 +499,20 @@ LoadResult detail::load_gltf(const std::string& path,
     // A GLB's JSON chunk has lines of its own, not the file's.
     if (container.glb) {
       return fail_result(LoadError::Kind::kMalformed, path, 0,
-                         "JSON chunk, line " + std::to_string(parsed.line) +
-                             ": " + parsed.error);
+                         "JSON chunk, line " + std::to_string(parsed.line) + ": " + parsed.error);
     }
-    return fail_result(LoadError::Kind::kMalformed, path, parsed.line,
-                       parsed.error);
+    return fail_result(LoadError::Kind::kMalformed, path, parsed.line, parsed.error);
   }
   try {
-    Document doc = read_document(*parsed.value, container, path, options.root,
-                                 budget);
+    Document doc = read_document(*parsed.value, container, path, options.root, budget);
     dismantle(*parsed.value);  // the document is all that is needed now
     parsed.value.reset();
     Scene scene = SceneBuilder(doc, budget).build();
     return LoadResult(std::move(scene), std::move(doc.warnings));
   } catch (const JsonError& e) {
-    const std::size_t line =
-        container.glb ? 0 : line_of_path(container.json, e.where());
-    return fail_result(
-        e.io ? LoadError::Kind::kIo : LoadError::Kind::kMalformed, path, line,
-        e.to_string());
+    const std::size_t line = container.glb ? 0 : line_of_path(container.json, e.where());
+    return fail_result(e.io ? LoadError::Kind::kIo : LoadError::Kind::kMalformed, path, line,
+                       e.to_string());
   }
 }
 
