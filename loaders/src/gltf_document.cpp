@@ -251,6 +251,17 @@ class Reader {
     return *v;
   }
 
+  // Calls read(element, its path, its index) for each element of the
+  // top-level array `key`, which must be an object.
+  template <class Read>
+  static void each_object(const Json& doc, const char* key, Read read) {
+    const Json& list = top_array(doc, key);
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      const JsonPath p = (JsonPath() / key)[i];
+      read(detail::require_object(list[i], p), p, i);
+    }
+  }
+
   // An index into the top-level array `array` of `count` elements.
   static std::size_t index(const Json& v, const JsonPath& path, const char* array,
                            std::size_t count) {
@@ -322,24 +333,18 @@ class Reader {
   }
 
   void read_buffers(const Json& doc) {
-    const Json& buffers = top_array(doc, "buffers");
-    for (std::size_t i = 0; i < buffers.size(); ++i) {
-      const JsonPath p = (JsonPath() / "buffers")[i];
-      const Json& b = detail::require_object(buffers[i], p);
+    each_object(doc, "buffers", [&](const Json& b, const JsonPath& p, std::size_t) {
       const std::uint64_t length = uint_member(b, p, "byteLength", 0, kMaxBytes, true);
       if (length == 0) fail(p / "byteLength", "byteLength must be at least 1");
       if (const Json* uri = find_member(b, "uri")) {
         detail::require_string(*uri, p / "uri");
       }
       buffer_lengths_.push_back(length);
-    }
+    });
   }
 
   void read_views(const Json& doc) {
-    const Json& views = top_array(doc, "bufferViews");
-    for (std::size_t i = 0; i < views.size(); ++i) {
-      const JsonPath p = (JsonPath() / "bufferViews")[i];
-      const Json& v = detail::require_object(views[i], p);
+    each_object(doc, "bufferViews", [&](const Json& v, const JsonPath& p, std::size_t) {
       View view;
       view.buffer =
           index(required(v, p, "buffer"), p / "buffer", "buffers", buffer_lengths_.size());
@@ -360,7 +365,7 @@ class Reader {
                     std::to_string(view.buffer) + "] (" + plural(buffer_length, "byte") + ")");
       }
       out_.views.push_back(view);
-    }
+    });
   }
 
   static int component_type(const Json& obj, const JsonPath& p) {
@@ -386,10 +391,7 @@ class Reader {
   }
 
   void read_accessors(const Json& doc) {
-    const Json& accessors = top_array(doc, "accessors");
-    for (std::size_t i = 0; i < accessors.size(); ++i) {
-      const JsonPath p = (JsonPath() / "accessors")[i];
-      const Json& a = detail::require_object(accessors[i], p);
+    each_object(doc, "accessors", [&](const Json& a, const JsonPath& p, std::size_t) {
       Accessor acc;
       acc.component_type = component_type(a, p);
       const int ctype = acc.component_type;
@@ -441,7 +443,7 @@ class Reader {
         acc.sparse = read_sparse(*sparse, p / "sparse", acc.count, elem);
       }
       out_.accessors.push_back(acc);
-    }
+    });
   }
 
   Sparse read_sparse(const Json& sparse, const JsonPath& p, std::uint64_t accessor_count,
@@ -478,11 +480,8 @@ class Reader {
   }
 
   void read_meshes(const Json& doc) {
-    const Json& meshes = top_array(doc, "meshes");
     const std::size_t accessors = out_.accessors.size();
-    for (std::size_t i = 0; i < meshes.size(); ++i) {
-      const JsonPath p = (JsonPath() / "meshes")[i];
-      const Json& m = detail::require_object(meshes[i], p);
+    each_object(doc, "meshes", [&](const Json& m, const JsonPath& p, std::size_t) {
       const Json& prims = detail::require_array(required(m, p, "primitives"), p / "primitives");
       std::vector<Primitive>& mesh = out_.meshes.emplace_back();
       for (std::size_t k = 0; k < prims.size(); ++k) {
@@ -505,15 +504,12 @@ class Reader {
         r.mode = static_cast<int>(mode);
         mesh.push_back(r);
       }
-    }
+    });
   }
 
   void read_nodes(const Json& doc) {
-    const Json& nodes = top_array(doc, "nodes");
-    out_.nodes.resize(nodes.size());
-    for (std::size_t i = 0; i < nodes.size(); ++i) {
-      const JsonPath p = (JsonPath() / "nodes")[i];
-      const Json& n = detail::require_object(nodes[i], p);
+    out_.nodes.resize(top_array(doc, "nodes").size());
+    each_object(doc, "nodes", [&](const Json& n, const JsonPath& p, std::size_t i) {
       Node& node = out_.nodes[i];
       if (const Json* name = find_member(n, "name")) {
         node.name = detail::require_string(*name, p / "name");
@@ -525,7 +521,7 @@ class Reader {
         detail::require_array(*children, p / "children");
         for (std::size_t k = 0; k < children->size(); ++k) {
           node.children.push_back(
-              index((*children)[k], (p / "children")[k], "nodes", nodes.size()));
+              index((*children)[k], (p / "children")[k], "nodes", out_.nodes.size()));
         }
       }
       // T * R * S, each part when present. In double, so that a deep chain
@@ -574,14 +570,11 @@ class Reader {
           for (int row = 0; row < 3; ++row) node.local[c][row] = m[4 * c + row];
         }
       }
-    }
+    });
   }
 
   void read_scenes(const Json& doc) {
-    const Json& scenes = top_array(doc, "scenes");
-    for (std::size_t i = 0; i < scenes.size(); ++i) {
-      const JsonPath p = (JsonPath() / "scenes")[i];
-      const Json& s = detail::require_object(scenes[i], p);
+    each_object(doc, "scenes", [&](const Json& s, const JsonPath& p, std::size_t) {
       std::vector<std::size_t>& roots = out_.scenes.emplace_back();
       if (const Json* nodes = find_member(s, "nodes")) {
         detail::require_array(*nodes, p / "nodes");
@@ -589,9 +582,9 @@ class Reader {
           roots.push_back(index((*nodes)[k], (p / "nodes")[k], "nodes", out_.nodes.size()));
         }
       }
-    }
+    });
     if (const Json* scene = find_member(doc, "scene")) {
-      out_.scene = index(*scene, JsonPath() / "scene", "scenes", scenes.size());
+      out_.scene = index(*scene, JsonPath() / "scene", "scenes", out_.scenes.size());
     }
   }
 
