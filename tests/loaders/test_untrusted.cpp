@@ -447,6 +447,20 @@ TEST_CASE("a duplicate key deep in a JSON scene is found with its full path") {
   CHECK(refusal(path2) == "meshes[1]: duplicate key 'a'");
 }
 
+TEST_CASE("a key repeated three times is reported on its last line, and a syntax error after it wins") {
+  TempDir dir;
+  const std::string head = "{\"raypick_scene\": 1, \"meshes\": [],\n\"objects\": [{\"mesh\": \"a\",\n"
+                           "\"mesh\": \"b\",\n\"mesh\": \"c\"}]";
+  const LoadResult dup = load_scene(dir.write("dup3.json", head + "}\n"));
+  REQUIRE_FALSE(dup.ok());
+  CHECK(dup.error().message == "objects[0]: duplicate key 'mesh'");
+  CHECK(dup.error().line == 4);  // the last "mesh", as the path finds it
+  const LoadResult broken = load_scene(dir.write("broken.json", head + ",\n]"));
+  REQUIRE_FALSE(broken.ok());
+  CHECK(broken.error().line == 5);
+  CHECK(broken.error().message.rfind("invalid JSON: ", 0) == 0);
+}
+
 TEST_CASE("running out of memory on a million-node glTF chain is one error naming the file, exit 1") {
 #if defined(__SANITIZE_ADDRESS__)
   // ASan reserves terabytes of address space: an address-space limit
