@@ -97,7 +97,8 @@ struct LoadOptions {
 // coordinates lie within kMaxCoordinate.
 // Never throws and never aborts: errors of the underlying libraries, and
 // running out of memory, are caught and returned as a LoadError naming the
-// file. Names have control bytes escaped as \xNN.
+// file. Names have control characters and bytes that are not UTF-8
+// written as \xNN (raypick::printable).
 // A file that yields no objects at all is an error. Cost: linear in the file.
 LoadResult load_scene(const std::string& path, const LoadOptions& options = {});
 
