@@ -503,16 +503,19 @@ LoadResult detail::load_gltf(const std::string& path, const LoadOptions& options
     }
     return fail_result(LoadError::Kind::kMalformed, path, parsed.line, parsed.error);
   }
+  std::vector<std::string> warnings;  // kept when the walk fails
   try {
     Document doc = read_document(*parsed.value, container, path, options.root, budget);
     dismantle(*parsed.value);  // the document is all that is needed now
     parsed.value.reset();
+    warnings = std::move(doc.warnings);
     Scene scene = SceneBuilder(doc, budget).build();
-    return LoadResult(std::move(scene), std::move(doc.warnings));
+    return LoadResult(std::move(scene), std::move(warnings));
   } catch (const JsonError& e) {
     const std::size_t line = container.glb ? 0 : line_of_path(container.json, e.where());
-    return fail_result(e.io ? LoadError::Kind::kIo : LoadError::Kind::kMalformed, path, line,
-                       e.to_string());
+    return LoadResult(LoadError{e.io ? LoadError::Kind::kIo : LoadError::Kind::kMalformed, path,
+                                line, e.to_string()},
+                      std::move(warnings));
   }
 }
 
