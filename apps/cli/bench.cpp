@@ -903,11 +903,11 @@ std::optional<Scene> load_file(const std::string& path, const LoadOptions& optio
                                int& status) {
   LoadResult r = load_scene(path, options);
   if (!r.ok()) {
-    status = fail(r.error->kind == LoadError::Kind::kUnsupported ? kExitUsage : kExitVoid,
-                  r.error->to_string());
+    status = fail(r.error().kind == LoadError::Kind::kUnsupported ? kExitUsage : kExitVoid,
+                  r.error().to_string());
     return std::nullopt;
   }
-  return std::move(*r.scene);
+  return std::move(r.scene());
 }
 
 // The crowd model, merged into one mesh, when the plan has a crowd scene.

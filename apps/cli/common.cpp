@@ -13,7 +13,6 @@
 #include <cstring>
 #include <new>
 #include <iostream>
-#include <sstream>
 
 namespace raypick::cli {
 
@@ -182,21 +181,18 @@ std::optional<Loaded> load_or_report(const std::string& path,
   const auto start = Clock::now();
   LoadResult r = load_scene(path, options);
   if (!r.ok()) {
-    const LoadError& err = *r.error;
+    const LoadError& err = r.error();
     status = fail(err.kind == LoadError::Kind::kUnsupported ? kExitUsage
                                                              : kExitBadInput,
                   err.to_string());
     return std::nullopt;
   }
   // Warnings do not stop the job; each gets its own prefixed line.
-  std::istringstream warnings(r.warnings);
-  for (std::string line; std::getline(warnings, line);) {
-    if (!line.empty()) {
-      std::cerr << "raypick: warning: " << printable(path) << ": "
-                << printable(line) << "\n";
-    }
+  for (const std::string& line : r.warnings) {
+    std::cerr << "raypick: warning: " << printable(path) << ": "
+              << printable(line) << "\n";
   }
-  return Loaded{std::move(*r.scene), ms_since(start)};
+  return Loaded{std::move(r.scene()), ms_since(start)};
 }
 
 double ms_since(Clock::time_point start) {

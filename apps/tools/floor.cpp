@@ -605,10 +605,10 @@ int main(int argc, char** argv) {
         if (!model) {
           LoadResult r = load_scene(o.model);
           if (!r.ok()) {
-            std::fprintf(stderr, "raypick_floor: %s\n", r.error->to_string().c_str());
+            std::fprintf(stderr, "raypick_floor: %s\n", r.error().to_string().c_str());
             return 1;
           }
-          model = merge_into_one_mesh(*r.scene);
+          model = merge_into_one_mesh(r.scene());
         }
         scene = tools::make_crowd_scene(*model, n, o.seed);
       }

@@ -11,43 +11,40 @@
 
 namespace raypick::detail {
 
-// What one load has used so far of its LoadBudget. Each take_*() records
-// `n` more of a resource before it is allocated, or, when that would pass
-// the budget, records nothing and returns the message to refuse the load
-// with ("budget max_vertices exceeded: ...").
+// What one load has used so far of its LoadBudget. take() records `n` more
+// of a resource before it is allocated, or, when that would pass the budget,
+// records nothing and returns the message to refuse the load with ("load
+// budget max_vertices exceeded: ...").
 class Budget {
  public:
-  explicit Budget(const LoadBudget& limits) : limits_(limits) {}
+  enum Resource { kBytes, kVertices, kTriangles, kObjects };
 
-  std::optional<std::string> take_bytes(std::uint64_t n);
-  std::optional<std::string> take_vertices(std::uint64_t n);
-  std::optional<std::string> take_triangles(std::uint64_t n);
-  std::optional<std::string> take_objects(std::uint64_t n);
+  explicit Budget(const LoadBudget& limits)
+      : limit_{limits.max_bytes, limits.max_vertices, limits.max_triangles,
+               limits.max_objects} {}
 
-  // The message for a file that would pass max_bytes.
-  std::string bytes_exceeded() const;
-
-  std::uint64_t bytes_left() const { return limits_.max_bytes - used_.max_bytes; }
-  std::uint64_t objects_left() const {
-    return limits_.max_objects - used_.max_objects;
-  }
+  std::optional<std::string> take(Resource r, std::uint64_t n);
+  // The message take(r, ...) refuses with.
+  std::string exceeded(Resource r) const;
+  std::uint64_t left(Resource r) const { return limit_[r] - used_[r]; }
 
  private:
-  LoadBudget limits_;
-  LoadBudget used_{0, 0, 0, 0};
+  std::uint64_t limit_[4];
+  std::uint64_t used_[4] = {0, 0, 0, 0};
 };
 
-// The loaders with the budget of the load they are part of. The public
-// load_*() functions make a Budget from their options and call these; a
-// JSON scene calls load_any() for its mesh files with its own Budget.
-// Each is guarded (never throws).
+// The loaders with the budget of the load they are part of. They may throw
+// (a LoadError among others) and do not call validate_scene(): the public
+// load_*() functions and load_any() wrap them in load.cpp's one guard, which
+// does both. A JSON scene calls load_any() for its mesh files with its own
+// Budget.
 LoadResult load_obj(const std::string& path, const LoadOptions& options,
                     Budget& budget);
 LoadResult load_gltf(const std::string& path, const LoadOptions& options,
                      Budget& budget);
 LoadResult load_json_scene(const std::string& path, const LoadOptions& options,
                            Budget& budget);
-// By extension, as load_scene() chooses.
+// By extension, as load_scene() chooses; guarded, validated, never throws.
 LoadResult load_any(const std::string& path, const LoadOptions& options,
                     Budget& budget);
 

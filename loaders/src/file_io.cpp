@@ -1,7 +1,7 @@
 #include "file_io.h"
 
 #include "budget.h"
-#include "text.h"
+#include "raypick/core/text.h"
 
 #include <cstdint>
 #include <cerrno>
@@ -12,32 +12,30 @@
 
 namespace raypick::detail {
 
-std::optional<std::string> read_file(const std::string& path, Budget& budget,
-                                     LoadError& error) {
+std::string read_or_fail(const std::string& path, Budget& budget) {
   namespace fs = std::filesystem;
   const auto fail = [&](LoadError::Kind kind, std::string why) {
-    error = LoadError{kind, path, 0, std::move(why)};
-    return std::nullopt;
+    throw LoadError{kind, path, 0, std::move(why)};
   };
   std::error_code ec;
   const fs::file_status status = fs::status(path, ec);
   if (fs::is_directory(status)) {
-    return fail(LoadError::Kind::kIo,
-                "cannot open file: " +
-                    std::make_error_code(std::errc::is_a_directory).message());
+    fail(LoadError::Kind::kIo,
+         "cannot open file: " +
+             std::make_error_code(std::errc::is_a_directory).message());
   }
   if (fs::exists(status) && !fs::is_regular_file(status)) {
-    return fail(LoadError::Kind::kIo, "cannot open file: not a regular file");
+    fail(LoadError::Kind::kIo, "cannot open file: not a regular file");
   }
   std::FILE* f = std::fopen(path.c_str(), "rb");
   if (f == nullptr) {
-    return fail(LoadError::Kind::kIo,
-                "cannot open file: " + std::generic_category().message(errno));
+    fail(LoadError::Kind::kIo,
+         "cannot open file: " + std::generic_category().message(errno));
   }
   // The size, to refuse a file past the budget before reading it; the read
   // stops at the budget too, should the file grow meanwhile.
   const std::uintmax_t size = fs::file_size(path, ec);
-  const std::uint64_t left = budget.bytes_left();
+  const std::uint64_t left = budget.left(Budget::kBytes);
   std::string data;
   bool over = !ec && size > left;
   bool failed = false;
@@ -58,13 +56,13 @@ std::optional<std::string> read_file(const std::string& path, Budget& budget,
   }
   std::fclose(f);
   if (over) {
-    return fail(LoadError::Kind::kMalformed, budget.bytes_exceeded());
+    fail(LoadError::Kind::kMalformed, budget.exceeded(Budget::kBytes));
   }
   if (failed) {
-    return fail(LoadError::Kind::kIo,
-                "cannot read file: " + std::generic_category().message(err));
+    fail(LoadError::Kind::kIo,
+         "cannot read file: " + std::generic_category().message(err));
   }
-  (void)budget.take_bytes(data.size());  // fits: checked above
+  (void)budget.take(Budget::kBytes, data.size());  // fits: checked above
   return data;
 }
 
@@ -90,6 +88,14 @@ bool is_inside(const std::filesystem::path& path,
 
 }  // namespace
 
+std::string lower_extension(const std::string& path) {
+  std::string s = std::filesystem::path(path).extension().string();
+  for (char& c : s) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  }
+  return s;
+}
+
 std::string folder_of(const std::string& scene_file) {
   const std::filesystem::path dir =
       std::filesystem::path(scene_file).parent_path();
@@ -104,7 +110,7 @@ std::optional<std::string> resolve_reference(const std::string& scene_file,
   // Built by appending: GCC 12 warns falsely (-Wrestrict) about
   // "'" + std::string.
   std::string quoted = "'";
-  quoted += printable(reference, 200);
+  quoted += raypick::printable(reference, 200);
   quoted += '\'';
   const fs::path ref(reference);
   if (ref.empty()) {
@@ -132,10 +138,10 @@ std::optional<std::string> resolve_reference(const std::string& scene_file,
     return std::nullopt;
   }
   if (!is_inside(target, allowed)) {
-    why = quoted + " resolves to '" + printable(target.string(), 200) +
+    why = quoted + " resolves to '" + raypick::printable(target.string(), 200) +
           "', outside " +
           (root.empty() ? "the scene file's folder" : "the root folder") +
-          " '" + printable(allowed.string(), 200) +
+          " '" + raypick::printable(allowed.string(), 200) +
           "' (a scene may only refer to files inside it)";
     return std::nullopt;
   }

@@ -28,8 +28,8 @@
 #include "budget.h"
 #include "file_io.h"
 #include "json_text.h"
-#include "text.h"
 #include "raypick/core/obb.h"
+#include "raypick/core/text.h"
 #include "raypick/loaders/load.h"
 
 namespace raypick {
@@ -42,13 +42,6 @@ using detail::JsonError;
 using detail::JsonPath;
 
 constexpr std::uint64_t kFormatVersion = 1;
-
-std::string ascii_lower(std::string s) {
-  for (char& c : s) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return s;
-}
 
 // sin and cos of an angle in degrees, exact at multiples of 90 degrees so
 // that quarter turns give matrices of exact 0s and 1s.
@@ -133,7 +126,7 @@ class JsonSceneReader {
     if (objects == nullptr) fail(root, "missing 'objects'");
     detail::require_array(*objects, root / "objects");
     if (objects->empty()) fail(root / "objects", "no objects in scene");
-    if (auto over = budget_.take_objects(objects->size())) {
+    if (auto over = budget_.take(detail::Budget::kObjects, objects->size())) {
       fail(root / "objects", *over);
     }
     for (std::size_t i = 0; i < objects->size(); ++i) {
@@ -142,7 +135,7 @@ class JsonSceneReader {
     return std::move(scene_);
   }
 
-  const std::string& warnings() const { return warnings_; }
+  std::vector<std::string>& warnings() { return warnings_; }
 
  private:
   void read_mesh(const Json& m, const JsonPath& p) {
@@ -153,7 +146,7 @@ class JsonSceneReader {
     std::string name = detail::require_string(*name_json, p / "name");
     if (name.empty()) fail(p / "name", "the name is empty");
     if (const auto it = mesh_by_name_.find(name); it != mesh_by_name_.end()) {
-      fail(p / "name", "'" + detail::printable(name, 60) +
+      fail(p / "name", "'" + printable(name, 60) +
                            "' is already the name of meshes[" +
                            std::to_string(it->second) + "]");
     }
@@ -219,8 +212,8 @@ class JsonSceneReader {
   const Scene& load_mesh_file(const std::string& file, const JsonPath& p) {
     if (file.empty()) fail(p, "the file name is empty");
     const fs::path relative(file);
-    if (ascii_lower(relative.extension().string()) == ".json") {
-      fail(p, "'" + detail::printable(file, 200) +
+    if (detail::lower_extension(file) == ".json") {
+      fail(p, "'" + printable(file, 200) +
                   "' is a JSON scene; a mesh file must be OBJ or glTF");
     }
     std::string refused;
@@ -237,23 +230,18 @@ class JsonSceneReader {
             .string();
     LoadResult loaded = detail::load_any(shown, options_, budget_);
     if (!loaded.ok()) {
-      const LoadError& e = *loaded.error;
+      const LoadError& e = loaded.error();
       JsonError error{p,
-                      "cannot load '" + detail::printable(file, 200) +
+                      "cannot load '" + printable(file, 200) +
                           "': " + e.to_string(),
                       std::nullopt, e.kind == LoadError::Kind::kIo};
       throw error;
     }
-    std::size_t start = 0;
-    while (start < loaded.warnings.size()) {
-      std::size_t end = loaded.warnings.find('\n', start);
-      if (end == std::string::npos) end = loaded.warnings.size();
-      warnings_ += p.to_string() + " ('" + detail::printable(file, 200) +
-                   "'): " +
-                   loaded.warnings.substr(start, end - start) + "\n";
-      start = end + 1;
+    for (const std::string& warning : loaded.warnings) {
+      warnings_.push_back(p.to_string() + " ('" + printable(file, 200) +
+                          "'): " + warning);
     }
-    return files_.emplace(*resolved, std::move(*loaded.scene)).first->second;
+    return files_.emplace(*resolved, std::move(loaded.scene())).first->second;
   }
 
   // The mesh a "file" entry makes: one object of the file (its mesh, placed
@@ -287,7 +275,7 @@ class JsonSceneReader {
         const glm::vec3 w{m * glm::dvec4{glm::dvec3{v}, 1.0}};
         if (!std::isfinite(w.x) || !std::isfinite(w.y) || !std::isfinite(w.z)) {
           fail(p / "file", "object '" + o.name + "' of '" +
-                               detail::printable(file, 200) +
+                               printable(file, 200) +
                                "' does not fit a float once its matrix is "
                                "applied");
         }
@@ -305,8 +293,8 @@ class JsonSceneReader {
   // loaded, and each copy of them counts again.
   void charge(const JsonPath& p, std::uint64_t vertices,
               std::uint64_t triangles) {
-    if (auto over = budget_.take_vertices(vertices)) fail(p, *over);
-    if (auto over = budget_.take_triangles(triangles)) fail(p, *over);
+    if (auto over = budget_.take(detail::Budget::kVertices, vertices)) fail(p, *over);
+    if (auto over = budget_.take(detail::Budget::kTriangles, triangles)) fail(p, *over);
   }
 
   static std::size_t select_object(const Scene& source, const Json& selector,
@@ -315,7 +303,7 @@ class JsonSceneReader {
     if (selector.is_string()) {
       // Names are stored with control bytes escaped; so is the selector.
       const std::string name =
-          detail::escape_controls(selector.get<std::string>());
+          printable(selector.get<std::string>());
       std::size_t found = n;
       std::size_t matches = 0;
       for (std::size_t i = 0; i < n; ++i) {
@@ -323,13 +311,13 @@ class JsonSceneReader {
         if (matches++ == 0) found = i;
       }
       if (matches == 0) {
-        fail(p, "no object named '" + detail::printable(name, 60) + "' in '" +
-                    detail::printable(file, 200) + "'");
+        fail(p, "no object named '" + printable(name, 60) + "' in '" +
+                    printable(file, 200) + "'");
       }
       if (matches > 1) {
-        fail(p, "'" + detail::printable(name, 60) + "' names " +
+        fail(p, "'" + printable(name, 60) + "' names " +
                     std::to_string(matches) + " objects of '" +
-                    detail::printable(file, 200) + "'; select one by its id");
+                    printable(file, 200) + "'; select one by its id");
       }
       return found;
     }
@@ -340,7 +328,7 @@ class JsonSceneReader {
         selector, p, std::numeric_limits<std::uint64_t>::max());
     if (id >= n) {
       fail(p, "object id " + std::to_string(id) + " is out of range ('" +
-                  detail::printable(file, 200) + "' has " + std::to_string(n) +
+                  printable(file, 200) + "' has " + std::to_string(n) +
                   " objects)");
     }
     return static_cast<std::size_t>(id);
@@ -354,14 +342,14 @@ class JsonSceneReader {
     object.name = "object" + std::to_string(id);
     if (const Json* name = detail::find_member(o, "name")) {
       object.name =
-          detail::escape_controls(detail::require_string(*name, p / "name"));
+          printable(detail::require_string(*name, p / "name"));
     }
     const Json* mesh_json = detail::find_member(o, "mesh");
     if (mesh_json == nullptr) fail(p, "missing 'mesh'");
     const std::string mesh_name = detail::require_string(*mesh_json, p / "mesh");
     const auto it = mesh_by_name_.find(mesh_name);
     if (it == mesh_by_name_.end()) {
-      fail(p / "mesh", "no mesh named '" + detail::printable(mesh_name, 60) +
+      fail(p / "mesh", "no mesh named '" + printable(mesh_name, 60) +
                            "' in 'meshes'");
     }
     object.mesh = static_cast<std::uint32_t>(it->second);
@@ -471,70 +459,30 @@ class JsonSceneReader {
   std::vector<SceneMesh> meshes_;
   std::map<std::string, std::size_t> mesh_by_name_;
   std::map<std::string, Scene> files_;  // by resolved path
-  std::string warnings_;
+  std::vector<std::string> warnings_;
 };
-
-using detail::fail_result;
-
-LoadResult load_json_scene_unguarded(const std::string& path,
-                                     const LoadOptions& options,
-                                     detail::Budget& budget) {
-  LoadError read_error;
-  const std::optional<std::string> data =
-      detail::read_file(path, budget, read_error);
-  if (!data) {
-    LoadResult failed;
-    failed.error = std::move(read_error);
-    return failed;
-  }
-
-  detail::JsonParse parsed = detail::parse_json(*data);
-  detail::JsonGuard parsed_guard(parsed.value);
-  if (!parsed.value) {
-    return fail_result(LoadError::Kind::kMalformed, path, parsed.line,
-                       parsed.error);
-  }
-  if (const std::optional<JsonPath> dup = detail::find_duplicate_key(*data)) {
-    const auto& elements = dup->elements();
-    const std::string key = std::get<std::string>(elements.back());
-    JsonPath parent;
-    for (std::size_t i = 0; i + 1 < elements.size(); ++i) {
-      const auto& e = elements[i];
-      parent = std::holds_alternative<std::string>(e)
-                   ? parent / std::get<std::string>(e)
-                   : parent[std::get<std::size_t>(e)];
-    }
-    // The line of the second occurrence: the last one is what the path finds.
-    return fail_result(LoadError::Kind::kMalformed, path,
-                       detail::line_of_path(*data, *dup),
-                       (elements.size() > 1 ? parent.to_string() + ": " : "") +
-                           "duplicate key '" + key + "'");
-  }
-
-  JsonSceneReader reader(path, options, budget);
-  LoadResult result;
-  try {
-    Scene scene = reader.read(*parsed.value);
-    if (std::string problem = validate_scene(scene); !problem.empty()) {
-      return fail_result(LoadError::Kind::kMalformed, path, 0,
-                         std::move(problem));
-    }
-    result.scene = std::move(scene);
-  } catch (const JsonError& e) {
-    result.error = LoadError{
-        e.io ? LoadError::Kind::kIo : LoadError::Kind::kMalformed, path,
-        detail::line_of_path(*data, e.where()), e.to_string()};
-  }
-  result.warnings = reader.warnings();
-  return result;
-}
 
 }  // namespace
 
 LoadResult detail::load_json_scene(const std::string& path,
                                    const LoadOptions& options, Budget& budget) {
-  return guarded_load(
-      path, [&] { return load_json_scene_unguarded(path, options, budget); });
+  const std::string data = read_or_fail(path, budget);
+  JsonParse parsed = parse_json(data, /*refuse_duplicate_keys=*/true);
+  JsonGuard parsed_guard(parsed.value);
+  if (!parsed.value) {
+    return fail_result(LoadError::Kind::kMalformed, path, parsed.line,
+                       parsed.error);
+  }
+  JsonSceneReader reader(path, options, budget);
+  try {
+    Scene scene = reader.read(*parsed.value);
+    return LoadResult(std::move(scene), std::move(reader.warnings()));
+  } catch (const JsonError& e) {
+    return LoadResult(
+        LoadError{e.io ? LoadError::Kind::kIo : LoadError::Kind::kMalformed,
+                  path, line_of_path(data, e.where()), e.to_string()},
+        std::move(reader.warnings()));
+  }
 }
 
 }  // namespace raypick

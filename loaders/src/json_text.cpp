@@ -1,6 +1,6 @@
 #include "json_text.h"
 
-#include "text.h"
+#include "raypick/core/text.h"
 
 #include <cmath>
 #include <cstdio>
@@ -106,6 +106,92 @@ std::size_t too_deep_at(std::string_view text) {
   return std::string_view::npos;
 }
 
+// nlohmann's tree builder, which also refuses nesting past kMaxJsonDepth
+// (stopping the parse) and, when asked, notes the first key repeated in an
+// object, with its path. sax_parse calls these members by the static type,
+// so they stand in for the base's.
+class CheckingBuilder : public nlohmann::detail::json_sax_dom_parser<Json> {
+  using Base = nlohmann::detail::json_sax_dom_parser<Json>;
+
+ public:
+  CheckingBuilder(Json& tree, bool check_keys)
+      : Base(tree, true), check_keys_(check_keys) {}
+
+  bool null() { return element() && Base::null(); }
+  bool boolean(bool v) { return element() && Base::boolean(v); }
+  bool number_integer(Json::number_integer_t v) {
+    return element() && Base::number_integer(v);
+  }
+  bool number_unsigned(Json::number_unsigned_t v) {
+    return element() && Base::number_unsigned(v);
+  }
+  bool number_float(Json::number_float_t v, const Json::string_t& s) {
+    return element() && Base::number_float(v, s);
+  }
+  bool string(Json::string_t& v) { return element() && Base::string(v); }
+  bool binary(Json::binary_t& v) { return element() && Base::binary(v); }
+  bool start_object(std::size_t n) {
+    return open(true) && Base::start_object(n);
+  }
+  bool end_object() {
+    open_.pop_back();
+    return Base::end_object();
+  }
+  bool start_array(std::size_t n) { return open(false) && Base::start_array(n); }
+  bool end_array() {
+    open_.pop_back();
+    return Base::end_array();
+  }
+  bool key(Json::string_t& k) {
+    if (check_keys_) {
+      Frame& top = open_.back();
+      top.key = k;
+      if (!duplicate_ && !top.keys.insert(k).second) duplicate_ = path();
+    }
+    return Base::key(k);
+  }
+
+  const std::optional<JsonPath>& duplicate() const { return duplicate_; }
+
+ private:
+  struct Frame {
+    bool object = false;
+    std::size_t next = 0;  // an array's index of the next element
+    std::string key;       // an object's current key (when checking keys)
+    std::set<std::string> keys;
+  };
+
+  // A value begins: it is the next element of an enclosing array.
+  bool element() {
+    if (!open_.empty() && !open_.back().object) ++open_.back().next;
+    return true;
+  }
+
+  bool open(bool object) {
+    element();
+    if (open_.size() >= kMaxJsonDepth) return false;
+    open_.push_back(Frame{object, 0, {}, {}});
+    return true;
+  }
+
+  // Where the parser is: every open container's current member.
+  JsonPath path() const {
+    JsonPath p;
+    for (const Frame& f : open_) {
+      if (f.object) {
+        p.push_back(f.key);
+      } else {
+        p.push_back(f.next - 1);
+      }
+    }
+    return p;
+  }
+
+  bool check_keys_;
+  std::vector<Frame> open_;
+  std::optional<JsonPath> duplicate_;
+};
+
 }  // namespace
 
 void dismantle(Json& value) noexcept {
@@ -125,24 +211,26 @@ void dismantle(Json& value) noexcept {
   }
 }
 
-JsonParse parse_json(std::string_view text) {
+JsonParse parse_json(std::string_view text, bool refuse_duplicate_keys) {
   JsonParse out;
-  if (const std::size_t at = too_deep_at(text); at != std::string_view::npos) {
-    out.error = "invalid JSON: arrays and objects nested more than " +
-                std::to_string(kMaxJsonDepth) +
-                " deep (raypick reads no deeper)";
-    out.line = line_of_offset(text, at);
-    return out;
-  }
+  std::optional<JsonPath> duplicate;
   try {
     // Json::parse, into a tree of our own that a guard dismantles should
     // memory run out half-way (Json::parse would destroy its partial tree
     // with nlohmann's allocating destructor).
     Json value;
     JsonGuard guard(value);
-    nlohmann::detail::json_sax_dom_parser<Json> builder(value, true);
-    Json::sax_parse(text.begin(), text.end(), &builder);
-    out.value.emplace(std::move(value));  // moving the root allocates nothing
+    CheckingBuilder builder(value, refuse_duplicate_keys);
+    if (!Json::sax_parse(text.begin(), text.end(), &builder)) {
+      // Only the depth cap stops the parse without an exception.
+      out.error = "invalid JSON: arrays and objects nested more than " +
+                  std::to_string(kMaxJsonDepth) +
+                  " deep (raypick reads no deeper)";
+      out.line = line_of_offset(text, too_deep_at(text));
+      return out;
+    }
+    duplicate = builder.duplicate();
+    if (!duplicate) out.value.emplace(std::move(value));  // allocates nothing
   } catch (const Json::parse_error& e) {
     out.error = "invalid JSON: " + parse_error_text(e.what());
     // e.byte is the 1-based position of the last byte read.
@@ -158,15 +246,25 @@ JsonParse parse_json(std::string_view text) {
       const std::string number = what.substr(open + 1, close - open - 1);
       const std::size_t at = text.find(number);
       out.line = at == std::string_view::npos ? 0 : line_of_offset(text, at);
-      out.error = "invalid JSON: number " + printable(number) +
+      out.error = "invalid JSON: number " + printable(number, 120) +
                   " is too large for a double";
     } else {
-      out.error = "invalid JSON: " + printable(what);
+      out.error = "invalid JSON: " + printable(what, 120);
     }
   } catch (const std::bad_alloc&) {
     throw;  // the loader boundary reports it
   } catch (const std::exception& e) {
-    out.error = std::string("invalid JSON: ") + printable(e.what());
+    out.error = std::string("invalid JSON: ") + printable(e.what(), 120);
+  }
+  if (duplicate) {
+    const auto& elements = duplicate->elements();
+    JsonPath parent = *duplicate;
+    parent.pop_back();
+    // The line of the last occurrence: the one the path finds.
+    out.line = line_of_path(text, *duplicate);
+    out.error = (elements.size() > 1 ? parent.to_string() + ": " : "") +
+                "duplicate key '" + std::get<std::string>(elements.back()) +
+                "'";
   }
   return out;
 }
@@ -325,62 +423,6 @@ std::size_t line_of_path(std::string_view text, const JsonPath& path) {
     pos = next;
   }
   return line_of_offset(text, pos);
-}
-
-std::optional<JsonPath> find_duplicate_key(std::string_view text) {
-  // An explicit stack of open containers, and one path kept in step with it
-  // (pushed and popped, never copied, so the cost stays linear in the text
-  // however deep it nests): between values it names the innermost open
-  // container; while a value is read, that value.
-  struct Frame {
-    bool object = false;
-    std::size_t index = 0;
-    std::set<std::string> keys;
-  };
-  std::vector<Frame> stack;
-  Scanner sc(text);
-  JsonPath path;
-  for (;;) {
-    // Read one value at `path`.
-    sc.skip_ws();
-    const char c = sc.peek();
-    if (c == '{' || c == '[') {
-      sc.advance();
-      stack.push_back(Frame{c == '{', 0, {}});
-    } else {
-      sc.skip_value();
-      if (stack.empty()) return std::nullopt;
-      path.pop_back();
-    }
-    // Find the next value to read, closing containers on the way.
-    for (;;) {
-      if (stack.empty()) return std::nullopt;
-      Frame& top = stack.back();
-      sc.skip_ws();
-      if (sc.peek() == ',') {
-        sc.advance();
-        sc.skip_ws();
-      }
-      if (sc.at_end()) return std::nullopt;
-      if (sc.peek() == '}' || sc.peek() == ']') {
-        sc.advance();
-        stack.pop_back();
-        if (stack.empty()) return std::nullopt;
-        path.pop_back();
-        continue;
-      }
-      if (top.object) {
-        std::string key = sc.read_string();
-        sc.skip_ws();
-        sc.advance();  // ':'
-        path.push_back(key);
-        if (!top.keys.insert(std::move(key)).second) return path;
-      } else {
-        path.push_back(top.index++);
-      }
-      break;
-    }
-  }
 }
 
 // ---------------------------------------------------------------------------

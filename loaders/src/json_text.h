@@ -67,21 +67,27 @@ std::size_t line_of_offset(std::string_view text, std::size_t offset);
 // line of `text` where the parser stopped (0 when it cannot say).
 struct JsonParse {
   std::optional<Json> value;
-  std::string error;  // "invalid JSON: ..." when value is empty
+  std::string error;  // "invalid JSON: ..." (or the duplicate key) when
+                      // value is empty
   std::size_t line = 0;
 };
 
 // Arrays and objects nested deeper than this are refused by parse_json()
-// before any tree is built: no raypick format needs more than a few levels,
-// and the loaders' walks over a tree (dismantle()) recurse this deep.
+// as the parser reaches them: no raypick format needs more than a few
+// levels, and the loaders' walks over a tree (dismantle()) recurse this deep.
 constexpr std::size_t kMaxJsonDepth = 128;
 
-// Parses `text` (RFC 8259, an optional UTF-8 byte order mark skipped).
-// Nesting deeper than kMaxJsonDepth is an error with the line it reaches
-// that depth on. Never throws but std::bad_alloc: nlohmann's exceptions
-// become `error`, and a tree left half-built by running out of memory is
-// dismantled before the exception leaves. Cost: linear.
-JsonParse parse_json(std::string_view text);
+// Parses `text` (RFC 8259, an optional UTF-8 byte order mark skipped) in one
+// pass of nlohmann's SAX parser that builds the tree. Nesting deeper than
+// kMaxJsonDepth is an error with the line it reaches that depth on. With
+// `refuse_duplicate_keys`, a document that is valid JSON but has a key twice
+// in one object is an error too: "objects[2]: duplicate key 'mesh'", on the
+// line of the key's last occurrence (without it, the last one wins, as in
+// nlohmann). Lines are looked up in the text only for the error reported.
+// Never throws but std::bad_alloc: nlohmann's exceptions become `error`,
+// and a tree left half-built by running out of memory is dismantled before
+// the exception leaves. Cost: linear.
+JsonParse parse_json(std::string_view text, bool refuse_duplicate_keys = false);
 
 // Empties `value` without allocating, bottom-up, so that destroying it
 // cannot throw. nlohmann's destructor allocates a stack as long as the
@@ -115,10 +121,6 @@ class JsonGuard {
 // exists. Duplicate keys resolve to the last one, as in nlohmann's document.
 // Cost: linear in the text before the value.
 std::size_t line_of_path(std::string_view text, const JsonPath& path);
-
-// The path of the first key that appears twice in one object, if any.
-// `text` must be valid JSON.
-std::optional<JsonPath> find_duplicate_key(std::string_view text);
 
 // ---------------------------------------------------------------------------
 // Typed reads. Each throws JsonError naming `path` and what was expected.

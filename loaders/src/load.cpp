@@ -1,12 +1,11 @@
-// load_scene(): the extension dispatch, and the error formatting shared by
-// every loader.
+// load_scene(): the extension dispatch, and the one boundary every load
+// passes: exceptions become a LoadError, and the scene is validated.
 #include "raypick/loaders/load.h"
 
 #include "budget.h"
 #include "file_io.h"
 
 #include <exception>
-#include <filesystem>
 #include <new>
 #include <string>
 
@@ -19,47 +18,60 @@ std::string LoadError::to_string() const {
 
 namespace {
 
-LoadResult fail(LoadError::Kind kind, const std::string& file,
-                std::string message) {
-  return detail::fail_result(kind, file, 0, std::move(message));
-}
-
-// ASCII lower case only: extensions are ASCII, and std::tolower depends on
-// the C locale.
-std::string ascii_lower(std::string s) {
-  for (char& c : s) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return s;
-}
-
 LoadResult dispatch(const std::string& path, const LoadOptions& options,
                     detail::Budget& budget) {
-  const std::string ext =
-      ascii_lower(std::filesystem::path(path).extension().string());
+  const std::string ext = detail::lower_extension(path);
   if (ext == ".obj") return detail::load_obj(path, options, budget);
   if (ext == ".gltf" || ext == ".glb") {
     return detail::load_gltf(path, options, budget);
   }
   if (ext == ".json") return detail::load_json_scene(path, options, budget);
   if (ext.empty()) {
-    return fail(LoadError::Kind::kUnsupported, path,
-                "scene file has no extension (expected .obj, .gltf, .glb or "
-                ".json)");
+    return detail::fail_result(LoadError::Kind::kUnsupported, path, 0,
+                               "scene file has no extension (expected .obj, "
+                               ".gltf, .glb or .json)");
   }
-  return fail(LoadError::Kind::kUnsupported, path,
-              "unsupported scene extension '" + ext +
-                  "' (expected .obj, .gltf, .glb or .json)");
+  return detail::fail_result(LoadError::Kind::kUnsupported, path, 0,
+                             "unsupported scene extension '" + ext +
+                                 "' (expected .obj, .gltf, .glb or .json)");
+}
+
+// Runs `load()` with the loader boundary's guarantees: whatever a loader, a
+// library or the standard library throws becomes a LoadError for `path`
+// (out of memory included), never an exception; and a scene that loaded is
+// checked by core's validate_scene(), the last safety net for what the
+// engine relies on.
+template <class Load>
+LoadResult guarded(const std::string& path, Load&& load) {
+  const auto failure = [&](std::string message) {
+    return detail::fail_result(LoadError::Kind::kMalformed, path, 0,
+                               std::move(message));
+  };
+  try {
+    LoadResult result = load();
+    if (result.ok()) {
+      if (std::string problem = validate_scene(result.scene());
+          !problem.empty()) {
+        return LoadResult(LoadError{LoadError::Kind::kMalformed, path, 0,
+                                    std::move(problem)},
+                          std::move(result.warnings));
+      }
+    }
+    return result;
+  } catch (const LoadError& e) {
+    return LoadResult(e);
+  } catch (const std::bad_alloc&) {
+    return failure("out of memory while loading the scene");
+  } catch (const std::exception& e) {
+    return failure(std::string("cannot load scene: ") + e.what());
+  }
 }
 
 }  // namespace
 
 LoadResult detail::load_any(const std::string& path, const LoadOptions& options,
                             Budget& budget) {
-  // The loaders catch their own libraries' exceptions; this is the last
-  // boundary, for what escapes them (allocation failure while building the
-  // error itself, a path the filesystem library refuses).
-  return guarded_load(path, [&] { return dispatch(path, options, budget); });
+  return guarded(path, [&] { return dispatch(path, options, budget); });
 }
 
 LoadResult load_scene(const std::string& path, const LoadOptions& options) {
@@ -69,18 +81,20 @@ LoadResult load_scene(const std::string& path, const LoadOptions& options) {
 
 LoadResult load_obj(const std::string& path, const LoadOptions& options) {
   detail::Budget budget(options.budget);
-  return detail::load_obj(path, options, budget);
+  return guarded(path, [&] { return detail::load_obj(path, options, budget); });
 }
 
 LoadResult load_gltf(const std::string& path, const LoadOptions& options) {
   detail::Budget budget(options.budget);
-  return detail::load_gltf(path, options, budget);
+  return guarded(path,
+                 [&] { return detail::load_gltf(path, options, budget); });
 }
 
 LoadResult load_json_scene(const std::string& path,
                            const LoadOptions& options) {
   detail::Budget budget(options.budget);
-  return detail::load_json_scene(path, options, budget);
+  return guarded(
+      path, [&] { return detail::load_json_scene(path, options, budget); });
 }
 
 }  // namespace raypick

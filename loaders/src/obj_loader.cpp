@@ -12,7 +12,6 @@
 #include <cstdint>
 #include <exception>
 #include <filesystem>
-#include <fstream>
 #include <limits>
 #include <map>
 #include <new>
@@ -27,7 +26,7 @@
 
 #include "budget.h"
 #include "file_io.h"
-#include "text.h"
+#include "raypick/core/text.h"
 #include "raypick/loaders/load.h"
 
 namespace raypick {
@@ -47,26 +46,21 @@ class BufferStreambuf : public std::streambuf {
   BufferStreambuf(char* begin, char* end) { setg(begin, begin, end); }
 };
 
-// Loads material libraries named by `mtllib`, relative to the OBJ's folder.
-// Unlike tinyobjloader::MaterialFileReader it does not split the folder at
-// ':' (a search-path separator there), it reads only files inside the
-// allowed root (detail::resolve_reference; the first library outside it is
-// kept in `refused()`, and the load is refused after parsing), and it opens
-// regular files only, so a scene cannot make us read /dev/zero. Picking
-// never reads materials; they are loaded so that `usemtl` of a defined
-// material raises no warning.
+// Answers tinyobjloader's `mtllib` requests without reading any material:
+// picking never reads them, and the warnings about undefined materials that
+// an unread library causes are filtered out. A library must still be a
+// relative path inside the allowed root (detail::resolve_reference; the
+// first one outside it is kept in `refused()`, and the load is refused
+// after parsing, so whether a file exists outside the root does not leak);
+// one that is not a regular file there is a warning.
 class MtlFileReader : public tinyobj::MaterialReader {
  public:
-  MtlFileReader(std::string obj_path, std::string root,
-                detail::Budget& budget)
-      : obj_path_(std::move(obj_path)),
-        root_(std::move(root)),
-        budget_(budget) {}
+  MtlFileReader(std::string obj_path, std::string root)
+      : obj_path_(std::move(obj_path)), root_(std::move(root)) {}
 
-  bool operator()(const std::string& name,
-                  std::vector<tinyobj::material_t>* materials,
-                  std::map<std::string, int>* material_map, std::string* warn,
-                  std::string* err) override {
+  bool operator()(const std::string& name, std::vector<tinyobj::material_t>*,
+                  std::map<std::string, int>*, std::string* warn,
+                  std::string*) override {
     std::string why;
     const std::optional<std::string> path =
         detail::resolve_reference(obj_path_, name, root_, why);
@@ -75,25 +69,12 @@ class MtlFileReader : public tinyobj::MaterialReader {
       return false;
     }
     std::error_code ec;
-    std::ifstream in;
-    if (fs::is_regular_file(*path, ec)) {
-      // Its bytes count against the load's budget like any file read.
-      const std::uintmax_t size = fs::file_size(*path, ec);
-      if (auto over = budget_.take_bytes(ec ? 0 : size)) {
-        if (!refused_) refused_ = Refusal{name, std::move(*over)};
-        return false;
-      }
-      in.open(*path, std::ios::binary);
+    if (fs::is_regular_file(*path, ec)) return true;
+    if (warn != nullptr) {
+      *warn += "material library '" + printable(name, 120) +
+               "' not found; materials are ignored\n";
     }
-    if (!in.is_open()) {
-      if (warn != nullptr) {
-        *warn += "material library '" + detail::printable(name) +
-                 "' not found; materials are ignored\n";
-      }
-      return false;
-    }
-    tinyobj::LoadMtl(material_map, materials, &in, warn, err);
-    return true;
+    return false;
   }
 
   struct Refusal {
@@ -105,7 +86,6 @@ class MtlFileReader : public tinyobj::MaterialReader {
  private:
   std::string obj_path_;
   std::string root_;
-  detail::Budget& budget_;
   std::optional<Refusal> refused_;
 };
 
@@ -226,11 +206,11 @@ std::optional<std::string> check_vertex(std::string_view rest) {
              " coordinates (expected x y z)";
     }
     if (!is_decimal(token)) {
-      return "vertex coordinate '" + detail::printable(token, 40) +
+      return "vertex coordinate '" + printable(token, 40) +
              "' is not a number";
     }
     if (!fits_float(token)) {
-      return "vertex coordinate '" + detail::printable(token, 40) +
+      return "vertex coordinate '" + printable(token, 40) +
              "' is too large for a float";
     }
   }
@@ -274,7 +254,7 @@ FaceCheck check_face(std::string_view rest, std::size_t vertex_count) {
   std::size_t corners = 0;
   for (std::string_view token = next_token(rest); !token.empty();
        token = next_token(rest)) {
-    const std::string corner = "face corner '" + detail::printable(token, 40) + "'";
+    const std::string corner = "face corner '" + printable(token, 40) + "'";
     const std::size_t slash = token.find('/');
     const std::string_view index = token.substr(0, slash);
     const std::optional<std::uint64_t> magnitude = index_magnitude(index);
@@ -380,7 +360,7 @@ PreScan prescan(std::string& data, const std::string& file) {
 // tinyobjloader's messages
 
 // Splits tinyobjloader's message text into trimmed printable lines
-// (detail::printable), dropping the empty ones and the lone "." it leaves
+// (raypick::printable), dropping the empty ones and the lone "." it leaves
 // after "Degenerated face found\n.".
 std::vector<std::string> message_lines(const std::string& text) {
   std::vector<std::string> lines;
@@ -397,7 +377,7 @@ std::vector<std::string> message_lines(const std::string& text) {
     }
     // tinyobjloader quotes what it read: shown printable, and short.
     if (!line.empty() && line != ".") {
-      lines.push_back(detail::printable(line, 200));
+      lines.push_back(printable(line, 200));
     }
     pos = end + 1;
   }
@@ -466,7 +446,7 @@ std::optional<std::string> build_scene(
         ++used;
       }
     }
-    if (auto over = budget.take_vertices(used)) return over;
+    if (auto over = budget.take(detail::Budget::kVertices, used)) return over;
     mesh.positions.reserve(used);
     for (const tinyobj::index_t& index : indices) {
       owner[static_cast<std::size_t>(index.vertex_index)] = kNone;
@@ -490,41 +470,33 @@ std::optional<std::string> build_scene(
     Object& object = scene.objects[s];
     object.mesh = id;
     object.name = shape.name.empty() ? "shape" + std::to_string(s)
-                                     : detail::escape_controls(shape.name);
+                                     : printable(shape.name);
   }
   return std::nullopt;
 }
 
-LoadResult load_obj_unguarded(const std::string& path,
-                              const LoadOptions& options,
-                              detail::Budget& budget) {
-  LoadError read_error;
-  std::optional<std::string> data =
-      detail::read_file(path, budget, read_error);
-  if (!data) {
-    LoadResult failed;
-    failed.error = std::move(read_error);
-    return failed;
-  }
+}  // namespace
+
+// tinyobjloader reports through strings but allocates freely: what it throws
+// (bad_alloc on a huge file) stops at load.cpp's guard.
+LoadResult detail::load_obj(const std::string& path, const LoadOptions& options,
+                            Budget& budget) {
+  std::string data = detail::read_or_fail(path, budget);
 
   // tinyobjloader reads bytes: a UTF-16 file would come out as empty lines,
   // and a UTF-8 byte order mark would hide the first statement.
-  if (data->size() >= 2 && (((*data)[0] == '\xFE' && (*data)[1] == '\xFF') ||
-                            ((*data)[0] == '\xFF' && (*data)[1] == '\xFE'))) {
+  if (data.size() >= 2 && ((data[0] == '\xFE' && data[1] == '\xFF') ||
+                            (data[0] == '\xFF' && data[1] == '\xFE'))) {
     return fail(LoadError::Kind::kMalformed, path, 0,
                 "file is UTF-16 encoded (OBJ files must be ASCII or UTF-8)");
   }
-  if (data->compare(0, 3, "\xEF\xBB\xBF") == 0) data->erase(0, 3);
+  if (data.compare(0, 3, "\xEF\xBB\xBF") == 0) data.erase(0, 3);
 
-  PreScan scan = prescan(*data, path);
-  if (scan.error) {
-    LoadResult result;
-    result.error = std::move(scan.error);
-    return result;
-  }
+  PreScan scan = prescan(data, path);
+  if (scan.error) return LoadResult(std::move(*scan.error));
   // Charged before tinyobjloader triangulates: what the faces make is what
   // the meshes will hold.
-  if (auto over = budget.take_triangles(scan.face_triangles)) {
+  if (auto over = budget.take(detail::Budget::kTriangles, scan.face_triangles)) {
     return fail(LoadError::Kind::kMalformed, path, 0, std::move(*over));
   }
 
@@ -533,9 +505,9 @@ LoadResult load_obj_unguarded(const std::string& path,
   std::vector<tinyobj::material_t> materials;
   std::string warn;
   std::string err;
-  BufferStreambuf buffer(data->data(), data->data() + data->size());
+  BufferStreambuf buffer(data.data(), data.data() + data.size());
   std::istream stream(&buffer);
-  MtlFileReader material_reader(path, options.root, budget);
+  MtlFileReader material_reader(path, options.root);
   const bool parsed =
       tinyobj::LoadObj(&attrib, &shapes, &materials, &warn, &err, &stream,
                        &material_reader, /*triangulate=*/true,
@@ -545,18 +517,18 @@ LoadResult load_obj_unguarded(const std::string& path,
   // has it). Dropped: tinyobjloader's "material [ 'x' ] not found", repeated
   // for every `usemtl` (picking never reads materials; a missing library
   // has its own warning) and its generic echo of that missing library.
-  LoadResult result;
+  std::vector<std::string> warnings;
   std::set<std::string> seen;
   for (const std::string& line : message_lines(warn)) {
     if (line.rfind("Failed to load material file(s)", 0) == 0) continue;
     if (line.rfind("material [", 0) == 0) continue;
-    if (seen.insert(line).second) result.warnings += line + "\n";
+    if (seen.insert(line).second) warnings.push_back(line);
   }
 
   // A material library outside the allowed root is refused, as the contract
   // asks of every file a scene refers to, although picking never reads it:
-  // whether the file exists must not leak either. So is one past the byte
-  // budget. Its line is the first `mtllib` line that names it.
+  // whether the file exists must not leak either. Its line is the first
+  // `mtllib` line that names it.
   if (const auto& refused = material_reader.refused()) {
     std::size_t line = 0;
     for (const auto& [number, text] : scan.mtllib_lines) {
@@ -565,21 +537,21 @@ LoadResult load_obj_unguarded(const std::string& path,
         break;
       }
     }
-    result.error = LoadError{LoadError::Kind::kMalformed, path, line,
-                             "mtllib: " + refused->why};
-    return result;
+    return LoadResult(LoadError{LoadError::Kind::kMalformed, path, line,
+                             "mtllib: " + refused->why},
+                      std::move(warnings));
   }
   if (!parsed) {
     const std::vector<std::string> lines = message_lines(err);
     const std::string message =
         lines.empty() ? "tinyobjloader failed" : lines[0];
-    result.error = LoadError{LoadError::Kind::kMalformed, path,
-                             line_in_message(message), message};
-    return result;
+    return LoadResult(LoadError{LoadError::Kind::kMalformed, path,
+                             line_in_message(message), message},
+                      std::move(warnings));
   }
   // tinyobjloader succeeded but had something to say: keep it as warnings.
   for (const std::string& line : message_lines(err)) {
-    if (seen.insert(line).second) result.warnings += line + "\n";
+    if (seen.insert(line).second) warnings.push_back(line);
   }
 
   // The pre-scan refused coordinates that do not fit a float; this catches
@@ -590,60 +562,39 @@ LoadResult load_obj_unguarded(const std::string& path,
     if (!std::isfinite(p[0]) || !std::isfinite(p[1]) || !std::isfinite(p[2])) {
       const std::size_t line =
           v < scan.vertex_lines.size() ? scan.vertex_lines[v] : 0;
-      result.error =
-          LoadError{LoadError::Kind::kMalformed, path, line,
-                    "vertex position is not finite as tinyobjloader reads it"};
-      return result;
+      return LoadResult(LoadError{LoadError::Kind::kMalformed, path, line,
+                    "vertex position is not finite as tinyobjloader reads it"},
+                        std::move(warnings));
     }
   }
 
   if (shapes.empty()) {
-    result.error =
-        LoadError{LoadError::Kind::kMalformed, path, 0, "no objects in scene"};
-    return result;
+    return LoadResult(LoadError{LoadError::Kind::kMalformed, path, 0, "no objects in scene"},
+                      std::move(warnings));
   }
 
-  if (auto over = budget.take_objects(shapes.size())) {
-    result.error =
-        LoadError{LoadError::Kind::kMalformed, path, 0, std::move(*over)};
-    return result;
+  if (auto over = budget.take(detail::Budget::kObjects, shapes.size())) {
+    return LoadResult(LoadError{LoadError::Kind::kMalformed, path, 0, std::move(*over)},
+                      std::move(warnings));
   }
   Scene scene;
   if (std::optional<std::string> problem =
           build_scene(attrib, shapes, budget, scene)) {
-    result.error =
-        LoadError{LoadError::Kind::kMalformed, path, 0, std::move(*problem)};
-    return result;
+    return LoadResult(LoadError{LoadError::Kind::kMalformed, path, 0, std::move(*problem)},
+                      std::move(warnings));
   }
   // tinyobjloader's ear clipping stops, without a word, on a polygon it finds
   // no ear in (one that touches itself, say), and the rest of it is lost. The
   // contract keeps its triangles; the user is told what cannot be hit.
   if (scene.triangle_count() < scan.face_triangles) {
-    result.warnings += "polygon triangulation gave " +
+    warnings.push_back("polygon triangulation gave " +
                        std::to_string(scene.triangle_count()) +
                        " triangles where the faces need " +
                        std::to_string(scan.face_triangles) +
                        "; parts of some polygons are missing and cannot be "
-                       "hit\n";
+                       "hit");
   }
-  // Last safety net: what the engine relies on, checked by core itself.
-  if (std::string problem = validate_scene(scene); !problem.empty()) {
-    result.error =
-        LoadError{LoadError::Kind::kMalformed, path, 0, std::move(problem)};
-    return result;
-  }
-  result.scene = std::move(scene);
-  return result;
-}
-
-}  // namespace
-
-LoadResult detail::load_obj(const std::string& path, const LoadOptions& options,
-                            Budget& budget) {
-  // tinyobjloader reports through strings but allocates freely: what it
-  // throws (bad_alloc on a huge file) stops here.
-  return guarded_load(path,
-                      [&] { return load_obj_unguarded(path, options, budget); });
+  return LoadResult(std::move(scene), std::move(warnings));
 }
 
 }  // namespace raypick

@@ -73,7 +73,7 @@ TEST_CASE("validate finds 0 mismatches on the OBJ models of assimp-testmodels") 
     if (!loaded.ok()) continue;  // the loader tests judge the refusals
     CAPTURE(entry.path().string());
     for (PickMode mode : {PickMode::kObb, PickMode::kMesh}) {
-      const auto rep = run(*loaded.scene, 4000, 3, mode);
+      const auto rep = run(loaded.scene(), 4000, 3, mode);
       report_mismatches(rep);
       CHECK(rep.mismatches() == 0);
     }

@@ -99,17 +99,14 @@ inline int load_input(const std::uint8_t* data, std::size_t size, const char* na
     if (!out) fail("cannot write " + path.string());
   }
   const LoadResult result = load_scene(path.string(), small_budget());
-  if (result.scene.has_value() == result.error.has_value()) {
-    fail("a load must end in exactly one of a scene and an error");
-  }
-  if (result.error) {
-    if (result.error->file.empty() || result.error->message.empty()) {
-      fail("an error without its file or message: " + result.error->to_string());
+  if (!result.ok()) {
+    if (result.error().file.empty() || result.error().message.empty()) {
+      fail("an error without its file or message: " + result.error().to_string());
     }
     return 0;
   }
-  if (result.scene->objects.empty()) fail("a scene without objects loaded");
-  pick_some(*result.scene);
+  if (result.scene().objects.empty()) fail("a scene without objects loaded");
+  pick_some(result.scene());
   return 0;
 }
 

@@ -20,11 +20,10 @@ namespace raypick::test {
 // Loads `path` and requires success and a sound scene.
 inline Scene require_load(const std::string& path) {
   LoadResult result = load_scene(path);
-  INFO("load error: ", (result.error ? result.error->to_string() : "none"));
+  INFO("load error: ", (!result.ok() ? result.error().to_string() : "none"));
   REQUIRE(result.ok());
-  REQUIRE_FALSE(result.error.has_value());
-  CHECK(validate_scene(*result.scene).empty());
-  return *result.scene;
+  CHECK(validate_scene(result.scene()).empty());
+  return result.scene();
 }
 
 // Loads `path` and requires failure with a message naming the file.
@@ -32,25 +31,23 @@ inline LoadError require_error(const std::string& path) {
   LoadResult result = load_scene(path);
   INFO("unexpectedly loaded: ", path);
   REQUIRE_FALSE(result.ok());
-  REQUIRE(result.error.has_value());
-  CHECK(result.error->file == path);
-  CHECK_FALSE(result.error->message.empty());
-  return *result.error;
+  CHECK(result.error().file == path);
+  CHECK_FALSE(result.error().message.empty());
+  return result.error();
 }
 
 // The outcome every input must have, whatever it holds: a sound scene with
-// at least one object, or an error with a message; never both, never
-// neither. Returns whether it loaded.
+// at least one object, or an error with a message. Returns whether it
+// loaded.
 inline bool loads_or_fails_cleanly(const std::string& path) {
   const LoadResult result = load_scene(path);
-  REQUIRE(result.ok() != result.error.has_value());
   if (result.ok()) {
-    CHECK_FALSE(result.scene->objects.empty());
-    CHECK(validate_scene(*result.scene).empty());
+    CHECK_FALSE(result.scene().objects.empty());
+    CHECK(validate_scene(result.scene()).empty());
     return true;
   }
-  CHECK(result.error->file == path);
-  CHECK_FALSE(result.error->message.empty());
+  CHECK(result.error().file == path);
+  CHECK_FALSE(result.error().message.empty());
   return false;
 }
 

@@ -164,10 +164,10 @@ glm::mat4 columns(glm::vec3 x, glm::vec3 y, glm::vec3 z, glm::vec3 t) {
 TEST_CASE("a JSON scene places OBJ, glTF and box meshes by matrix, TRS, quaternion and Euler angles") {
   SceneDir dir;
   const LoadResult result = load_scene(dir.write("scene.json", kScene));
-  INFO("load error: ", (result.error ? result.error->to_string() : "none"));
+  INFO("load error: ", (!result.ok() ? result.error().to_string() : "none"));
   REQUIRE(result.ok());
   CHECK(result.warnings.empty());
-  const Scene& scene = *result.scene;
+  const Scene& scene = result.scene();
 
   // Mesh i is meshes[i].
   REQUIRE(scene.meshes.size() == 5);
@@ -261,12 +261,12 @@ TEST_CASE("JSON scene mesh files are relative to the scene, and their warnings c
   LoadOptions options;
   options.root = dir.path().string();
   const LoadResult result = load_scene(path, options);
-  INFO((result.error ? result.error->to_string() : std::string()));
+  INFO((!result.ok() ? result.error().to_string() : std::string()));
   REQUIRE(result.ok());
-  CHECK(result.scene->triangle_count() == 1 + 4);
-  CHECK(result.warnings ==
-        "meshes[0].file ('../models/lamp.obj'): material library 'gone.mtl' "
-        "not found; materials are ignored\n");
+  CHECK(result.scene().triangle_count() == 1 + 4);
+  CHECK(result.warnings == std::vector<std::string>{
+                               "meshes[0].file ('../models/lamp.obj'): material "
+                               "library 'gone.mtl' not found; materials are ignored"});
 }
 
 TEST_CASE("JSON scene errors name the key, its path and its line") {

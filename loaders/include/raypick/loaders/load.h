@@ -5,8 +5,10 @@
 #include "raypick/core/scene.h"
 
 #include <cstdint>
-#include <optional>
 #include <string>
+#include <utility>
+#include <variant>
+#include <vector>
 
 namespace raypick {
 
@@ -27,14 +29,32 @@ struct LoadError {
   std::string to_string() const;
 };
 
-// A loaded scene, the warnings met on the way (one per line, e.g. a missing
-// material library), or the error that stopped the load.
-struct LoadResult {
-  std::optional<Scene> scene;
-  std::optional<LoadError> error;
-  std::string warnings;
+// What a load gives: either the scene or the error that stopped the load,
+// and the warnings met on the way (each one line without its "\n", e.g. a
+// missing material library; a failed load may have some too).
+//
+//   raypick::LoadResult r = raypick::load_scene("room.gltf");
+//   if (!r.ok()) { std::puts(r.error().to_string().c_str()); return 1; }
+//   for (const std::string& w : r.warnings) std::puts(w.c_str());
+//   raypick::Scene scene = std::move(r.scene());
+class LoadResult {
+ public:
+  LoadResult(Scene scene, std::vector<std::string> notes = {})
+      : warnings(std::move(notes)), value_(std::move(scene)) {}
+  LoadResult(LoadError error, std::vector<std::string> notes = {})
+      : warnings(std::move(notes)), value_(std::move(error)) {}
 
-  bool ok() const { return scene.has_value(); }
+  bool ok() const { return std::holds_alternative<Scene>(value_); }
+  // The scene; requires ok().
+  Scene& scene() { return std::get<Scene>(value_); }
+  const Scene& scene() const { return std::get<Scene>(value_); }
+  // The error; requires !ok().
+  const LoadError& error() const { return std::get<LoadError>(value_); }
+
+  std::vector<std::string> warnings;
+
+ private:
+  std::variant<Scene, LoadError> value_;
 };
 
 // Budgets that bound what one load may cost, whatever the files say. They
@@ -72,11 +92,13 @@ struct LoadOptions {
 
 // Loads the scene at `path`, choosing the loader by extension
 // (case-insensitive): .obj, .gltf, .glb or .json. Objects come in the
-// contract's id order. Every loader ends with validate_scene(), so a loaded
-// scene's coordinates lie within kMaxCoordinate.
+// contract's id order. Every load (each of the load_*() functions, and each
+// mesh file of a JSON scene) ends with validate_scene(), so a loaded scene's
+// coordinates lie within kMaxCoordinate.
 // Never throws and never aborts: errors of the underlying libraries, and
 // running out of memory, are caught and returned as a LoadError naming the
-// file. Names have control bytes escaped as \xNN.
+// file. Names have control characters and bytes that are not UTF-8
+// written as \xNN (raypick::printable).
 // A file that yields no objects at all is an error. Cost: linear in the file.
 LoadResult load_scene(const std::string& path, const LoadOptions& options = {});
 
