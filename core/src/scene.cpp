@@ -28,8 +28,12 @@ Mesh box_mesh(const Aabb& box) {
     m.positions.push_back({(i & 1) ? box.max.x : box.min.x, (i & 2) ? box.max.y : box.min.y,
                            (i & 4) ? box.max.z : box.min.z});
   }
-  m.triangles = {{0, 2, 1}, {1, 2, 3}, {4, 5, 6}, {5, 7, 6}, {0, 1, 4}, {1, 5, 4},
-                 {2, 6, 3}, {3, 6, 7}, {0, 4, 2}, {2, 4, 6}, {1, 3, 5}, {3, 7, 5}};
+  m.triangles = {{0, 4, 6}, {0, 6, 2},   // -x
+                 {1, 3, 7}, {1, 7, 5},   // +x
+                 {0, 1, 5}, {0, 5, 4},   // -y
+                 {2, 6, 7}, {2, 7, 3},   // +y
+                 {0, 2, 3}, {0, 3, 1},   // -z
+                 {4, 5, 7}, {4, 7, 6}};  // +z
   return m;
 }
 
@@ -55,19 +59,20 @@ Aabb world_bounds(const Scene& scene) {
   return out;
 }
 
+void append_placed(Mesh& out, const Mesh& mesh, const glm::mat4& matrix) {
+  const auto base = static_cast<std::uint32_t>(out.positions.size());
+  const glm::dmat4 m{matrix};
+  for (const glm::vec3& p : mesh.positions) {
+    out.positions.emplace_back(m * glm::dvec4{glm::dvec3{p}, 1.0});
+  }
+  for (const glm::uvec3& t : mesh.triangles) {
+    out.triangles.push_back(t + glm::uvec3{base});
+  }
+}
+
 Mesh merge_into_one_mesh(const Scene& scene) {
   Mesh out;
-  for (const Object& obj : scene.objects) {
-    const Mesh& m = scene.meshes[obj.mesh];
-    const auto base = static_cast<std::uint32_t>(out.positions.size());
-    const glm::dmat4 matrix{obj.matrix};
-    for (const glm::vec3& p : m.positions) {
-      out.positions.emplace_back(matrix * glm::dvec4{glm::dvec3{p}, 1.0});
-    }
-    for (const glm::uvec3& t : m.triangles) {
-      out.triangles.push_back(t + glm::uvec3{base});
-    }
-  }
+  for (const Object& obj : scene.objects) append_placed(out, scene.meshes[obj.mesh], obj.matrix);
   return out;
 }
 

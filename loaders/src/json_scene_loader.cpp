@@ -176,8 +176,8 @@ class JsonSceneReader {
     meshes_.push_back(std::move(mesh));
   }
 
-  // A box of 8 corners and 12 triangles, two per face, faces in the order
-  // -x, +x, -y, +y, -z, +z.
+  // A box of 8 corners and 12 triangles (core's box_mesh: two per face,
+  // faces in the order -x, +x, -y, +y, -z, +z).
   Mesh read_box(const Json& box, const JsonPath& p) {
     detail::require_object(box, p);
     detail::check_keys(box, p, {"min", "max"});
@@ -192,20 +192,12 @@ class JsonSceneReader {
         fail(p, std::string("min is above max on axis ") + "xyz"[k]);
       }
     }
-    Mesh mesh;
-    for (int i = 0; i < 8; ++i) {
-      // Corner i takes max on axis k when bit k of i is set.
-      mesh.positions.emplace_back(static_cast<float>((i & 1) ? hi[0] : lo[0]),
-                                  static_cast<float>((i & 2) ? hi[1] : lo[1]),
-                                  static_cast<float>((i & 4) ? hi[2] : lo[2]));
-    }
-    mesh.triangles = {{0, 4, 6}, {0, 6, 2},   // -x
-                      {1, 3, 7}, {1, 7, 5},   // +x
-                      {0, 1, 5}, {0, 5, 4},   // -y
-                      {2, 6, 7}, {2, 7, 3},   // +y
-                      {0, 2, 3}, {0, 3, 1},   // -z
-                      {4, 5, 7}, {4, 7, 6}};  // +z
-    return mesh;
+    // Each coordinate rounded to float once, as every other position.
+    const auto point = [](const std::vector<double>& v) {
+      return glm::vec3(static_cast<float>(v[0]), static_cast<float>(v[1]),
+                       static_cast<float>(v[2]));
+    };
+    return box_mesh(Aabb{point(lo), point(hi)});
   }
 
   // The scene in a mesh file, loaded once however many meshes use it.
@@ -269,20 +261,16 @@ class JsonSceneReader {
                          "2^32 - 1 vertices");
       }
       charge(p / "file", src.positions.size(), src.triangles.size());
-      const auto base = static_cast<std::uint32_t>(out.positions.size());
-      const glm::dmat4 m{o.matrix};
-      for (const glm::vec3& v : src.positions) {
-        const glm::vec3 w{m * glm::dvec4{glm::dvec3{v}, 1.0}};
+      const std::size_t first = out.positions.size();
+      append_placed(out, src, o.matrix);
+      for (std::size_t k = first; k < out.positions.size(); ++k) {
+        const glm::vec3& w = out.positions[k];
         if (!std::isfinite(w.x) || !std::isfinite(w.y) || !std::isfinite(w.z)) {
           fail(p / "file", "object '" + o.name + "' of '" +
                                printable(file, 200) +
                                "' does not fit a float once its matrix is "
                                "applied");
         }
-        out.positions.push_back(w);
-      }
-      for (const glm::uvec3& t : src.triangles) {
-        out.triangles.push_back(t + glm::uvec3{base});
       }
     }
     return {std::move(out), glm::dmat4{1.0}};

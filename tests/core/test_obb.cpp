@@ -186,8 +186,9 @@ TEST_CASE("box_mesh is the box's closed surface: 12 outward triangles on its 6 f
                     c = m.positions[m.triangles[t].z];
     const glm::vec3 n = glm::cross(b - a, c - a);
     area += 0.5 * glm::length(n);
-    // Triangles 2k and 2k + 1 lie on face k: axis 2 - k / 2, min side first.
-    const int axis = 2 - static_cast<int>(t / 4);
+    // Triangles 2k and 2k + 1 lie on face k, in the order -x, +x, -y, +y,
+    // -z, +z: axis k / 2, min side first.
+    const int axis = static_cast<int>(t / 4);
     const bool max_side = (t / 2) % 2 == 1;
     const float plane = max_side ? box.max[axis] : box.min[axis];
     CHECK(a[axis] == plane);

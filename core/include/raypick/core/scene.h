@@ -26,9 +26,9 @@ struct Mesh {
 
 // The box `box` as a closed mesh of 8 corners and 12 triangles: corner i
 // takes box.max on axis k when bit k of i is set, else box.min; two
-// triangles per face, wound counter-clockwise seen from outside. Triangles
-// 0-1 lie on z = min, 2-3 on z = max, 4-5 on y = min, 6-7 on y = max, 8-9
-// on x = min, 10-11 on x = max.
+// triangles per face, wound counter-clockwise seen from outside, faces in
+// the order -x, +x, -y, +y, -z, +z (triangles 0-1 on x = min, 2-3 on
+// x = max, and so on): the triangle ids a JSON scene's "box" mesh has.
 Mesh box_mesh(const Aabb& box);
 
 // One pickable object: a mesh placed in the world by a 4x4 affine matrix
@@ -103,5 +103,11 @@ Aabb world_bounds(const Scene& scene);
 // positions fits a uint32 index. Cost: O(positions + triangles), over
 // objects.
 Mesh merge_into_one_mesh(const Scene& scene);
+
+// Appends `mesh` to `out` with `matrix` applied to its positions (in double,
+// each rounded to float once) and its indices moved past out's vertices:
+// one object's step of merge_into_one_mesh. The caller keeps out's vertex
+// count below 2^32.
+void append_placed(Mesh& out, const Mesh& mesh, const glm::mat4& matrix);
 
 }  // namespace raypick
