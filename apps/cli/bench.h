@@ -1,7 +1,7 @@
 // `raypick bench`: raypick and Embree's best configuration side by side on
 // generated scenes (boxes-N, crowd-N; tools/bench_scenes.h) and scene files,
 // with their answers checked against each other.
-// See the README's Performance section for the command and its columns.
+// docs/performance.md documents the command and its columns.
 #pragma once
 
 #include <memory>

@@ -1,6 +1,6 @@
 // Scenes, rays and moves for `raypick bench` (fixed seeds): boxes-N and
 // crowd-N, incoherent and camera rays, and the update row's random moves,
-// shared by the CLI and the tests (the README's Performance section).
+// shared by the CLI and the tests (docs/performance.md).
 #pragma once
 
 #include "raypick/core/aabb.h"

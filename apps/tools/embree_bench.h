@@ -1,5 +1,5 @@
 // Embree's best configuration for picking, raced against raypick by
-// `raypick bench` (the README's Performance section). Unlike EmbreeScene (validate's reference, which
+// `raypick bench` (docs/performance.md). Unlike EmbreeScene (validate's reference, which
 // sees each OBB as 12 robust triangles), this is built for speed and, in obb
 // mode, for answers identical to raypick's:
 //
