@@ -85,16 +85,7 @@ std::string number(double x) {
 }
 
 std::string point(const glm::vec3& p) {
-  // Appended piece by piece: GCC 12 warns (-Wrestrict, a false positive)
-  // about "(" + std::string once inlined.
-  std::string s = "(";
-  s += number(p.x);
-  s += ", ";
-  s += number(p.y);
-  s += ", ";
-  s += number(p.z);
-  s += ")";
-  return s;
+  return "(" + number(p.x) + ", " + number(p.y) + ", " + number(p.z) + ")";
 }
 
 const std::string& range_text() {
