@@ -48,10 +48,12 @@ def tables(rows, commit, command):
     first = rows[0]
     load = ""
     if first.get("load_before", -1) >= 0:
+        busy = max(first["load_before"], first["load_after"]) > 2.5
         load = (f" Load average (1 min) {first['load_before']:.1f} at the start and "
-                f"{first['load_after']:.1f} at the end: the machine was shared with "
-                "other work, so the figures are noisy (a few percent run to run when "
-                "idle, more under load).")
+                f"{first['load_after']:.1f} at the end"
+                + (": the machine was shared with other work, so the figures are noisy "
+                   "(a few percent run to run when idle, more under load)." if busy else
+                   " (an otherwise idle machine; a few percent run to run)."))
     out = [
         f"One run of `{command}` at commit `{commit}` on {first.get('cpu', 'an unknown CPU')}, "
         f"Embree {first.get('embree_version', '?')}, median of {first['runs']} run{'s' if first['runs'] != 1 else ''}; "

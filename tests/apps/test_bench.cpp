@@ -399,3 +399,31 @@ TEST_CASE("parse_resolution reads WxH") {
   CHECK(!tools::parse_resolution("-3x5"));
   CHECK(!tools::parse_resolution("3x5 "));
 }
+
+TEST_CASE("the README's bench table is what apps/bench_table.py makes of docs/bench.json") {
+  // The table names its commit and command; regenerating it from the kept
+  // JSON with those must give the README's text exactly, so the table
+  // cannot drift from the run it claims to show.
+  const std::string src = RAYPICK_SOURCE_DIR;
+  const std::string readme = slurp(fs::path(src) / "README.md");
+  const std::string begin = "<!-- bench_table begin -->\n", end = "<!-- bench_table end -->";
+  const std::size_t b = readme.find(begin), e = readme.find(end);
+  REQUIRE(b != std::string::npos);
+  REQUIRE(e != std::string::npos);
+  const std::string table = readme.substr(b + begin.size(), e - b - begin.size());
+  const auto between = [&](const std::string& before, const std::string& after) {
+    const std::size_t i = table.find(before);
+    REQUIRE(i != std::string::npos);
+    const std::size_t j = table.find(after, i + before.size());
+    REQUIRE(j != std::string::npos);
+    return table.substr(i + before.size(), j - i - before.size());
+  };
+  const std::string command = between("One run of `", "`");
+  const std::string commit = between("at commit `", "`");
+  const fs::path out = temp_dir() / "regenerated.md";
+  const std::string cmd = "python3 '" + src + "/apps/bench_table.py' '" + src +
+                          "/docs/bench.json' --commit '" + commit + "' --command '" + command +
+                          "' > '" + out.string() + "'";
+  REQUIRE(std::system(cmd.c_str()) == 0);
+  CHECK(slurp(out) == table);
+}
