@@ -79,23 +79,12 @@ struct Bounds4 {
   V4 lo = V4::splat(kInfinity), hi = V4::splat(-kInfinity);
   V4 clo = V4::splat(kInfinity), chi = V4::splat(-kInfinity);
 
-  // The bounds of one primitive.
-  static Bounds4 of(const PrimRef& r) {
-    const V4 c = V4::load(r.center);
-    return Bounds4{V4::load(r.lo), V4::load(r.hi), c, c};
-  }
   void add(const PrimRef& r) {
     const V4 c = V4::load(r.center);
     lo = min(lo, V4::load(r.lo));
     hi = max(hi, V4::load(r.hi));
     clo = min(clo, c);
     chi = max(chi, c);
-  }
-  void add(const Bounds4& b) {
-    lo = min(lo, b.lo);
-    hi = max(hi, b.hi);
-    clo = min(clo, b.clo);
-    chi = max(chi, b.chi);
   }
   Aabb box() const { return to_aabb(lo, hi); }
   // As box().half_area(): 0 when empty.
@@ -120,9 +109,8 @@ struct Bounds4 {
 
 // A bin of sah_split: the box of its primitives (their centroid box is
 // not needed to choose a split; the partition computes the sides'). Trivially
-// constructible on purpose: an array of them is left uninitialized; a bin's
-// box is written when its first primitive arrives and read only when its
-// count is not 0.
+// constructible on purpose: an array of them is left uninitialized, and
+// sah_split empties only the bins it uses.
 struct Bin {
   V4 lo, hi;
   std::uint32_t count;
@@ -284,11 +272,9 @@ class Builder {
                            centroid_bounds.min.z, 0.0f};
     const V4 lo = V4::load(lo_f), sc = V4::load(scale);
     const V4 last = V4::splat(static_cast<float>(nbins - 1));
-    // Only the counts of the bins in use are cleared; a bin's bounds are
-    // written when its first primitive arrives and read only when its
-    // count is not 0. Most calls are on small ranges, where clearing
-    // 3 x 64 whole bins would cost more than the binning.
-    // Every bin in use starts empty, so that adding a primitive needs no
+    // Only the bins in use are emptied: most calls are on small ranges,
+    // where clearing 3 x 64 bins would cost more than the binning. Every
+    // bin in use starts empty, so that adding a primitive needs no
     // branch on whether it is the bin's first (that branch mispredicts on
     // the small ranges that make most calls).
     Bin bins[3][64];

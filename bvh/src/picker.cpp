@@ -279,15 +279,15 @@ std::size_t Picker::Impl::refit_moved(std::span<const std::uint32_t> moved) {
   // Walking up costs about depth slots per moved object; past that, one
   // bottom-up sweep is cheaper and touches each node once.
   const std::size_t depth = static_cast<std::size_t>(std::bit_width(n));
-  auto box = [&](std::uint32_t e) { return entry_box(e); };
   if (moved.size() * depth < n) {
+    // A moved entry's leaf copy and box are made once, when its slot's
+    // walk first asks for its box.
+    auto box = [&](std::uint32_t e) {
+      return moved_[e] != 0 ? update_entry(e, leaf_[e].object) : entry_box(e);
+    };
     std::vector<std::uint32_t> entries;
     entries.reserve(moved.size());
-    for (std::uint32_t id : moved) {
-      const std::uint32_t e = objects_[id].prim;
-      update_entry(e, id);
-      entries.push_back(e);
-    }
+    for (std::uint32_t id : moved) entries.push_back(objects_[id].prim);
     // The SAH sum follows each box change, so commit() compares the
     // tree's cost with the built one without an O(n) pass.
     return top_.refit_path(entries, box, config_.top,
@@ -297,7 +297,9 @@ std::size_t Picker::Impl::refit_moved(std::span<const std::uint32_t> moved) {
   }
   // Many moved: the sweep takes the entries in order, so the leaf copies
   // are written front to back and only the objects are read out of order
-  // (prefetched a few entries ahead).
+  // (prefetched a few entries ahead). The look-ahead may read flags of the
+  // next range, which another thread sweeps: so no flag is cleared during
+  // the sweep, only after it.
   const std::size_t entries = leaf_.size();
   constexpr std::size_t kAhead = 16;  // object reads in flight
   const WideBvh::SweepResult r = top_.refit_sweep(
@@ -308,9 +310,10 @@ std::size_t Picker::Impl::refit_moved(std::span<const std::uint32_t> moved) {
         return moved_[e] != 0;
       },
       [&](std::uint32_t e) {
-        return moved_[e] != 0 ? update_entry(e, leaf_[e].object) : entry_box(e);
+        return moved_[e] != 0 ? make_leaf(leaf_[e].object, leaf_[e]) : entry_box(e);
       },
       config_.top);
+  for (std::uint32_t id : moved) moved_[objects_[id].prim] = 0;
   sah_sum_ = r.sah_sum;
   return r.slots;
 }

@@ -107,11 +107,7 @@ std::optional<std::string> resolve_reference(const std::string& scene_file,
                                              const std::string& root,
                                              std::string& why) {
   namespace fs = std::filesystem;
-  // Built by appending: GCC 12 warns falsely (-Wrestrict) about
-  // "'" + std::string.
-  std::string quoted = "'";
-  quoted += raypick::printable(reference, 200);
-  quoted += '\'';
+  const std::string quoted = "'" + raypick::printable(reference, 200) + "'";
   const fs::path ref(reference);
   if (ref.empty()) {
     why = "the file reference is empty";

@@ -3,6 +3,8 @@
 
 #include "temp_dir.h"
 
+#include <doctest/doctest.h>
+
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -65,6 +67,15 @@ inline Run run_raypick(const std::string& args,
       " > '" + out.string() + "' 2> '" + err.string() + "' " + redirects;
   const int raw = std::system(cmd.c_str());
   return {WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, slurp(out), slurp(err)};
+}
+
+// Runs `raypick ARGS` expecting a usage error: checks exit 2 and nothing on
+// standard output, and returns standard error for the caller to check.
+inline std::string usage_error(const std::string& args) {
+  const Run r = run_raypick(args);
+  CHECK(r.status == 2);
+  CHECK(r.out.empty());
+  return r.err;
 }
 
 // Runs `raypick ARGS` with its address space capped at `kib` KiB (ulimit

@@ -328,12 +328,7 @@ TEST_CASE("every command checks its writes: a full standard output is exit 1 wit
 TEST_CASE("usage errors say plainly what is wrong, exit 2") {
   const fs::path scene = write("scene.obj", kScene);
   const std::string pick = "pick '" + scene.string() + "' --ray 0,0,-5,0,0,1 ";
-  const auto err = [](const std::string& args) {
-    const Run r = run_raypick(args);
-    CHECK(r.status == 2);
-    CHECK(r.out.empty());
-    return r.err;
-  };
+  const auto err = raypick::test::usage_error;
   // Enum options: CLI11 lists the spellings; the value reaches the command
   // as its enum (validate --mode mesh prints "mesh", below).
   CHECK(err(pick + "--mode MESH") ==

@@ -312,12 +312,7 @@ TEST_CASE("render and validate --image check the PNG's path before any work, and
 TEST_CASE("screen commands' number options get plain messages, and an option is no value") {
   const fs::path scene = write("poles.obj", poles_scene());
   const std::string s = "'" + scene.string() + "'";
-  const auto err = [](const std::string& args) {
-    const Run r = run_raypick(args);
-    CHECK(r.status == 2);
-    CHECK(r.out.empty());
-    return r.err;
-  };
+  const auto err = raypick::test::usage_error;
   const std::string cam = " --eye 0,0,10 --target 0,0,0 --size 20x20";
   CHECK(err("pick " + s + cam + " --pixel 1,1 --fov 1x") ==
         "raypick: --fov: expected a number, got '1x' (see raypick --help)\n");

@@ -2,6 +2,7 @@
 // every object's box, merge_into_one_mesh against each object's matrix
 // applied by hand.
 #include "test_util.h"
+#include "support/box_oracle.h"
 
 #include "raypick/core/scene.h"
 
@@ -33,13 +34,7 @@ TEST_CASE("world_bounds is the box around every object's 8 world corners") {
     o.mesh = 0;
     o.matrix = test::random_affine(rng);
     scene.objects.push_back(o);
-    const Aabb local = scene.meshes[0].triangle_bounds();
-    for (int c = 0; c < 8; ++c) {
-      const glm::vec3 p{(c & 1) ? local.max.x : local.min.x,
-                        (c & 2) ? local.max.y : local.min.y,
-                        (c & 4) ? local.max.z : local.min.z};
-      want.extend(glm::vec3(o.matrix * glm::vec4(p, 1.0f)));
-    }
+    want.extend(test::transform_aabb_corners(o.matrix, scene.meshes[0].triangle_bounds()));
   }
   // Objects that can never be hit add nothing: a singular matrix (a glTF
   // node hidden by scale 0) far away, and an empty mesh.
