@@ -207,6 +207,20 @@ TEST_CASE("moving a few objects refits along their paths only, without a rebuild
   CHECK(all.sah_cost == doctest::Approx(picker.bvh_stats().sah_cost).epsilon(1e-6));
 }
 
+TEST_CASE("a path refit that grows the root's box keeps the tracked SAH cost equal to the tree's") {
+  const Scene base = tools::make_boxes_scene(20000, 43);
+  Picker picker(base);
+  // One object taken far outside the scene: the root's box grows, and with
+  // it the root's own term of the SAH sum, not only its slots'.
+  picker.set_matrix(7, glm::translate(glm::mat4{1.0f}, {5000.0f, 0.0f, 0.0f}) *
+                           base.objects[7].matrix);
+  const CommitStats st = picker.commit(CommitMode::kRefit);
+  REQUIRE(st.refitted);
+  REQUIRE_FALSE(st.rebuilt);
+  CHECK(st.slots_updated < 100u);  // the path walk, not the sweep
+  CHECK(st.sah_cost == doctest::Approx(picker.bvh_stats().sah_cost).epsilon(1e-9));
+}
+
 TEST_CASE("scattering objects far from where they were built triggers a rebuild") {
   const Scene base = tools::make_boxes_scene(5000, 51);
   Picker picker(base);
