@@ -73,9 +73,6 @@ struct BenchArgs {
 namespace {
 
 constexpr int kExitVoid = kExitBadInput;  // a VOID row or a file problem
-// obb mode: relative tolerance on the sum of t over the rays (the answers
-// are identical in practice: Embree runs raypick's leaf test).
-constexpr double kSumTolerance = 1e-5;
 // Mesh mode: at most this fraction of the rays may be excused as boundary
 // rays (see compare_answers).
 constexpr double kMaxBoundaryFraction = 1e-4;
@@ -273,9 +270,8 @@ Tally tally(const std::vector<Hit>& hits) {
 // Checks that raypick (`a`) and Embree (`b`) computed the same answers on
 // `rays`; returns the number of boundary rays excused (mesh mode).
 //
-// obb mode: Embree runs raypick's own leaf test, so the hit counts must be
-// equal and the sums of t equal within kSumTolerance (they are identical in
-// practice).
+// obb mode: Embree runs raypick's own leaf test, so every ray must name the
+// same object at the same t, bit for bit.
 //
 // mesh mode: Embree's triangle test is not watertight and carries the ray
 // into an instance's frame by its own float inverse, so a ray within
@@ -294,20 +290,19 @@ std::size_t compare_answers(const Scene& scene, PickMode mode,
                             const std::vector<Hit>& a,
                             const std::vector<Hit>& b, Check& check) {
   const Tally ta = tally(a), tb = tally(b);
-  const double sum_scale =
-      std::max({std::abs(ta.sum_t), std::abs(tb.sum_t), 1e-30});
-  const double rel = std::abs(ta.sum_t - tb.sum_t) / sum_scale;
   char buf[320];
   if (mode == PickMode::kObb) {
-    if (ta.hits != tb.hits || rel > kSumTolerance) {
-      std::size_t differ = 0;
-      for (std::size_t i = 0; i < a.size(); ++i) {
-        differ += a[i].object != b[i].object;
-      }
+    std::size_t differ = 0, first = 0;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      if (a[i].object == b[i].object && a[i].t == b[i].t) continue;
+      if (differ++ == 0) first = i;
+    }
+    if (differ > 0) {
       std::snprintf(buf, sizeof buf,
-                    "hits %zu vs %zu, sum of t %.9g vs %.9g (rel %.2g), %zu "
-                    "rays pick another object",
-                    ta.hits, tb.hits, ta.sum_t, tb.sum_t, rel, differ);
+                    "%zu rays differ (first: ray %zu, raypick object %u t %.9g, "
+                    "embree object %u t %.9g); hits %zu vs %zu",
+                    differ, first, a[first].object, a[first].t, b[first].object,
+                    b[first].t, ta.hits, tb.hits);
       check.refute(buf);
     }
     return 0;
