@@ -252,7 +252,7 @@ ValidateReport validate(const Scene& scene, const Picker& picker,
   report.mode = mode;
   report.rays = rays.size();
   const SceneReference reference(scene);
-  const Agreement agreement(picker.world_bounds());
+  const Agreement agreement(world_bounds(scene));
   for (std::size_t i = 0; i < rays.size(); ++i) {
     if (progress && i % 4096 == 0) progress(i);
     const Ray& ray = rays[i];
