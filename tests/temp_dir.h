@@ -59,9 +59,10 @@ class TempDir {
 
 // A directory of this test process's own, made on first use and removed
 // when the process exits.
-inline const std::filesystem::path& temp_dir() {
+inline const TempDir& process_dir() {
   static const TempDir dir;
-  return dir.path();
+  return dir;
 }
+inline const std::filesystem::path& temp_dir() { return process_dir().path(); }
 
 }  // namespace raypick::test

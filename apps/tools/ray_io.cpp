@@ -143,8 +143,10 @@ std::optional<RayD> parse_ray(std::string_view text, std::string& error) {
   // beyond it would make the leaf tests' products overflow, a silent miss.
   for (int a = 0; a < 3; ++a) {
     if (std::fabs(static_cast<float>(ray.org[a])) > kMaxCoordinate) {
-      error = "origin is outside the supported range (each coordinate "
-              "within +-1e11)";
+      char range[32];  // "%g": 1e+11, as the scene's range errors print it
+      std::snprintf(range, sizeof range, "%g", static_cast<double>(kMaxCoordinate));
+      error = "origin is outside the supported range (each coordinate within +-" +
+              std::string(range) + ")";
       return std::nullopt;
     }
   }

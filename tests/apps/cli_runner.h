@@ -33,9 +33,7 @@ struct Run {
 
 // Writes `text` to the file `name` in temp_dir(); returns its path.
 inline std::filesystem::path write(const std::string& name, const std::string& text) {
-  const std::filesystem::path p = temp_dir() / name;
-  std::ofstream(p, std::ios::binary) << text;
-  return p;
+  return process_dir().write(name, text);
 }
 
 inline std::string slurp(const std::filesystem::path& p) {

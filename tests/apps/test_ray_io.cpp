@@ -62,7 +62,7 @@ TEST_CASE("a ray origin beyond the supported coordinate range is refused with th
   std::string error;
   CHECK(parse_ray("1e11 -1e11 0 1 0 0", error).has_value());
   CHECK(error_of("0 1.0001e11 0 1 0 0") ==
-        "origin is outside the supported range (each coordinate within +-1e11)");
+        "origin is outside the supported range (each coordinate within +-1e+11)");
   CHECK(error_of("0 0 -3e20 1 0 0").find("outside the supported range") !=
         std::string::npos);
 }
