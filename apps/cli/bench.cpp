@@ -7,6 +7,7 @@
 
 #include "../tools/bench_scenes.h"
 #include "../tools/embree_bench.h"
+#include "../tools/output_file.h"
 #include "../tools/reference.h"
 #include "../tools/scene_gen.h"
 #include "../tools/validate.h"
@@ -1020,7 +1021,7 @@ bool bench_config(const BenchArgs& a, const SceneSpec& spec, const Scene& scene,
 
 // Writes the rows, each with where its figures come from (for
 // apps/bench_table.py). 0, or the exit status after the message.
-int write_json(const BenchArgs& a, std::ofstream& out, nlohmann::json& rows,
+int write_json(tools::OutputFile& out, nlohmann::json& rows,
                double load_before) {
   char cpu[256];
   std::snprintf(cpu, sizeof cpu, "%s (%s, %u hardware threads)", cpu_name().c_str(),
@@ -1031,9 +1032,7 @@ int write_json(const BenchArgs& a, std::ofstream& out, nlohmann::json& rows,
     row["load_before"] = load_before;
     row["load_after"] = load_average();
   }
-  out << rows.dump(2) << "\n";
-  out.flush();
-  if (!out) return fail(kExitVoid, a.json + ": cannot write the JSON file");
+  if (std::string e = out.write(rows.dump(2) + "\n"); !e.empty()) return fail(kExitVoid, e);
   return 0;
 }
 
@@ -1048,9 +1047,9 @@ int BenchCommand::run() const {
   // Inputs and outputs are checked before anything is printed.
   Inputs in;
   if (const int status = load_model(a, specs, in)) return status;
-  std::ofstream json_out;
+  tools::OutputFile json_out;
   if (!a.json.empty()) {
-    const std::string error = open_for_writing(json_out, a.json, "JSON");
+    const std::string error = json_out.open(a.json, "JSON");
     if (!error.empty()) return fail(kExitVoid, error);
   }
   if (const int status = load_files(a, specs, in)) return status;
@@ -1093,7 +1092,7 @@ int BenchCommand::run() const {
     std::fflush(stdout);
   }
   if (!a.json.empty()) {
-    if (const int status = write_json(a, json_out, rows, load_before)) return status;
+    if (const int status = write_json(json_out, rows, load_before)) return status;
   }
   if (cli::finish_output(0) != 0) return kExitVoid;
   if (!all_ok) {

@@ -216,14 +216,6 @@ PickerConfig picker_config(PickMode mode) {
   return config;
 }
 
-std::string open_for_writing(std::ofstream& file, const std::string& path,
-                             const char* what) {
-  errno = 0;
-  file.open(path);
-  if (file) return {};
-  return path + ": cannot write the " + what + " file: " + std::strerror(errno);
-}
-
 std::unique_ptr<tools::EmbreeScene> make_embree(const Scene& scene,
                                                 PickMode mode, int& status) {
   try {

@@ -10,7 +10,6 @@
 
 #include <chrono>
 #include <cstdint>
-#include <fstream>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -119,11 +118,6 @@ const char* mode_name(PickMode mode);
 // meshes' own BVHs).
 PickerConfig picker_config(PickMode mode);
 
-// Opens `path` for writing before the work that fills it, so that a bad
-// path fails at once: "" when open, else "PATH: cannot write the WHAT file:
-// REASON".
-std::string open_for_writing(std::ofstream& file, const std::string& path,
-                             const char* what);
 
 // The Embree reference of `scene` for validate and validate --image; on an
 // Embree error, prints it and sets `status` (exit 1) and returns null.

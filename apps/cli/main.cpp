@@ -1,6 +1,7 @@
 // raypick: the command line. Parses, calls loaders and bvh, prints; the
 // algorithms live in the libraries and in apps/tools.
 #include "../tools/embree_scene.h"
+#include "../tools/output_file.h"
 #include "../tools/ray_io.h"
 #include "../tools/scene_gen.h"
 #include "../tools/validate.h"
@@ -15,7 +16,7 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
-#include <fstream>
+#include <sstream>
 #include <iostream>
 #include <optional>
 #include <string>
@@ -98,9 +99,9 @@ int run_pick(const PickArgs& a) {
 int run_validate(const ValidateArgs& a) {
   const PickMode mode = a.mode;
   // The dump file is opened before any work, so a bad path fails at once.
-  std::ofstream dump;
+  tools::OutputFile dump;
   if (!a.dump.empty()) {
-    const std::string error = cli::open_for_writing(dump, a.dump, "dump");
+    const std::string error = dump.open(a.dump, "dump");
     if (!error.empty()) return fail(kExitBadInput, error);
   }
   std::string label;
@@ -181,9 +182,9 @@ int run_validate(const ValidateArgs& a) {
     }
   }
   if (!a.dump.empty()) {
-    tools::write_dump(dump, rep);
-    dump.flush();
-    if (!dump) return fail(kExitBadInput, a.dump + ": cannot write the dump file");
+    std::ostringstream text;
+    tools::write_dump(text, rep);
+    if (std::string e = dump.write(text.str()); !e.empty()) return fail(kExitBadInput, e);
     std::printf("dump:           %zu rays written to %s\n",
                 rep.disagreements.size(), printable(a.dump).c_str());
   }

@@ -133,8 +133,8 @@ int RenderCommand::run() const {
                        "--rect do not apply to it");
   }
   // The picture's file is opened before any work, so a bad path fails at once.
-  tools::PngFile png;
-  if (std::string e = png.open(a.out); !e.empty()) return fail(kExitBadInput, e);
+  tools::OutputFile png;
+  if (std::string e = png.open(a.out, "PNG"); !e.empty()) return fail(kExitBadInput, e);
   int status = 0;
   const std::optional<CameraOptions::View> view =
       a.camera.load_view("render", a.scene, a.load, status);
@@ -244,7 +244,7 @@ int RenderCommand::run() const {
       }
     }
   }
-  if (std::string e = png.write(img); !e.empty()) return fail(kExitBadInput, e);
+  if (std::string e = tools::write_png(png, img); !e.empty()) return fail(kExitBadInput, e);
   const double ms = ms_since(start);
   std::fprintf(stderr, "render: %dx%d, %zu of %zu pixels hit, %.1f ms, wrote %s\n", W, H,
                hit_count, std::size_t(W) * H, ms, printable(a.out).c_str());

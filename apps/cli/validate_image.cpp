@@ -77,8 +77,8 @@ int ValidateImage::run(const ValidateArgs& a) const {
     return fail(kExitUsage, "validate: " + e);
   }
   // The picture's file is opened before any work, so a bad path fails at once.
-  tools::PngFile png;
-  if (std::string e = png.open(image_); !e.empty()) return fail(kExitBadInput, e);
+  tools::OutputFile png;
+  if (std::string e = png.open(image_, "PNG"); !e.empty()) return fail(kExitBadInput, e);
   const PickMode mode = a.mode;
   std::string label;
   int status = 0;
@@ -119,7 +119,7 @@ int ValidateImage::run(const ValidateArgs& a) const {
   for (const tools::Disagreement& d : rep.disagreements) {
     img.pixels[d.ray_index] = verdict_colour(d.verdict);
   }
-  if (std::string e = png.write(img); !e.empty()) return fail(kExitBadInput, e);
+  if (std::string e = tools::write_png(png, img); !e.empty()) return fail(kExitBadInput, e);
   std::printf("scene:          %s\n", label.c_str());
   std::printf("view:           %dx%d pixels, one ray per pixel centre, %s mode\n", W, H,
               mode_name(mode));

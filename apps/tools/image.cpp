@@ -3,65 +3,26 @@
 #include <stb_image.h>
 #include <stb_image_write.h>
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
 #include <cstring>
 
 namespace raypick::tools {
 
-PngFile::~PngFile() {
-  if (file_ == nullptr) return;
-  std::fclose(file_);
-  if (created_) std::remove(path_.c_str());
-}
-
-std::string PngFile::open(const std::string& path) {
-  path_ = path;
-  struct stat st;
-  created_ = ::stat(path.c_str(), &st) != 0;
-  // Not truncated yet: a command that fails before write() leaves a file
-  // that was there as it was.
-  errno = 0;
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0666);
-  if (fd >= 0) file_ = ::fdopen(fd, "wb");
-  if (file_ == nullptr) {
-    const int err = errno;
-    if (fd >= 0) ::close(fd);
-    if (fd >= 0 && created_) std::remove(path.c_str());
-    return path + ": cannot write the PNG file: " + std::strerror(err);
+std::string write_png(OutputFile& file, const Image& image) {
+  if (image.width <= 0 || image.height <= 0) {
+    return file.path() + ": cannot write an empty image";
   }
-  return {};
-}
-
-std::string PngFile::write(const Image& image) {
-  if (image.width <= 0 || image.height <= 0) return path_ + ": cannot write an empty image";
   static_assert(sizeof(Rgb) == 3, "pixels are packed RGB");
-  const auto put = [](void* file, void* data, int size) {
-    std::fwrite(data, 1, std::size_t(size), static_cast<std::FILE*>(file));
+  std::string bytes;
+  const auto put = [](void* out, void* data, int size) {
+    static_cast<std::string*>(out)->append(static_cast<const char*>(data), std::size_t(size));
   };
-  struct stat st;
-  errno = 0;
-  if (::fstat(fileno(file_), &st) == 0 && S_ISREG(st.st_mode) &&
-      ::ftruncate(fileno(file_), 0) != 0) {
-    return path_ + ": cannot write the PNG file: " + std::strerror(errno);
+  if (stbi_write_png_to_func(put, &bytes, image.width, image.height, 3, image.pixels.data(),
+                             image.width * 3) == 0) {
+    return file.path() + ": cannot encode the PNG image";
   }
-  errno = 0;
-  const bool encoded = stbi_write_png_to_func(put, file_, image.width, image.height, 3,
-                                              image.pixels.data(), image.width * 3) != 0;
-  const bool written = encoded && std::fflush(file_) == 0 && !std::ferror(file_);
-  const int err = errno;
-  const bool closed = std::fclose(file_) == 0;
-  file_ = nullptr;
-  if (written && closed) return {};
-  if (created_) std::remove(path_.c_str());
-  std::string why = path_ + ": cannot write the PNG file";
-  if (encoded && err != 0) why += std::string(": ") + std::strerror(err);
-  return why;
+  return file.write(bytes);
 }
 
 Image read_png(const std::string& path, std::string& error) {

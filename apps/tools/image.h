@@ -2,6 +2,8 @@
 // through stb (libstb-dev), and the colours of object ids.
 #pragma once
 
+#include "output_file.h"
+
 #include <cstdint>
 #include <cstdio>
 #include <string>
@@ -26,29 +28,10 @@ struct Image {
   const Rgb& at(int x, int y) const { return pixels[std::size_t(y) * width + x]; }
 };
 
-// A PNG file opened for writing before the work that fills it, so that a
-// path that cannot be written fails at once. A file that was there is
-// truncated only by write(); should the PngFile be destroyed before write()
-// succeeded (an error or an exception on the way), a file that open()
-// created is removed again.
-class PngFile {
- public:
-  PngFile() = default;
-  PngFile(const PngFile&) = delete;
-  PngFile& operator=(const PngFile&) = delete;
-  ~PngFile();
-  // Opens `path` for writing, creating it if need be; "" on success, else
-  // "PATH: cannot write the PNG file: REASON".
-  std::string open(const std::string& path);
-  // Writes `image` as an 8-bit RGB PNG and closes the file; "" on success,
-  // else why not, naming the file.
-  std::string write(const Image& image);
-
- private:
-  std::string path_;
-  std::FILE* file_ = nullptr;
-  bool created_ = false;
-};
+// Encodes `image` as an 8-bit RGB PNG into `file` (opened by
+// OutputFile::open) and closes it; "" on success, else why not, naming the
+// file.
+std::string write_png(OutputFile& file, const Image& image);
 
 // Reads a PNG (or any format stb_image reads) as 8-bit RGB; an empty image
 // (width 0) when it cannot, with `error` set.

@@ -405,6 +405,22 @@ TEST_CASE("bench and validate check their inputs and output paths before printin
     CHECK(r.err == "raypick: " + no_dir +
                        ".json: cannot write the JSON file: No such file or directory\n");
   }
+  SUBCASE("bench and validate that fail leave their output files as they were") {
+    // One that was there keeps its contents; one the command created is
+    // removed again.
+    const fs::path kept = write("kept.json", "old\n");
+    const fs::path fresh = temp_dir() / "fresh.out";
+    fs::remove(fresh);
+    for (const fs::path& out : {kept, fresh}) {
+      CAPTURE(out);
+      Run r = run_raypick("bench --quick --json '" + out.string() + "' '" + missing + "'");
+      CHECK(r.status == 1);
+      r = run_raypick("validate '" + missing + "' --rays 100 --dump '" + out.string() + "'");
+      CHECK(r.status == 1);
+    }
+    CHECK(raypick::test::slurp(kept) == "old\n");
+    CHECK_FALSE(fs::exists(fresh));
+  }
   SUBCASE("bench with a scene no ray can hit") {
     const fs::path flat = write("nothing.obj", "o empty\nv 0 0 0\n");
     const Run r = run_raypick("bench --quick '" + flat.string() + "'");
