@@ -3,7 +3,8 @@
 
     python3 apps/bench_table.py bench.json --commit 4584109 [--readme README.md]
 
-Prints Markdown tables (queries; build, update and memory) preceded by one
+Prints Markdown tables (queries; build, update and memory; each row against
+issue 11's goal for it) preceded by one
 line naming the commit, the machine, the Embree version and the load average
 the bench saw, all read from the JSON rows except the commit (the bench
 binary does not know it; pass the commit the binary was built from).
@@ -95,7 +96,60 @@ def tables(rows, commit, command):
             f"| {ratio(r['build_ms'], e['build_ms'])} | {num(r['update_ms'])} / {num(e['update_ms'])} "
             f"| {ratio(r['update_ms'], e['update_ms'])} | {num(r['bytes'] * mb, 1)} / {num(e['bytes'] * mb, 1)} "
             f"| {ratio(r['bytes'], e['bytes'])} |")
+    out += [""] + goals(groups)
     return "\n".join(out) + "\n"
+
+
+# Issue 11's goals, as raypick ÷ Embree ratios. Single rays are judged on
+# one thread; the batch goal (boxes-1M incoherent rays, against the better
+# of Embree's loop and packets), builds on one and two threads; memory and
+# the update (moving every object and committing) on one thread.
+SINGLE_GOAL = {"obb": 1.5, "mesh": 1.2}
+BATCH_GOAL = 2.0
+BUILD_GOAL = 1.0
+RSS_GOAL = 1.0
+UPDATE_GOAL = 1.0 / 30.0
+
+
+def goals(groups):
+    """The run's rows that issue 11 sets a goal for, each against it."""
+    single, batch, build, rss, update = [], [], [], [], []
+
+    def line(into, goal, row, value, upper, bound):
+        met = value is not None and (value <= bound if upper else value >= bound)
+        shown = "–" if value is None else f"{value:.2f}×"
+        into.append(f"| {goal} | {row} | {shown} | {'yes' if met else '**no**'} |")
+
+    def div(a, b):
+        return a / b if b and b > 0 and a is not None and a >= 0 else None
+
+    seen = set()
+    for key, g in groups.items():
+        scene, n, mode, rays, threads = key
+        r, e = g["raypick"], g["embree"]
+        goal = SINGLE_GOAL.get(mode)
+        if goal is not None and threads == 1:
+            line(single, f"single ray ≥ {goal:.1f}×", label(key), div(r["mrays"], e["mrays"]),
+                 False, goal)
+        if scene == "boxes" and n >= 1000000 and rays == "incoherent":
+            best = max(e["mrays_batch"], e.get("mrays_packet", 0.0))
+            line(batch, f"batch ≥ {BATCH_GOAL:.0f}× Embree's best batch", label(key),
+                 div(r["mrays_batch"], best), False, BATCH_GOAL)
+        if key[:3] + key[4:] in seen:
+            continue
+        seen.add(key[:3] + key[4:])
+        row = label(key).replace(" " + rays, "")
+        if scene == "boxes":
+            line(build, f"build ≤ {BUILD_GOAL:.0f}×", row, div(r["build_ms"], e["build_ms"]),
+                 True, BUILD_GOAL)
+        if scene == "boxes" and n >= 1000000 and threads == 1:
+            line(rss, f"RSS ≤ {RSS_GOAL:.0f}×", row, div(r["bytes"], e["bytes"]), True, RSS_GOAL)
+        if threads == 1 and (scene == "boxes" and n >= 1000000 or
+                             scene == "crowd" and n >= 10000):
+            line(update, "move all + commit ≤ 1/30 (0.033×)", row,
+                 div(r["update_ms"], e["update_ms"]), True, UPDATE_GOAL)
+    return (["| goal (issue 11) | row | this run | met |", "|---|---|---|---|"] + single +
+            batch + build + rss + update)
 
 
 def main():

@@ -167,6 +167,16 @@ TEST_CASE("apps/bench_table.py writes the README's table from bench --json rows"
   CHECK(contains(text, want));
   CHECK(rows[1]["mrays_packet"].get<double>() > 0.0);
   CHECK(rows[0]["mrays_packet"].get<double>() == 0.0);
+  // Each row against issue 11's goal for it: the single-ray ratio, met or
+  // not, and the build's (goal: at most 1x).
+  const double single = rows[0]["mrays"].get<double>() / rows[1]["mrays"].get<double>();
+  std::snprintf(want, sizeof want, "| single ray ≥ 1.5× | obb boxes-400 incoherent, 1 thr | %.2f× | %s |",
+                single, single >= 1.5 ? "yes" : "**no**");
+  CHECK(contains(text, want));
+  const double build = rows[0]["build_ms"].get<double>() / rows[1]["build_ms"].get<double>();
+  std::snprintf(want, sizeof want, "| build ≤ 1× | obb boxes-400, 1 thr | %.2f× | %s |", build,
+                build <= 1.0 ? "yes" : "**no**");
+  CHECK(contains(text, want));
   // A README without the markers is refused, untouched.
   { std::ofstream out(readme); out << "no markers\n"; }
   CHECK(std::system((cmd + " 2>/dev/null").c_str()) != 0);
