@@ -25,6 +25,15 @@
 #define RAYPICK_WIDE_SSE 1
 #endif
 
+// An 8-wide AVX node test, compiled into its own traversal loop for CPUs
+// that have AVX2 and chosen at run time (the library itself is built for
+// the x86-64 baseline). GCC and Clang only: function-level targets.
+#if RAYPICK_WIDE_SSE && defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+#include <immintrin.h>
+#define RAYPICK_WIDE_AVX2 1
+#define RAYPICK_TARGET_AVX2 __attribute__((target("avx2")))
+#endif
+
 
 namespace raypick {
 
@@ -162,6 +171,12 @@ class WideBvh {
   // callback: ties are the callback's to break.
   template <class Leaf>
   TraversalStats traverse(const Ray& ray, Leaf&& leaf) const;
+#if RAYPICK_WIDE_AVX2
+  // traverse() with the AVX node test; only where the CPU has AVX2
+  // (wide_detail::use_avx2). The same nodes and leaves, in the same order.
+  template <class Leaf>
+  RAYPICK_TARGET_AVX2 TraversalStats traverse_avx2(const Ray& ray, Leaf&& leaf) const;
+#endif
 
   // traverse() for many rays, K of them in flight: each step advances one
   // ray by one node or leaf and prefetches what that ray visits next, then
@@ -208,6 +223,18 @@ class WideBvh {
 // --------------------------------------------------------------------------
 
 namespace wide_detail {
+
+#if RAYPICK_WIDE_AVX2
+// Whether this CPU has AVX2.
+inline bool cpu_has_avx2() {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx2") != 0;
+}
+// Whether traverse() takes the AVX node test: set once at start-up (until
+// then false, which takes the SSE test: the same answers). Tests turn it
+// off to compare the two paths.
+inline bool use_avx2 = cpu_has_avx2();
+#endif
 
 // A hint that the cache line at p will be read soon.
 inline void prefetch(const void* p) {
@@ -377,6 +404,39 @@ RAYPICK_GEOMETRY_INLINE unsigned test_node(const WideNode& n, const NodeRay& r, 
 #endif
 }
 
+#if RAYPICK_WIDE_AVX2
+// The ray's planes for the AVX test, each broadcast to 8 lanes.
+struct NodeRay8 {
+  __m256 o[3], i[3], tmin;
+  RAYPICK_TARGET_AVX2 explicit NodeRay8(const NodeRay& r) {
+    for (int a = 0; a < 3; ++a) {
+      o[a] = _mm256_set1_ps(r.inv.org[a]);
+      i[a] = _mm256_set1_ps(r.inv.inv_dir[a]);
+    }
+    tmin = _mm256_set1_ps(r.inv.tmin);
+  }
+};
+
+// test_node() on all 8 slots at once: the same operations, in the same
+// order, on each slot (so the same tn and the same mask; VMAXPS, VMINPS
+// and the ordered compare treat NaN as MAXPS, MINPS and CMPLEPS do).
+// tn must be 32-byte aligned.
+[[gnu::always_inline]] RAYPICK_TARGET_AVX2 inline unsigned test_node_avx2(
+    const WideNode& n, const NodeRay& r, const NodeRay8& r8, float tmax, float* tn) {
+  __m256 t_near = r8.tmin, t_far = _mm256_set1_ps(tmax);
+  for (int a = 0; a < 3; ++a) {
+    t_near = _mm256_max_ps(
+        _mm256_mul_ps(_mm256_sub_ps(_mm256_load_ps(n.bounds[r.near_row[a]]), r8.o[a]), r8.i[a]),
+        t_near);
+    t_far = _mm256_min_ps(
+        _mm256_mul_ps(_mm256_sub_ps(_mm256_load_ps(n.bounds[r.far_row[a]]), r8.o[a]), r8.i[a]),
+        t_far);
+  }
+  _mm256_store_ps(tn, t_near);
+  return static_cast<unsigned>(_mm256_movemask_ps(_mm256_cmp_ps(t_near, t_far, _CMP_LE_OS)));
+}
+#endif
+
 // Given a node's hit slots (mask != 0): returns the nearest, to be visited
 // next, and pushes the others, farthest deepest. One and two hits, the
 // common cases, need no sort.
@@ -431,6 +491,9 @@ RAYPICK_GEOMETRY_INLINE bool pop(Entry* stack, int& top, float tmax, Entry& cur)
 template <class Leaf>
 TraversalStats WideBvh::traverse(const Ray& ray, Leaf&& leaf) const {
   using namespace wide_detail;
+#if RAYPICK_WIDE_AVX2
+  if (use_avx2) return traverse_avx2(ray, leaf);
+#endif
   TraversalStats st;
   if (nodes_.empty()) return st;
   const NodeRay r(ray);
@@ -458,6 +521,42 @@ TraversalStats WideBvh::traverse(const Ray& ray, Leaf&& leaf) const {
     if (!pop(stack, top, tmax, cur)) return st;
   }
 }
+
+#if RAYPICK_WIDE_AVX2
+// traverse()'s loop with test_node_avx2 (a copy: GCC inlines the AVX test
+// only into a function of the AVX target).
+template <class Leaf>
+RAYPICK_TARGET_AVX2 TraversalStats WideBvh::traverse_avx2(const Ray& ray, Leaf&& leaf) const {
+  using namespace wide_detail;
+  TraversalStats st;
+  if (nodes_.empty()) return st;
+  const NodeRay r(ray);
+  const NodeRay8 r8(r);
+  float tmax = r.inv.tmax;
+  Entry stack[kStackSize];
+  int top = 0;
+  Entry cur{0, 0, r.inv.tmin};
+  for (;;) {
+    if (cur.count != 0) {
+      ++st.leaves_visited;
+      for (std::uint32_t i = 0; i < cur.count; ++i) {
+        ++st.prims_tested;
+        if (leaf(cur.index + i, tmax)) return st;
+      }
+    } else {
+      const WideNode& n = nodes_[cur.index];
+      ++st.nodes_visited;
+      alignas(32) float tn[WideNode::kWidth];
+      const unsigned mask = test_node_avx2(n, r, r8, tmax, tn);
+      if (mask != 0) {
+        cur = order_hits(n, mask, tn, stack, top);
+        continue;
+      }
+    }
+    if (!pop(stack, top, tmax, cur)) return st;
+  }
+}
+#endif
 
 template <int K, class Leaf, class PrefetchLeaf>
 void WideBvh::traverse_interleaved(std::span<const Ray> rays, Leaf&& leaf,
