@@ -208,26 +208,39 @@ Aabb pad_transformed_box(const glm::mat4x3& m, const Aabb& local, const glm::vec
   const __m128 mid = _mm_add_ps(t, offset);
   const __m128 bmin = _mm_sub_ps(mid, extent);
   const __m128 bmax = _mm_add_ps(mid, extent);
-  alignas(16) float mn[4], mx[4];
-  _mm_store_ps(mn, bmin);
-  _mm_store_ps(mx, bmax);
-  const Aabb box{{mn[0], mn[1], mn[2]}, {mx[0], mx[1], mx[2]}};
-  // pad(box, centre), its differences and absolute values in lanes.
-  if ((_mm_movemask_ps(_mm_cmple_ps(bmin, bmax)) & 7) != 7) return box;  // box.empty()
-  const __m128 cen = _mm_setr_ps(centre.x, centre.y, centre.z, 0.0f);
-  alignas(16) float ext[4], dmin[4], dmax[4], amin[4], amax[4];
-  _mm_store_ps(ext, _mm_sub_ps(bmax, bmin));
-  _mm_store_ps(dmin, _mm_and_ps(_mm_sub_ps(bmin, cen), abs_mask));
-  _mm_store_ps(dmax, _mm_and_ps(_mm_sub_ps(bmax, cen), abs_mask));
-  _mm_store_ps(amin, _mm_and_ps(bmin, abs_mask));
-  _mm_store_ps(amax, _mm_and_ps(bmax, abs_mask));
-  float r = std::max({ext[0], ext[1], ext[2]});
-  float a = 0.0f;
-  for (int k = 0; k < 3; ++k) {
-    r = std::max({r, dmin[k], dmax[k]});
-    a = std::max({a, amin[k], amax[k]});
+  // pad(box, centre): if box.empty() (NaN included), the box unpadded.
+  if ((_mm_movemask_ps(_mm_cmple_ps(bmin, bmax)) & 7) != 7) {
+    alignas(16) float mn[4], mx[4];
+    _mm_store_ps(mn, bmin);
+    _mm_store_ps(mx, bmax);
+    return Aabb{{mn[0], mn[1], mn[2]}, {mx[0], mx[1], mx[2]}};
   }
+  const __m128 cen = _mm_setr_ps(centre.x, centre.y, centre.z, 0.0f);
+  const __m128 ext = _mm_sub_ps(bmax, bmin);
+  const __m128 dmin = _mm_and_ps(_mm_sub_ps(bmin, cen), abs_mask);
+  const __m128 dmax = _mm_and_ps(_mm_sub_ps(bmax, cen), abs_mask);
+  const __m128 amax = _mm_max_ps(_mm_and_ps(bmin, abs_mask), _mm_and_ps(bmax, abs_mask));
+  // The margin's two maxima. Their terms are +0 or positive (never -0:
+  // ext is +0 when min == max) or NaN (inf - inf): without a NaN, any order
+  // of taking the maximum gives the same bits, so lanes are folded at once;
+  // with one, pad()'s order of std::max decides which NaN comes out, and
+  // pad() itself runs.
+  // (_mm_max_ps hides a NaN in its first operand: the terms are checked.)
+  const __m128 nan = _mm_or_ps(_mm_cmpunord_ps(ext, dmin), _mm_cmpunord_ps(dmax, amax));
+  if ((_mm_movemask_ps(nan) & 7) != 0) {
+    alignas(16) float mn[4], mx[4];
+    _mm_store_ps(mn, bmin);
+    _mm_store_ps(mx, bmax);
+    return pad(Aabb{{mn[0], mn[1], mn[2]}, {mx[0], mx[1], mx[2]}}, centre);
+  }
+  const __m128 terms = _mm_max_ps(ext, _mm_max_ps(dmin, dmax));
+  auto fold3 = [](__m128 v) {  // max of lanes 0-2, in lane 0
+    return _mm_max_ss(_mm_max_ss(v, _mm_shuffle_ps(v, v, 1)), _mm_shuffle_ps(v, v, 2));
+  };
+  const float r = _mm_cvtss_f32(fold3(terms));
+  const float a = std::max(0.0f, _mm_cvtss_f32(fold3(amax)));
   const __m128 margin = _mm_set1_ps(std::max(r * kRel, a * kCoord));
+  alignas(16) float mn[4], mx[4];
   _mm_store_ps(mn, _mm_sub_ps(bmin, margin));
   _mm_store_ps(mx, _mm_add_ps(bmax, margin));
   return Aabb{{mn[0], mn[1], mn[2]}, {mx[0], mx[1], mx[2]}};
