@@ -5,6 +5,10 @@
 
 #include <cmath>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 namespace raypick {
 
 namespace {
@@ -51,6 +55,87 @@ bool invert_affine(const glm::mat4x3& m, glm::mat4x3& inverse) {
   return ok;
 }
 
+#if defined(__SSE2__)
+
+namespace {
+
+// A column (x, y, z) as the double pairs the cross products take: (x, y),
+// (y, z) and (z, x). Exact: every float is a double. Read one float at a
+// time: a 16-byte load of a matrix just written by smaller stores (a
+// caller's temporary) would wait for them to reach the cache (a failed
+// store forward, 8 ns per frame measured).
+struct ColumnD {
+  __m128d xy, yz, zx;
+  explicit ColumnD(const glm::vec3& c) {
+    const __m128d x = _mm_set_sd(c.x), y = _mm_set_sd(c.y), z = _mm_set_sd(c.z);
+    xy = _mm_unpacklo_pd(x, y);
+    yz = _mm_unpacklo_pd(y, z);
+    zx = _mm_unpacklo_pd(z, x);
+  }
+};
+
+// glm::cross(a, b) in double, as the pairs (x, y) and (z, -): the same
+// operations, so the same bits. Each component is a.p * b.q - b.p * a.q;
+// the products of two floats are exact in double, so only the one
+// subtraction rounds, and in glm's order.
+struct RowD {
+  __m128d xy, z;
+};
+RowD cross_d(const ColumnD& a, const ColumnD& b) {
+  // x = a.y b.z - b.y a.z, y = a.z b.x - b.z a.x
+  const __m128d xy = _mm_sub_pd(_mm_mul_pd(a.yz, b.zx), _mm_mul_pd(b.yz, a.zx));
+  // z = a.x b.y - b.x a.y: (a.x b.y, a.y b.x), then lane 0 - lane 1
+  const __m128d p = _mm_mul_pd(a.xy, _mm_shuffle_pd(b.xy, b.xy, 1));
+  return RowD{xy, _mm_sub_sd(p, _mm_unpackhi_pd(p, p))};
+}
+
+// Lanes 0-2 of v are all finite: v - v is 0 there, NaN for inf or NaN.
+__m128 finite_probe(__m128 v) { return _mm_sub_ps(v, v); }
+
+}  // namespace
+
+// The double-precision adjugate of adjugate() and its rounding to float in
+// SSE2 lanes, each lane doing the scalar code's operations in its order:
+// the same frame, bit for bit (tests/core/test_obb.cpp checks it against
+// the scalar code on random matrices), without the scalar code's branch
+// per element. It runs for every moved object at each commit.
+bool make_local_frame(const glm::mat4x3& m, LocalFrame& frame) {
+  const ColumnD c0{m[0]}, c1{m[1]}, c2{m[2]};
+  const RowD r0 = cross_d(c1, c2), r1 = cross_d(c2, c0), r2 = cross_d(c0, c1);
+  // det = (c0.x r0.x + c0.y r0.y) + c0.z r0.z, as glm::dot.
+  const __m128d p = _mm_mul_pd(c0.xy, r0.xy);
+  const __m128d det = _mm_add_sd(_mm_add_sd(p, _mm_unpackhi_pd(p, p)), _mm_mul_sd(c0.zx, r0.z));
+  const double d = _mm_cvtsd_f64(det);
+  bool ok = std::isfinite(d) && d != 0.0;
+  if (ok) {
+    const __m128d inv = _mm_set1_pd(1.0 / d);
+    auto row = [&](const RowD& r) {
+      return _mm_movelh_ps(_mm_cvtpd_ps(_mm_mul_pd(r.xy, inv)),
+                           _mm_cvtpd_ps(_mm_mul_sd(r.z, inv)));
+    };
+    __m128 a = row(r0), b = row(r1), c = row(r2);
+    // Lanes 0-2 of the rows and the translation (lane 3 is unused).
+    const __m128 t = _mm_setr_ps(m[3].x, m[3].y, m[3].z, 0.0f);
+    const __m128 probe = _mm_add_ps(_mm_add_ps(finite_probe(a), finite_probe(b)),
+                                    _mm_add_ps(finite_probe(c), finite_probe(t)));
+    ok = (_mm_movemask_ps(_mm_cmpeq_ps(probe, _mm_setzero_ps())) & 7) == 7;
+    if (ok) {
+      // linear[c][r] = row r's c: the transpose of (a, b, c).
+      __m128 z = _mm_setzero_ps();
+      _MM_TRANSPOSE4_PS(a, b, c, z);
+      float* out = &frame.linear[0].x;
+      _mm_storeu_ps(out, a);
+      _mm_storeu_ps(out + 3, b);
+      _mm_storeu_ps(out + 6, c);  // its lane 3 is origin.x, written next
+      frame.origin = m[3];
+    }
+  }
+  if (!ok) frame = LocalFrame{glm::mat3{0.0f}, glm::vec3{0.0f}};
+  return ok;
+}
+
+#else
+
 bool make_local_frame(const glm::mat4x3& m, LocalFrame& frame) {
   // As invert_affine, without the translation column.
   const Adjugate a = adjugate(m);
@@ -70,6 +155,8 @@ bool make_local_frame(const glm::mat4x3& m, LocalFrame& frame) {
   if (!ok) frame = LocalFrame{glm::mat3{0.0f}, glm::vec3{0.0f}};
   return ok;
 }
+
+#endif
 
 Obb Obb::make(const Aabb& local, const glm::mat4& to_world) {
   Obb obb;

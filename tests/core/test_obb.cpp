@@ -2,10 +2,12 @@
 // ray/OBB test (ray carried into local space) on hand-computed cases.
 #include "test_util.h"
 #include "support/box_oracle.h"
+#include "support/frame_oracle.h"
 
 #include "raypick/core/obb.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include <glm/ext/matrix_transform.hpp>
 
@@ -198,4 +200,51 @@ TEST_CASE("box_mesh is the box's closed surface: 12 outward triangles on its 6 f
     CHECK((max_side ? n[axis] > 0.0f : n[axis] < 0.0f));
   }
   CHECK(area == doctest::Approx(2.0 * (size.x * size.y + size.y * size.z + size.z * size.x)));
+}
+
+TEST_CASE("make_local_frame equals the scalar double-precision frame bit for bit, extreme matrices included") {
+  // core/src/obb.cpp computes the frame in SSE2 lanes; it must give the
+  // element-by-element scalar result exactly, and fail exactly when it does.
+  std::mt19937_64 rng(1107);
+  for (int kind = 0; kind < 6; ++kind) {
+    int ok_count = 0, fail_count = 0;
+    for (int i = 0; i < 20000; ++i) {
+      const glm::mat4x3 m = test::stress_matrix(rng, kind);
+      LocalFrame got, want;
+      // Garbage first: a failed frame must be zeroed, whatever was there.
+      std::memset(static_cast<void*>(&got), 0x5A, sizeof got);
+      std::memset(static_cast<void*>(&want), 0xA5, sizeof want);
+      const bool got_ok = make_local_frame(m, got);
+      const bool want_ok = test::make_local_frame_scalar(m, want);
+      REQUIRE(got_ok == want_ok);
+      REQUIRE(std::memcmp(&got, &want, sizeof got) == 0);
+      (got_ok ? ok_count : fail_count)++;
+    }
+    CAPTURE(kind);
+    CHECK(ok_count > 0);
+    // Near-singular, huge/tiny, random bits and zero columns also fail.
+    if (kind == 2 || kind == 4 || kind == 5) CHECK(fail_count > 0);
+  }
+  SUBCASE("a non-finite translation fails, a finite one far away does not") {
+    glm::mat4x3 m{1.0f};
+    LocalFrame f;
+    m[3] = glm::vec3{3e38f, -3e38f, 1e-45f};
+    CHECK(make_local_frame(m, f));
+    CHECK(f.origin == m[3]);
+    m[3].z = kInfinity;
+    CHECK_FALSE(make_local_frame(m, f));
+    CHECK(f.linear == glm::mat3{0.0f});
+    m[3].z = 0.0f;
+    m[3].x = std::nanf("");
+    CHECK_FALSE(make_local_frame(m, f));
+  }
+  SUBCASE("an inverse that overflows float fails although the determinant is fine") {
+    // det = 1e-40 (a denormal float, a normal double); the inverse's 1e40
+    // is not a float.
+    glm::mat4x3 m{1.0f};
+    m[0].x = 1e-40f;
+    LocalFrame f;
+    CHECK(is_invertible(m));
+    CHECK_FALSE(make_local_frame(m, f));
+  }
 }
