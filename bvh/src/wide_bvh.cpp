@@ -31,6 +31,12 @@ WideBvh WideBvh::collapse(const Bvh& bvh) {
     std::uint32_t binary;
     std::uint32_t wide;
   };
+  // Leaf slots each binary node's subtree needs (a leaf: one).
+  std::vector<std::uint32_t> below(bvh.nodes.size());
+  for (std::size_t i = bvh.nodes.size(); i-- > 0;) {
+    const BvhNode& n = bvh.nodes[i];
+    below[i] = n.is_leaf() ? 1u : below[n.index] + below[n.index + 1];
+  }
   std::vector<Work> todo{{0, 0}};
   while (!todo.empty()) {
     const Work job = todo.back();
@@ -53,12 +59,26 @@ WideBvh WideBvh::collapse(const Bvh& bvh) {
       add(b.index);
       add(b.index + 1);
       while (count < WideNode::kWidth) {
+        // Open the largest subtree too big for one node; else the largest
+        // small one that fits here whole; else stop: each small subtree
+        // left becomes one child node, filled.
         int best = -1;
         float best_area = -1.0f;
         for (int i = 0; i < count; ++i) {
-          if (open_area[i] > best_area) {
+          if (open_area[i] >= 0.0f && below[items[i]] > std::uint32_t(WideNode::kWidth) &&
+              open_area[i] > best_area) {
             best = i;
             best_area = open_area[i];
+          }
+        }
+        if (best < 0) {
+          for (int i = 0; i < count; ++i) {
+            if (open_area[i] >= 0.0f &&
+                count - 1 + below[items[i]] <= std::uint32_t(WideNode::kWidth) &&
+                open_area[i] > best_area) {
+              best = i;
+              best_area = open_area[i];
+            }
           }
         }
         if (best < 0) break;

@@ -101,8 +101,10 @@ static_assert(sizeof(WideNode) == 256, "WideNode is documented as 256 bytes");
 class WideBvh {
  public:
   // Collapses `bvh` (its prim_ids order is kept for the entries): each wide
-  // node takes a binary node's children and keeps opening its largest inner
-  // child until it has eight. O(nodes).
+  // node takes a binary node's children and keeps opening inner ones until
+  // it has eight slots: the largest subtree needing more than eight leaf
+  // slots first, then the largest small one that fits whole, so that the
+  // small subtrees left make full nodes. O(nodes).
   static WideBvh collapse(const Bvh& bvh);
 
   bool empty() const { return nodes_.empty(); }
