@@ -591,14 +591,6 @@ std::vector<Hit> Picker::Impl::intersect_batch_impl(std::span<const R> rays,
       [&](const tbb::blocked_range<std::size_t>& range) {
         const std::span<const R> part = rays.subspan(range.begin(), range.size());
         Hit* hits = out.data() + range.begin();
-        if (!interleave) {
-          for (std::size_t i = 0; i < part.size(); ++i) {
-            top_.traverse(traversal_ray(part[i]), [&](std::uint32_t entry, float& tmax) {
-              return closest_leaf(entry, part[i], options, tmax, hits[i]);
-            });
-          }
-          return;
-        }
         // The traversal takes float rays; the leaves read part[i].
         std::vector<Ray> rounded;
         std::span<const Ray> node_rays;
@@ -608,6 +600,14 @@ std::vector<Hit> Picker::Impl::intersect_batch_impl(std::span<const R> rays,
           rounded.reserve(part.size());
           for (const R& ray : part) rounded.push_back(traversal_ray(ray));
           node_rays = rounded;
+        }
+        if (!interleave) {
+          // Coherent groups of consecutive rays (a camera's pixels along
+          // a row) walk the tree as packets, the others one ray at a time.
+          top_.traverse_packets(node_rays, [&](std::size_t i, std::uint32_t entry, float& tmax) {
+            closest_leaf(entry, part[i], options, tmax, hits[i]);
+          });
+          return;
         }
         top_.traverse_interleaved<kInFlight>(
             node_rays,

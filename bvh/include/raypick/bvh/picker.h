@@ -51,7 +51,8 @@ struct PickerConfig {
   // intersect_batch() runs 32 rays interleaved per task, prefetching each
   // one's next node, once the top level's nodes and leaf data take at least
   // this many bytes (about 55,000 objects in the bench's boxes scenes);
-  // below, where the tree stays in cache, one ray at a time is faster.
+  // below, where the tree stays in cache, coherent groups of 16
+  // consecutive rays walk it as packets and other rays go one at a time.
   // 0: always interleave.
   std::size_t batch_interleave_bytes = std::size_t{8} << 20;
 };
@@ -247,7 +248,9 @@ class Picker {
   // intersect() for every ray, on all cores (TBB); result i is exactly
   // intersect(rays[i], options). The filter is called from worker threads.
   // On large scenes the rays of each task are traversed interleaved (see
-  // PickerConfig::batch_interleave_bytes), which hides memory latency.
+  // PickerConfig::batch_interleave_bytes), which hides memory latency; on
+  // smaller ones, coherent groups of 16 consecutive rays (a camera's
+  // pixels in row order) walk the tree as packets.
   std::vector<Hit> intersect_batch(std::span<const Ray> rays,
                                    const QueryOptions& options = {}) const;
   std::vector<Hit> intersect_batch(std::span<const RayD> rays,

@@ -1,0 +1,251 @@
+// intersect_batch() against intersect(), ray by ray, on the batch paths:
+// coherent packets of rays (camera-like bundles) walking the top level
+// together, single rays, and interleaved rays.
+#include "test_util.h"
+
+#include "raypick/bvh/picker.h"
+#include "scene_gen.h"
+#include "wide_bvh.h"
+
+#include <cmath>
+#include <random>
+
+using namespace raypick;
+
+namespace {
+
+// A pinhole camera's rays, row-major (as a renderer or the bench passes
+// them): width x height pixels from `eye` towards `target`.
+std::vector<Ray> camera_rays(const glm::vec3& eye, const glm::vec3& target, int width,
+                             int height, float tan_half_fov = 0.6f) {
+  const glm::vec3 forward = glm::normalize(target - eye);
+  const glm::vec3 right = glm::normalize(glm::cross(forward, glm::vec3{0.0f, 1.0f, 0.0f}));
+  const glm::vec3 up = glm::cross(right, forward);
+  std::vector<Ray> rays;
+  for (int y = 0; y < height; ++y) {
+    for (int x = 0; x < width; ++x) {
+      const float sx = (2.0f * (static_cast<float>(x) + 0.5f) / static_cast<float>(width) - 1.0f) *
+                       tan_half_fov;
+      const float sy = (1.0f - 2.0f * (static_cast<float>(y) + 0.5f) / static_cast<float>(height)) *
+                       tan_half_fov;
+      Ray r;
+      r.org = eye;
+      r.dir = forward + sx * right + sy * up;
+      rays.push_back(r);
+    }
+  }
+  return rays;
+}
+
+// The box of the scene's object translations.
+Aabb translations_box(const Scene& scene) {
+  Aabb b;
+  for (const Object& o : scene.objects) b.extend(glm::vec3(o.matrix[3]));
+  return b;
+}
+
+// Every answer of the batch equals the single query's, field by field;
+// returns the number of hits.
+template <class R>
+std::size_t require_batch_equals_single(const Picker& picker, std::span<const R> rays,
+                                        const QueryOptions& options) {
+  const std::vector<Hit> batch = picker.intersect_batch(rays, options);
+  REQUIRE(batch.size() == rays.size());
+  std::size_t hits = 0;
+  for (std::size_t i = 0; i < rays.size(); ++i) {
+    CAPTURE(i);
+    const Hit single = picker.intersect(rays[i], options);
+    REQUIRE(batch[i].object == single.object);
+    REQUIRE(batch[i].t == single.t);
+    REQUIRE(batch[i].triangle == single.triangle);
+    REQUIRE(batch[i].u == single.u);
+    REQUIRE(batch[i].v == single.v);
+    hits += single.hit();
+  }
+  return hits;
+}
+
+// How many of the rays' groups of WideBvh::kPacket run as packets.
+std::size_t coherent_groups(std::span<const Ray> rays, const Scene& scene) {
+  const Aabb box = translations_box(scene);
+  const glm::vec3 size = box.max - box.min;
+  const float extent = std::max(size.x, std::max(size.y, size.z));
+  std::size_t n = 0;
+  for (std::size_t i = 0; i + WideBvh::kPacket <= rays.size(); i += WideBvh::kPacket) {
+    n += WideBvh::packet_coherent(rays.subspan(i, WideBvh::kPacket), extent);
+  }
+  return n;
+}
+
+// Pickers that run batches one ray / one packet at a time, and interleaved.
+std::vector<Picker> both_batch_paths(const Scene& scene) {
+  std::vector<Picker> pickers;
+  for (const std::size_t bytes : {SIZE_MAX, std::size_t{0}}) {
+    PickerConfig config;
+    config.batch_interleave_bytes = bytes;
+    pickers.emplace_back(scene, config);
+  }
+  return pickers;
+}
+
+}  // namespace
+
+TEST_CASE("camera batches equal single queries in obb and mesh mode, with masks and a filter, as Ray and RayD") {
+  Scene scene = tools::make_mesh_scene(2000, 81);
+  for (std::size_t i = 0; i < scene.objects.size(); ++i) {
+    scene.objects[i].mask = 1u << (i % 3);
+  }
+  const Aabb box = translations_box(scene);
+  const glm::vec3 center = 0.5f * (box.min + box.max);
+  const glm::vec3 eye = center + glm::vec3{0.3f, 0.4f, 1.2f} * (box.max - box.min);
+  // 157 columns: packets of 16 straddle rows, and the last one is partial.
+  const std::vector<Ray> rays = camera_rays(eye, center, 157, 45);
+  CHECK(coherent_groups(rays, scene) > rays.size() / 20);
+  std::vector<RayD> rays_d;
+  for (const Ray& r : rays) rays_d.push_back(to_double(r));
+  for (const Picker& picker : both_batch_paths(scene)) {
+    for (PickMode mode : {PickMode::kObb, PickMode::kMesh}) {
+      CAPTURE(static_cast<int>(mode));
+      QueryOptions all{mode};
+      QueryOptions masked{mode, 0b110};
+      masked.filter = [](std::uint32_t id) { return id % 7 != 3; };
+      const std::size_t hits = require_batch_equals_single<Ray>(picker, rays, all);
+      CHECK(hits > rays.size() / 4);
+      CHECK(hits < rays.size());
+      require_batch_equals_single<Ray>(picker, rays, masked);
+      require_batch_equals_single<RayD>(picker, rays_d, masked);
+    }
+  }
+}
+
+TEST_CASE("camera batches from inside the scene with tmin and tmax set equal single queries") {
+  const Scene scene = tools::make_mesh_scene(3000, 82);
+  const Aabb box = translations_box(scene);
+  const glm::vec3 center = 0.5f * (box.min + box.max);
+  // The eye among the objects: rays start inside boxes of the top level
+  // (and some inside objects).
+  std::vector<Ray> rays = camera_rays(center, center + glm::vec3{1.0f, 0.2f, 0.1f}, 160, 40, 1.0f);
+  const std::vector<Ray> back = camera_rays(center + glm::vec3{0.5f}, center - glm::vec3{3.0f}, 96, 32, 0.5f);
+  rays.insert(rays.end(), back.begin(), back.end());
+  CHECK(coherent_groups(rays, scene) > rays.size() / 20);
+  for (std::size_t i = 0; i < rays.size(); ++i) {
+    // Whole packets and single rays within packets with their own ranges.
+    if ((i / 16) % 3 == 1) rays[i].tmin = 2.0f;
+    if ((i / 16) % 5 == 2) rays[i].tmax = 6.0f;
+    if (i % 11 == 4 && rays[i].tmin < 1.5f) rays[i].tmax = 1.5f;
+    if (i % 13 == 6) rays[i].tmin = 0.75f;
+  }
+  for (const Picker& picker : both_batch_paths(scene)) {
+    for (PickMode mode : {PickMode::kObb, PickMode::kMesh}) {
+      CAPTURE(static_cast<int>(mode));
+      const std::size_t hits = require_batch_equals_single<Ray>(picker, rays, QueryOptions{mode});
+      CHECK(hits > rays.size() / 4);
+    }
+  }
+}
+
+TEST_CASE("coherent batches of axis-parallel rays with zero direction components of both signs equal single queries") {
+  const Scene scene = tools::make_boxes_scene(1500, 83);
+  const Aabb box = translations_box(scene);
+  const glm::vec3 size = box.max - box.min;
+  std::mt19937_64 rng(84);
+  std::uniform_real_distribution<float> u(0.0f, 1.0f);
+  std::vector<Ray> rays;
+  for (int bundle = 0; bundle < 120; ++bundle) {
+    // 16 rays from one origin (or origins a hair apart), along +z or -z,
+    // with x and y components that are zeros of either sign or tiny.
+    const glm::vec3 org = box.min + glm::vec3{u(rng), u(rng), bundle % 2 ? -0.1f : 1.1f} * size;
+    const float dz = bundle % 2 ? 1.0f : -1.0f;
+    const bool shared_origin = bundle % 3 != 0;
+    for (int k = 0; k < 16; ++k) {
+      Ray r;
+      r.org = shared_origin ? org : org + glm::vec3{1e-3f * float(k), 0.0f, 0.0f};
+      const float zx = (k & 1) ? -0.0f : 0.0f;
+      const float zy = (k & 2) ? -0.0f : 0.0f;
+      switch (bundle % 4) {
+        case 0: r.dir = {zx, zy, dz}; break;                       // axis-parallel
+        case 1: r.dir = {zx, 1e-3f * float(k), dz}; break;         // one zero component
+        case 2: r.dir = {1e-3f * float(k), zy, dz}; break;
+        default: r.dir = {zx, zy, dz * (1.0f + float(k))}; break;  // lengths differ
+      }
+      // Signs of zero must agree within a packet for it to run as one: both
+      // kinds of packets occur here (k & 1 alternates the sign).
+      rays.push_back(r);
+    }
+  }
+  // Bundles whose zeros all have one sign, so that they run as packets.
+  for (Ray r : std::vector<Ray>(rays.begin(), rays.begin() + 16 * 40)) {
+    r.dir.x = std::abs(r.dir.x);
+    r.dir.y = std::abs(r.dir.y);
+    rays.push_back(r);
+  }
+  CHECK(coherent_groups(std::span<const Ray>(rays).last(16 * 40), scene) > 30);
+  for (const Picker& picker : both_batch_paths(scene)) {
+    const std::size_t hits = require_batch_equals_single<Ray>(picker, rays, QueryOptions{PickMode::kObb});
+    CHECK(hits > rays.size() / 10);
+  }
+}
+
+TEST_CASE("batches mixing coherent bundles and random rays, of every size, equal single queries") {
+  const Scene scene = tools::make_mesh_scene(1200, 85);
+  const Aabb box = translations_box(scene);
+  const glm::vec3 center = 0.5f * (box.min + box.max);
+  const std::vector<Ray> camera = camera_rays(center + 0.8f * (box.max - box.min), center, 200, 30);
+  const std::vector<Ray> random = test::random_scene_rays(scene, 1000, 86);
+  std::vector<Ray> rays;
+  for (std::size_t i = 0; i < 1000; i += 50) {
+    // Runs of 50 camera rays and 50 random ones: packets of 16 that are
+    // coherent, incoherent and half and half.
+    rays.insert(rays.end(), camera.begin() + i, camera.begin() + i + 50);
+    rays.insert(rays.end(), random.begin() + i, random.begin() + i + 50);
+  }
+  const Picker picker = Picker(scene, [] {
+    PickerConfig c;
+    c.batch_interleave_bytes = SIZE_MAX;
+    return c;
+  }());
+  for (const std::size_t n : {1u, 2u, 15u, 16u, 17u, 33u, 1024u, 1025u, 2000u}) {
+    CAPTURE(n);
+    const std::span<const Ray> part = std::span<const Ray>(rays).first(n);
+    for (PickMode mode : {PickMode::kObb, PickMode::kMesh}) {
+      require_batch_equals_single<Ray>(picker, part, QueryOptions{mode});
+    }
+  }
+}
+
+TEST_CASE("a packet offers each ray exactly the leaf entries a single traversal offers it, at the same or a larger tmax") {
+  // The packet walk against traverse() with no tmax updates: then the
+  // leaves offered must be the very same set per ray, since each ray's
+  // box tests are the same arithmetic.
+  const Scene scene = tools::make_boxes_scene(800, 87);
+  const Aabb box = translations_box(scene);
+  const glm::vec3 center = 0.5f * (box.min + box.max);
+  const std::vector<Ray> rays = camera_rays(center + glm::vec3{0.2f, 0.3f, 1.0f} * (box.max - box.min),
+                                            center, 128, 24);
+  // A wide tree over the objects' translations as unit boxes.
+  std::vector<Aabb> boxes;
+  std::vector<glm::vec3> centers;
+  for (const Object& o : scene.objects) {
+    const glm::vec3 p = glm::vec3(o.matrix[3]);
+    boxes.push_back(Aabb{p - 0.5f, p + 0.5f});
+    centers.push_back(p);
+  }
+  const WideBvh tree = WideBvh::collapse(build_bvh(boxes, centers));
+  std::vector<std::vector<std::uint32_t>> single(rays.size()), packed(rays.size());
+  for (std::size_t i = 0; i < rays.size(); ++i) {
+    tree.traverse(rays[i], [&](std::uint32_t e, float&) {
+      single[i].push_back(e);
+      return false;
+    });
+    std::sort(single[i].begin(), single[i].end());
+  }
+  tree.traverse_packets(rays, [&](std::size_t i, std::uint32_t e, float&) { packed[i].push_back(e); });
+  std::size_t offered = 0;
+  for (std::size_t i = 0; i < rays.size(); ++i) {
+    std::sort(packed[i].begin(), packed[i].end());
+    REQUIRE(packed[i] == single[i]);
+    offered += single[i].size();
+  }
+  CHECK(offered > rays.size() / 2);
+  CHECK(coherent_groups(rays, scene) > rays.size() / WideBvh::kPacket / 2);
+}
