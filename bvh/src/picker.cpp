@@ -209,18 +209,6 @@ void Picker::Impl::build_mesh_bvhs() {
       const glm::uvec3& t = m.triangles[m.bvh.prim_id(static_cast<std::uint32_t>(e))];
       m.verts[e] = {m.positions[t.x], m.positions[t.y], m.positions[t.z]};
     }
-    m.blocks.clear();
-    m.leaf_block.assign(m.verts.size(), 0);
-    for (const WideNode& n : m.bvh.nodes()) {
-      for (int s = 0; s < WideNode::kWidth; ++s) {
-        if (!n.is_leaf(s)) continue;
-        m.leaf_block[n.child[s]] = static_cast<std::uint32_t>(m.blocks.size());
-        for (std::uint32_t k = 0; k < n.count[s]; ++k) {
-          if (k % 4 == 0) m.blocks.emplace_back();
-          set_lane(m.blocks.back(), static_cast<int>(k % 4), m.verts[n.child[s] + k]);
-        }
-      }
-    }
     m.bvh_built = true;
   }
 }
@@ -402,29 +390,21 @@ Hit Picker::Impl::mesh_hit(const LeafObb& leaf, const R& ray, float tmax) const 
     return r;
   }();
   const TriangleRay tri_ray(local.org, local.dir);
-  mesh.bvh.traverse(local, [&](std::uint32_t first, std::uint32_t count, float& local_tmax) {
-    const TriangleBlock4* block = &mesh.blocks[mesh.leaf_block[first]];
-    for (std::uint32_t k = 0; k < count; k += 4, ++block) {
-      const unsigned lanes = count - k >= 4 ? 0xFu : (1u << (count - k)) - 1u;
-      TriangleHits4 h;
-      unsigned hits = intersect_triangle4(tri_ray, *block, lanes, local.tmin, local_tmax, h);
-      // In entry order, as the scalar loop: a lane beyond the best t so far
-      // fails better_in_object as it would have failed the test.
-      while (hits != 0) {
-        const int lane = std::countr_zero(hits);
-        hits &= hits - 1;
-        const std::uint32_t tri = mesh.bvh.prim_id(first + k + static_cast<std::uint32_t>(lane));
-        if (!better_in_object(h.t[lane], tri, best)) continue;
-        best.object = id;
-        best.t = h.t[lane];
-        best.triangle = tri;
-        best.u = h.u[lane];
-        best.v = h.v[lane];
-        local_tmax = h.t[lane];
-        if (kAny) return true;
-      }
-    }
-    return false;
+  mesh.bvh.traverse(local, [&](std::uint32_t entry, float& local_tmax) {
+    const std::array<glm::vec3, 3>& v = mesh.verts[entry];
+    const TriangleHit h =
+        intersect_triangle(tri_ray, v[0], v[1], v[2], local.tmin, local_tmax);
+    if (!h.hit) return false;
+    // The id (a read of another array) only for a hit.
+    const std::uint32_t tri = mesh.bvh.prim_id(entry);
+    if (!better_in_object(h.t, tri, best)) return false;
+    best.object = id;
+    best.t = h.t;
+    best.triangle = tri;
+    best.u = h.u;
+    best.v = h.v;
+    local_tmax = h.t;
+    return kAny;
   });
   return best;
 }
@@ -584,7 +564,6 @@ std::size_t Picker::Impl::memory_bytes() const {
                   bytes(leaf_) + bytes(moved_) + bytes(dirty_) + top_.memory_bytes();
   for (const MeshAccel& m : meshes_) {
     n += bytes(m.owned_positions) + bytes(m.owned_triangles) + bytes(m.verts) +
-         bytes(m.blocks) + bytes(m.leaf_block) +
          m.bvh.memory_bytes();
   }
   return n;

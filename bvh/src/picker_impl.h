@@ -5,7 +5,6 @@
 
 #include "raypick/bvh/picker.h"
 
-#include "triangle4.h"
 #include "wide_bvh.h"
 
 #include <array>
@@ -31,12 +30,6 @@ class Picker::Impl {
     // one contiguous run.
     WideBvh bvh;
     std::vector<std::array<glm::vec3, 3>> verts;
-    // The same triangles four to a block, structure-of-arrays, for the
-    // 4-wide leaf test: a leaf's entries fill blocks[leaf_block[first]]
-    // onwards, four per block (leaf_block is set at each leaf's first
-    // entry only).
-    std::vector<TriangleBlock4> blocks;
-    std::vector<std::uint32_t> leaf_block;
     bool bvh_built = false;
   };
   // What an object is, not what the tree derives from it (the inverse,

@@ -18,7 +18,6 @@
 #include <memory>
 #include <new>
 #include <span>
-#include <type_traits>
 #include <vector>
 
 #if defined(__SSE2__) || defined(_M_X64)
@@ -160,9 +159,7 @@ class WideBvh {
   // may lower tmax to the best t found so far and returns true to stop the
   // whole traversal (any-hit queries). Box tests are inclusive (tnear <=
   // tmax), so a primitive at exactly the best t is still offered to the
-  // callback: ties are the callback's to break. A callback of the form
-  //   bool leaf(std::uint32_t first_entry, std::uint32_t count, float& tmax)
-  // is called once per leaf with its run of entries instead.
+  // callback: ties are the callback's to break.
   template <class Leaf>
   TraversalStats traverse(const Ray& ray, Leaf&& leaf) const;
 
@@ -444,14 +441,9 @@ TraversalStats WideBvh::traverse(const Ray& ray, Leaf&& leaf) const {
   for (;;) {
     if (cur.count != 0) {
       ++st.leaves_visited;
-      if constexpr (std::is_invocable_v<Leaf&, std::uint32_t, std::uint32_t, float&>) {
-        st.prims_tested += cur.count;
-        if (leaf(cur.index, cur.count, tmax)) return st;
-      } else {
-        for (std::uint32_t i = 0; i < cur.count; ++i) {
-          ++st.prims_tested;
-          if (leaf(cur.index + i, tmax)) return st;
-        }
+      for (std::uint32_t i = 0; i < cur.count; ++i) {
+        ++st.prims_tested;
+        if (leaf(cur.index + i, tmax)) return st;
       }
     } else {
       const WideNode& n = nodes_[cur.index];
