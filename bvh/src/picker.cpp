@@ -490,8 +490,10 @@ Hit Picker::Impl::mesh_hit(const LeafObb& leaf, const R& ray, float tmax) const 
     const std::array<glm::vec3, 3>& v = mesh.verts[entry];
     const TriangleHit h =
         intersect_triangle(tri_ray, v[0], v[1], v[2], local.tmin, local_tmax);
+    if (!h.hit) return false;
+    // The id (a read of another array) only for a hit.
     const std::uint32_t tri = mesh.bvh.prim_id(entry);
-    if (!h.hit || !better_in_object(h.t, tri, best)) return false;
+    if (!better_in_object(h.t, tri, best)) return false;
     best.object = id;
     best.t = h.t;
     best.triangle = tri;

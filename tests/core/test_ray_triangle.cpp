@@ -6,7 +6,11 @@
 
 #include <glm/geometric.hpp>
 
+#include <cmath>
+#include <cstring>
 #include <map>
+#include <random>
+#include <utility>
 
 using namespace raypick;
 
@@ -183,4 +187,118 @@ TEST_CASE("watertight: rays at shared edges and vertices of closed meshes never 
       check_watertight(s, o, /*outside=*/true);
     }
   }
+}
+
+namespace {
+
+// The setup and test as first written (Woop et al.'s rule with branches and
+// glm's operator[]): the reference the branch-free version must equal bit
+// for bit.
+struct RefRay {
+  glm::vec3 org;
+  int kx, ky, kz;
+  float sx, sy, sz;
+};
+
+RefRay ref_ray(const glm::vec3& org, const glm::vec3& dir) {
+  RefRay r{org, 0, 0, 0, 0, 0, 0};
+  const glm::vec3 a{std::fabs(dir.x), std::fabs(dir.y), std::fabs(dir.z)};
+  r.kz = a.x > a.y ? (a.x > a.z ? 0 : 2) : (a.y > a.z ? 1 : 2);
+  r.kx = r.kz == 2 ? 0 : r.kz + 1;
+  r.ky = r.kx == 2 ? 0 : r.kx + 1;
+  if (dir[r.kz] < 0.0f) std::swap(r.kx, r.ky);
+  r.sx = dir[r.kx] / dir[r.kz];
+  r.sy = dir[r.ky] / dir[r.kz];
+  r.sz = 1.0f / dir[r.kz];
+  return r;
+}
+
+TriangleHit ref_intersect(const RefRay& ray, const glm::vec3& p0, const glm::vec3& p1,
+                          const glm::vec3& p2, float tmin, float tmax) {
+  const glm::vec3 a = p0 - ray.org, b = p1 - ray.org, c = p2 - ray.org;
+  const float ax = a[ray.kx] - ray.sx * a[ray.kz], ay = a[ray.ky] - ray.sy * a[ray.kz];
+  const float bx = b[ray.kx] - ray.sx * b[ray.kz], by = b[ray.ky] - ray.sy * b[ray.kz];
+  const float cx = c[ray.kx] - ray.sx * c[ray.kz], cy = c[ray.ky] - ray.sy * c[ray.kz];
+  float u = cx * by - cy * bx, v = ax * cy - ay * cx, w = bx * ay - by * ax;
+  if (u == 0.0f || v == 0.0f || w == 0.0f) {
+    u = static_cast<float>(double(cx) * double(by) - double(cy) * double(bx));
+    v = static_cast<float>(double(ax) * double(cy) - double(ay) * double(cx));
+    w = static_cast<float>(double(bx) * double(ay) - double(by) * double(ax));
+  }
+  TriangleHit out;
+  if ((u < 0.0f || v < 0.0f || w < 0.0f) && (u > 0.0f || v > 0.0f || w > 0.0f)) return out;
+  const float det = u + v + w;
+  if (!(det != 0.0f) || std::isnan(det)) return out;
+  const float t_scaled = u * (ray.sz * a[ray.kz]) + v * (ray.sz * b[ray.kz]) + w * (ray.sz * c[ray.kz]);
+  const float inv_det = 1.0f / det;
+  const float t = t_scaled * inv_det;
+  if (!(t >= tmin && t <= tmax)) return out;
+  out.hit = true;
+  out.t = t;
+  out.u = v * inv_det;
+  out.v = w * inv_det;
+  return out;
+}
+
+bool same_bits(float a, float b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+
+}  // namespace
+
+TEST_CASE("the watertight setup picks the reference axes for every sign and tie of the direction") {
+  const float values[] = {-2.0f, -1.0f, -0.0f, 0.0f, 1.0f, 2.0f};
+  int checked = 0;
+  for (float x : values) {
+    for (float y : values) {
+      for (float z : values) {
+        const glm::vec3 d{x, y, z};
+        if (d == glm::vec3{0.0f}) continue;
+        const TriangleRay r({0, 0, 0}, d);
+        const RefRay e = ref_ray({0, 0, 0}, d);
+        CAPTURE(x); CAPTURE(y); CAPTURE(z);
+        CHECK(r.kx == e.kx);
+        CHECK(r.ky == e.ky);
+        CHECK(r.kz == e.kz);
+        CHECK(same_bits(r.sx, e.sx));
+        CHECK(same_bits(r.sy, e.sy));
+        CHECK(same_bits(r.sz, e.sz));
+        ++checked;
+      }
+    }
+  }
+  CHECK(checked == 6 * 6 * 6 - 8);  // all but the eight signed zero directions
+}
+
+TEST_CASE("the watertight test gives the reference's hit, t, u and v bit for bit") {
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> coord(-2.0f, 2.0f);
+  std::uniform_int_distribution<int> pick(0, 7);
+  auto point = [&] { return glm::vec3{coord(rng), coord(rng), coord(rng)}; };
+  int hits = 0, edge_cases = 0;
+  for (int i = 0; i < 200000; ++i) {
+    glm::vec3 p0 = point(), p1 = point(), p2 = point();
+    glm::vec3 org = point(), dir = point();
+    // Edge cases: rays aimed at a vertex or an edge's midpoint, degenerate
+    // triangles, axis-aligned directions with -0.0 components, and rays in
+    // the triangle's plane.
+    switch (pick(rng)) {
+      case 0: dir = p1 - org; ++edge_cases; break;
+      case 1: dir = 0.5f * (p0 + p2) - org; ++edge_cases; break;
+      case 2: p2 = p1; ++edge_cases; break;
+      case 3: dir = {-0.0f, 0.0f, dir.z}; ++edge_cases; break;
+      case 4: org = p0; dir = p1 - p0; ++edge_cases; break;
+      default: break;
+    }
+    if (dir == glm::vec3{0.0f}) continue;
+    const float tmax = (i % 3 == 0) ? 1.0f : kInfinity;
+    const TriangleHit h = intersect_triangle(TriangleRay(org, dir), p0, p1, p2, 0.0f, tmax);
+    const TriangleHit e = ref_intersect(ref_ray(org, dir), p0, p1, p2, 0.0f, tmax);
+    CAPTURE(i);
+    REQUIRE(h.hit == e.hit);
+    REQUIRE(same_bits(h.t, e.t));
+    REQUIRE(same_bits(h.u, e.u));
+    REQUIRE(same_bits(h.v, e.v));
+    hits += h.hit ? 1 : 0;
+  }
+  CHECK(hits > 10000);
+  CHECK(edge_cases > 100000);
 }

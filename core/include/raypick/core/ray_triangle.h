@@ -14,6 +14,7 @@
 
 #include <cmath>
 #include <glm/common.hpp>
+#include <glm/gtc/type_ptr.hpp>
 
 #include "raypick/core/ray.h"
 
@@ -30,6 +31,11 @@ struct TriangleRay {
 
   // Precondition: dir is non-zero.
   TriangleRay(const glm::vec3& origin, const glm::vec3& dir);
+
+ private:
+  // kz, then kx and ky, without data-dependent branches (they mispredict
+  // on incoherent rays).
+  RAYPICK_GEOMETRY_INLINE void choose_axes(const glm::vec3& dir);
 };
 
 struct TriangleHit {
@@ -48,38 +54,54 @@ RAYPICK_GEOMETRY_INLINE TriangleHit intersect_triangle(
     const glm::vec3& p2, float tmin, float tmax);
 
 // Inline: the mesh traversal runs these once per object and triangle.
+RAYPICK_GEOMETRY_INLINE void TriangleRay::choose_axes(const glm::vec3& dir) {
+  const float ax = std::fabs(dir.x), ay = std::fabs(dir.y), az = std::fabs(dir.z);
+  // kz = ax > ay ? (ax > az ? 0 : 2) : (ay > az ? 1 : 2), by a table over
+  // the three comparisons (the same comparisons, so the same kz, NaN too).
+  static constexpr signed char kZ[8] = {2, 2, 2, 0, 1, 2, 1, 0};
+  kz = kZ[unsigned(ax > ay) | unsigned(ax > az) << 1 | unsigned(ay > az) << 2];
+  // kx, ky = the next two axes, swapped when dir[kz] < 0: that keeps the
+  // sign of the edge functions consistent, so "all of one sign" means
+  // inside either way.
+  static constexpr signed char kXY[3][2][2] = {
+      {{1, 2}, {2, 1}}, {{2, 0}, {0, 2}}, {{0, 1}, {1, 0}}};
+  const float* d = glm::value_ptr(dir);
+  const int neg = d[kz] < 0.0f ? 1 : 0;
+  kx = kXY[kz][neg][0];
+  ky = kXY[kz][neg][1];
+}
+
+// Components are read through value_ptr, not glm's operator[], which is a
+// switch: three branches per read, on axes that change from ray to ray.
 RAYPICK_GEOMETRY_INLINE TriangleRay::TriangleRay(const glm::vec3& origin,
                                                  const glm::vec3& dir)
     : org(origin) {
-  const glm::vec3 a{std::fabs(dir.x), std::fabs(dir.y), std::fabs(dir.z)};
-  kz = a.x > a.y ? (a.x > a.z ? 0 : 2) : (a.y > a.z ? 1 : 2);
-  kx = kz == 2 ? 0 : kz + 1;
-  ky = kx == 2 ? 0 : kx + 1;
-  // Swapping kx and ky when dir[kz] < 0 keeps the sign of the edge
-  // functions consistent, so "all of one sign" means inside either way.
-  if (dir[kz] < 0.0f) {
-    const int tmp = kx;
-    kx = ky;
-    ky = tmp;
-  }
-  sx = dir[kx] / dir[kz];
-  sy = dir[ky] / dir[kz];
-  sz = 1.0f / dir[kz];
+  choose_axes(dir);
+  const float* d = glm::value_ptr(dir);
+  sx = d[kx] / d[kz];
+  sy = d[ky] / d[kz];
+  sz = 1.0f / d[kz];
 }
 
 RAYPICK_GEOMETRY_INLINE TriangleHit intersect_triangle(
     const TriangleRay& ray, const glm::vec3& p0, const glm::vec3& p1,
     const glm::vec3& p2, float tmin, float tmax) {
-  const glm::vec3 a = p0 - ray.org;
-  const glm::vec3 b = p1 - ray.org;
-  const glm::vec3 c = p2 - ray.org;
+  // a = p0 - org, b = p1 - org, c = p2 - org, by axis kx, ky, kz.
+  const float* o = glm::value_ptr(ray.org);
+  const float* q0 = glm::value_ptr(p0);
+  const float* q1 = glm::value_ptr(p1);
+  const float* q2 = glm::value_ptr(p2);
+  const int kx = ray.kx, ky = ray.ky, kz = ray.kz;
+  const float a_kx = q0[kx] - o[kx], a_ky = q0[ky] - o[ky], a_kz = q0[kz] - o[kz];
+  const float b_kx = q1[kx] - o[kx], b_ky = q1[ky] - o[ky], b_kz = q1[kz] - o[kz];
+  const float c_kx = q2[kx] - o[kx], c_ky = q2[ky] - o[ky], c_kz = q2[kz] - o[kz];
   // Shear and scale so the ray runs along +z from the origin.
-  const float ax = a[ray.kx] - ray.sx * a[ray.kz];
-  const float ay = a[ray.ky] - ray.sy * a[ray.kz];
-  const float bx = b[ray.kx] - ray.sx * b[ray.kz];
-  const float by = b[ray.ky] - ray.sy * b[ray.kz];
-  const float cx = c[ray.kx] - ray.sx * c[ray.kz];
-  const float cy = c[ray.ky] - ray.sy * c[ray.kz];
+  const float ax = a_kx - ray.sx * a_kz;
+  const float ay = a_ky - ray.sy * a_kz;
+  const float bx = b_kx - ray.sx * b_kz;
+  const float by = b_ky - ray.sy * b_kz;
+  const float cx = c_kx - ray.sx * c_kz;
+  const float cy = c_ky - ray.sy * c_kz;
   // Scaled barycentrics: u weights p0, v p1, w p2.
   float u = cx * by - cy * bx;
   float v = ax * cy - ay * cx;
@@ -99,9 +121,9 @@ RAYPICK_GEOMETRY_INLINE TriangleHit intersect_triangle(
   // det == 0: degenerate triangle, or the ray lies in its plane. A NaN det
   // (overflow in the products) also fails the test below.
   if (!(det != 0.0f) || std::isnan(det)) return out;
-  const float az = ray.sz * a[ray.kz];
-  const float bz = ray.sz * b[ray.kz];
-  const float cz = ray.sz * c[ray.kz];
+  const float az = ray.sz * a_kz;
+  const float bz = ray.sz * b_kz;
+  const float cz = ray.sz * c_kz;
   const float t_scaled = u * az + v * bz + w * cz;
   const float inv_det = 1.0f / det;
   const float t = t_scaled * inv_det;
