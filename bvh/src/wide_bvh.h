@@ -93,7 +93,8 @@ class WideBvh {
  public:
   // Collapses `bvh` (its prim_ids order is kept for the entries): each wide
   // node takes a binary node's children and keeps opening its largest inner
-  // child until it has eight. O(nodes).
+  // child until it has eight. O(nodes); large trees collapse their
+  // subtrees as parallel tasks, numbered the same on any thread count.
   static WideBvh collapse(const Bvh& bvh);
 
   bool empty() const { return nodes_.empty(); }
