@@ -194,26 +194,28 @@ class Builder {
     // exact, so the bounds do not depend on how the range is cut.
     const auto count = static_cast<std::uint32_t>(n);
     Task root{0, 0, count, 0, {}};
-    root.bounds = tbb::parallel_reduce(
-        tbb::blocked_range<std::uint32_t>(0, count, kParallelGrain), Bounds4{},
-        [this](const tbb::blocked_range<std::uint32_t>& range, Bounds4 b) {
-          for (std::uint32_t i = range.begin(); i != range.end(); ++i) {
-            PrimRef& r = refs_[i];
-            for (int a = 0; a < 3; ++a) {
-              r.lo[a] = boxes_[i].min[a];
-              r.hi[a] = boxes_[i].max[a];
-              r.center[a] = centers_[i][a];
-            }
-            r.id = i;
-            r.hi[3] = r.center[3] = 0.0f;
-            b.add(r);
-          }
-          return b;
-        },
-        [](Bounds4 a, const Bounds4& b) {
-          a.merge(b);
-          return a;
-        });
+    auto fill = [this](const tbb::blocked_range<std::uint32_t>& range, Bounds4 b) {
+      for (std::uint32_t i = range.begin(); i != range.end(); ++i) {
+        PrimRef& r = refs_[i];
+        for (int a = 0; a < 3; ++a) {
+          r.lo[a] = boxes_[i].min[a];
+          r.hi[a] = boxes_[i].max[a];
+          r.center[a] = centers_[i][a];
+        }
+        r.id = i;
+        r.hi[3] = r.center[3] = 0.0f;
+        b.add(r);
+      }
+      return b;
+    };
+    // A single chunk (a small tree) runs here, without the scheduler.
+    const tbb::blocked_range<std::uint32_t> all(0, count, kParallelGrain);
+    root.bounds = all.is_divisible() ? tbb::parallel_reduce(all, Bounds4{}, fill,
+                                                            [](Bounds4 a, const Bounds4& b) {
+                                                              a.merge(b);
+                                                              return a;
+                                                            })
+                                     : fill(all, Bounds4{});
     // A binary tree over n leaves of >= 1 primitive has at most 2n - 1
     // nodes: allocate them all and hand out pairs with an atomic counter,
     // so parallel subtrees never move the array.
@@ -226,12 +228,14 @@ class Builder {
     // again, while a shrink would copy every node into fresh pages. Callers
     // that collapse the tree drop it anyway.
     bvh.prim_ids.resize(n);
-    tbb::parallel_for(tbb::blocked_range<std::uint32_t>(0, count, kParallelGrain),
-                      [&](const tbb::blocked_range<std::uint32_t>& range) {
-                        for (std::uint32_t i = range.begin(); i != range.end(); ++i) {
-                          bvh.prim_ids[i] = refs_[i].id;
-                        }
-                      });
+    auto ids = [&](const tbb::blocked_range<std::uint32_t>& range) {
+      for (std::uint32_t i = range.begin(); i != range.end(); ++i) bvh.prim_ids[i] = refs_[i].id;
+    };
+    if (all.is_divisible()) {
+      tbb::parallel_for(all, ids);
+    } else {
+      ids(all);
+    }
     return bvh;
   }
 

@@ -263,20 +263,22 @@ void Picker::Impl::rebuild() {
   Uninitialized<LeafObb> leaves(count);
   Uninitialized<Aabb> boxes(count);
   Uninitialized<glm::vec3> centers(count);
-  const std::size_t kept = tbb::parallel_reduce(
-      tbb::blocked_range<std::uint32_t>(0, count, kObjectGrain), std::size_t{0},
-      [&](const tbb::blocked_range<std::uint32_t>& r, std::size_t k) {
-        for (std::uint32_t id = r.begin(); id != r.end(); ++id) {
-          ObjectRec& o = objects_[id];
-          o.prim = kInvalidId;
-          boxes[id] = o.alive ? make_leaf(id, leaves[id]) : Aabb{};
-          if (boxes[id].empty()) continue;
-          centers[id] = boxes[id].center();
-          ++k;
-        }
-        return k;
-      },
-      std::plus<>());
+  auto make_leaves = [&](const tbb::blocked_range<std::uint32_t>& r, std::size_t k) {
+    for (std::uint32_t id = r.begin(); id != r.end(); ++id) {
+      ObjectRec& o = objects_[id];
+      o.prim = kInvalidId;
+      boxes[id] = o.alive ? make_leaf(id, leaves[id]) : Aabb{};
+      if (boxes[id].empty()) continue;
+      centers[id] = boxes[id].center();
+      ++k;
+    }
+    return k;
+  };
+  // A single chunk (a small scene) runs here, without the scheduler.
+  const tbb::blocked_range<std::uint32_t> ids(0, count, kObjectGrain);
+  const std::size_t kept =
+      ids.is_divisible() ? tbb::parallel_reduce(ids, std::size_t{0}, make_leaves, std::plus<>())
+                         : make_leaves(ids, 0);
   // Primitives are the kept objects in id order: when some are left out,
   // close the gaps (one serial pass, only then).
   std::size_t n = count;
@@ -296,14 +298,19 @@ void Picker::Impl::rebuild() {
   // entry writes its own leaf copy and object: a parallel loop.
   RAYPICK_ASSERT(top_.entry_count() == n, "the tree holds every primitive once");
   std::vector<LeafObb> by_entry(n);  // allocated at its size: no shrink copy
-  tbb::parallel_for(tbb::blocked_range<std::uint32_t>(0, static_cast<std::uint32_t>(n), kObjectGrain),
-                    [&](const tbb::blocked_range<std::uint32_t>& r) {
-                      for (std::uint32_t e = r.begin(); e != r.end(); ++e) {
-                        const LeafObb& leaf = leaves[top_.prim_id(e)];
-                        by_entry[e] = leaf;
-                        objects_[leaf.object].prim = e;
-                      }
-                    });
+  auto reorder = [&](const tbb::blocked_range<std::uint32_t>& r) {
+    for (std::uint32_t e = r.begin(); e != r.end(); ++e) {
+      const LeafObb& leaf = leaves[top_.prim_id(e)];
+      by_entry[e] = leaf;
+      objects_[leaf.object].prim = e;
+    }
+  };
+  const tbb::blocked_range<std::uint32_t> entries(0, static_cast<std::uint32_t>(n), kObjectGrain);
+  if (entries.is_divisible()) {
+    tbb::parallel_for(entries, reorder);
+  } else {
+    reorder(entries);
+  }
   leaf_ = std::move(by_entry);
   top_.number_by_entry();
   moved_.assign(n, 0);

@@ -74,7 +74,7 @@ class Collapser {
     out.parent_slot[0] = 0;
     // Copy the regions into place, the children and entries renumbered:
     // in parallel, each node writing its own slots' children and entries.
-    tbb::parallel_for(std::size_t{0}, regions_.size(), [&](std::size_t r) {
+    auto place = [&](std::size_t r) {
       const std::vector<WideNode>& src = regions_[r].nodes;
       for (std::size_t i = 0; i < src.size(); ++i) {
         const auto at = static_cast<std::uint32_t>(offset[r] + i);
@@ -94,7 +94,12 @@ class Collapser {
           }
         }
       }
-    });
+    };
+    if (regions_.size() == 1) {
+      place(0);  // a small tree: here, without the scheduler
+    } else {
+      tbb::parallel_for(std::size_t{0}, regions_.size(), place);
+    }
   }
 
  private:
