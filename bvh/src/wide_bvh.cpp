@@ -3,8 +3,6 @@
 #include <tbb/task_group.h>
 
 #include <algorithm>
-#include <atomic>
-#include <new>
 
 namespace raypick {
 namespace {
@@ -87,8 +85,8 @@ class Collapser {
               out.entry_slot[e] = static_cast<std::uint8_t>(s);
             }
           } else if (n.is_inner(s)) {
-            n.child[s] = r == 0 && links_.contains(at, s) ? offset[links_.region(at, s)]
-                                                          : n.child[s] + offset[r];
+            const std::uint32_t linked = r == 0 ? linked_region(at, s) : 0;
+            n.child[s] = linked != 0 ? offset[linked] : n.child[s] + offset[r];
             out.parent[n.child[s]] = at;
             out.parent_slot[n.child[s]] = static_cast<std::uint8_t>(s);
           }
@@ -107,27 +105,20 @@ class Collapser {
     std::uint32_t root = 0;  // binary node of the region's root
     std::vector<WideNode> nodes;
   };
-  // The top nodes' slots that point to another region's root.
-  struct Links {
-    struct Link {
-      std::uint32_t node;
-      int slot;
-      std::uint32_t region;
-    };
-    std::vector<Link> links;
-    bool contains(std::uint32_t node, int slot) const {
-      for (const Link& l : links) {
-        if (l.node == node && l.slot == slot) return true;
-      }
-      return false;
-    }
-    std::uint32_t region(std::uint32_t node, int slot) const {
-      for (const Link& l : links) {
-        if (l.node == node && l.slot == slot) return l.region;
-      }
-      return 0;
-    }
+  // A top node's slot that points to another region's root.
+  struct Link {
+    std::uint32_t node;
+    int slot;
+    std::uint32_t region;
   };
+  // The region a top node's slot links to, or 0 when the slot points into
+  // region 0 (no region links to region 0). A few dozen links at most.
+  std::uint32_t linked_region(std::uint32_t node, int slot) const {
+    for (const Link& l : links_) {
+      if (l.node == node && l.slot == slot) return l.region;
+    }
+    return 0;
+  }
 
   // Region 0 from `job` down: depth first, except that at level `split`
   // (when >= 0) the inner children become regions of their own.
@@ -149,7 +140,7 @@ class Collapser {
       // node fill() made for it in region 0 is dropped (it is the last).
       int slot = 0;
       while (!(n.is_inner(slot) && n.child[slot] == kids[i].wide)) ++slot;
-      links_.links.push_back({job.wide, slot, static_cast<std::uint32_t>(regions_.size())});
+      links_.push_back({job.wide, slot, static_cast<std::uint32_t>(regions_.size())});
       Region& r = regions_.emplace_back();
       r.root = kids[i].binary;
     }
@@ -255,7 +246,7 @@ class Collapser {
 
   const Bvh& bvh_;
   std::vector<Region> regions_;
-  Links links_;
+  std::vector<Link> links_;
 };
 
 }  // namespace
