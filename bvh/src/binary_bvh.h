@@ -54,8 +54,9 @@ struct Bvh {
 // which halves n; so every node satisfies depth + ceil(log2 n) <=
 // kBvhMaxDepth and no leaf is deeper than kBvhMaxDepth. Primitives whose
 // centers coincide are split at the median too. Cost: O(n log n), subtrees
-// of 4096 or more primitives built in parallel (TBB); node order may vary
-// from run to run, the tree's shape does not.
+// of 4096 or more primitives built in parallel (TBB), ranges of 16384 or
+// more binned in parallel chunks; node order may vary from run to run, the
+// tree's shape and prim_ids do not.
 Bvh build_bvh(std::span<const Aabb> boxes, std::span<const glm::vec3> centers,
               const BvhConfig& config = {});
 

@@ -3,6 +3,9 @@
 #include "raypick/core/assert.h"
 #include "raypick/core/ray.h"
 
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+#include <tbb/parallel_reduce.h>
 #include <tbb/task_group.h>
 
 #if defined(__SSE2__) || defined(_M_X64)
@@ -86,6 +89,12 @@ struct Bounds4 {
     clo = min(clo, c);
     chi = max(chi, c);
   }
+  void merge(const Bounds4& b) {
+    lo = min(lo, b.lo);
+    hi = max(hi, b.hi);
+    clo = min(clo, b.clo);
+    chi = max(chi, b.chi);
+  }
   Aabb box() const { return to_aabb(lo, hi); }
   // As box().half_area(): 0 when empty.
   float half_area() const {
@@ -116,6 +125,34 @@ struct Bin {
   std::uint32_t count;
 };
 
+// The bins of all three axes. clear() empties the first nbins of each: most
+// calls are on small ranges, where clearing 3 x 64 bins would cost more than
+// the binning. Every bin in use starts empty, so that adding a primitive
+// needs no branch on whether it is the bin's first (that branch mispredicts
+// on the small ranges that make most calls).
+struct BinSet {
+  Bin bin[3][64];
+
+  void clear(std::uint32_t nbins) {
+    for (auto& axis : bin) {
+      for (std::uint32_t b = 0; b < nbins; ++b) {
+        axis[b].lo = V4::splat(kInfinity);
+        axis[b].hi = V4::splat(-kInfinity);
+        axis[b].count = 0;
+      }
+    }
+  }
+  void merge(const BinSet& o, std::uint32_t nbins) {
+    for (int a = 0; a < 3; ++a) {
+      for (std::uint32_t b = 0; b < nbins; ++b) {
+        bin[a][b].lo = min(bin[a][b].lo, o.bin[a][b].lo);
+        bin[a][b].hi = max(bin[a][b].hi, o.bin[a][b].hi);
+        bin[a][b].count += o.bin[a][b].count;
+      }
+    }
+  }
+};
+
 // A range of primitives to turn into the subtree at `node`, with their box
 // and centroid box (known from the parent's split).
 struct Task {
@@ -128,6 +165,10 @@ struct Task {
 
 // Subtrees at least this large are built as parallel TBB tasks.
 constexpr std::uint32_t kParallelGrain = 4096;
+
+// Ranges at least this large are binned in parallel chunks of
+// kParallelGrain primitives.
+constexpr std::uint32_t kParallelBinMin = 4 * kParallelGrain;
 
 // Ranges of at most this many primitives are split by an exact sweep over
 // their centers sorted on each axis instead of by bins: most calls are on
@@ -149,18 +190,32 @@ class Builder {
     // Uninitialized: every record is written just below (a vector would
     // clear them first).
     refs_ = std::make_unique_for_overwrite<PrimRef[]>(n);
-    Task root{0, 0, static_cast<std::uint32_t>(n), 0, {}};
-    for (std::uint32_t i = 0; i < n; ++i) {
-      PrimRef& r = refs_[i];
-      for (int a = 0; a < 3; ++a) {
-        r.lo[a] = boxes_[i].min[a];
-        r.hi[a] = boxes_[i].max[a];
-        r.center[a] = centers_[i][a];
+    // The records and the root's bounds, in parallel: min and max are
+    // exact, so the bounds do not depend on how the range is cut.
+    const auto count = static_cast<std::uint32_t>(n);
+    Task root{0, 0, count, 0, {}};
+    auto fill = [this](const tbb::blocked_range<std::uint32_t>& range, Bounds4 b) {
+      for (std::uint32_t i = range.begin(); i != range.end(); ++i) {
+        PrimRef& r = refs_[i];
+        for (int a = 0; a < 3; ++a) {
+          r.lo[a] = boxes_[i].min[a];
+          r.hi[a] = boxes_[i].max[a];
+          r.center[a] = centers_[i][a];
+        }
+        r.id = i;
+        r.hi[3] = r.center[3] = 0.0f;
+        b.add(r);
       }
-      r.id = i;
-      r.hi[3] = r.center[3] = 0.0f;
-      root.bounds.add(r);
-    }
+      return b;
+    };
+    // A single chunk (a small tree) runs here, without the scheduler.
+    const tbb::blocked_range<std::uint32_t> all(0, count, kParallelGrain);
+    root.bounds = all.is_divisible() ? tbb::parallel_reduce(all, Bounds4{}, fill,
+                                                            [](Bounds4 a, const Bounds4& b) {
+                                                              a.merge(b);
+                                                              return a;
+                                                            })
+                                     : fill(all, Bounds4{});
     // A binary tree over n leaves of >= 1 primitive has at most 2n - 1
     // nodes: allocate them all and hand out pairs with an atomic counter,
     // so parallel subtrees never move the array.
@@ -173,7 +228,14 @@ class Builder {
     // again, while a shrink would copy every node into fresh pages. Callers
     // that collapse the tree drop it anyway.
     bvh.prim_ids.resize(n);
-    for (std::size_t i = 0; i < n; ++i) bvh.prim_ids[i] = refs_[i].id;
+    auto ids = [&](const tbb::blocked_range<std::uint32_t>& range) {
+      for (std::uint32_t i = range.begin(); i != range.end(); ++i) bvh.prim_ids[i] = refs_[i].id;
+    };
+    if (all.is_divisible()) {
+      tbb::parallel_for(all, ids);
+    } else {
+      ids(all);
+    }
     return bvh;
   }
 
@@ -249,6 +311,23 @@ class Builder {
     f.store(out);
   }
 
+  // Adds the primitives [begin, end) to the bins of their centers.
+  void bin_range(std::uint32_t begin, std::uint32_t end, V4 lo, V4 sc, V4 last,
+                 BinSet& bins) const {
+    for (std::uint32_t i = begin; i < end; ++i) {
+      const PrimRef& r = refs_[i];
+      const V4 plo = V4::load(r.lo), phi = V4::load(r.hi);
+      float f[4];
+      bins_of(r.center, lo, sc, last, f);
+      for (int axis = 0; axis < 3; ++axis) {
+        Bin& b = bins.bin[axis][static_cast<std::uint32_t>(f[axis])];
+        ++b.count;
+        b.lo = min(b.lo, plo);
+        b.hi = max(b.hi, phi);
+      }
+    }
+  }
+
   // Binned SAH over all three axes in one pass over the primitives. Returns
   // the partition point of the best split (and its cost, and the two
   // sides' bounds, which the bins hold), or 0 when no bin boundary
@@ -272,30 +351,24 @@ class Builder {
                            centroid_bounds.min.z, 0.0f};
     const V4 lo = V4::load(lo_f), sc = V4::load(scale);
     const V4 last = V4::splat(static_cast<float>(nbins - 1));
-    // Only the bins in use are emptied: most calls are on small ranges,
-    // where clearing 3 x 64 bins would cost more than the binning. Every
-    // bin in use starts empty, so that adding a primitive needs no
-    // branch on whether it is the bin's first (that branch mispredicts on
-    // the small ranges that make most calls).
-    Bin bins[3][64];
-    for (int axis = 0; axis < 3; ++axis) {
-      for (std::uint32_t b = 0; b < nbins; ++b) {
-        bins[axis][b].lo = V4::splat(kInfinity);
-        bins[axis][b].hi = V4::splat(-kInfinity);
-        bins[axis][b].count = 0;
-      }
-    }
-    for (std::uint32_t i = task.begin; i < task.end; ++i) {
-      const PrimRef& r = refs_[i];
-      const V4 plo = V4::load(r.lo), phi = V4::load(r.hi);
-      float f[4];
-      bins_of(r.center, lo, sc, last, f);
-      for (int axis = 0; axis < 3; ++axis) {
-        Bin& b = bins[axis][static_cast<std::uint32_t>(f[axis])];
-        ++b.count;
-        b.lo = min(b.lo, plo);
-        b.hi = max(b.hi, phi);
-      }
+    BinSet bins;  // only the bins in use are emptied
+    bins.clear(nbins);
+    if (task.end - task.begin >= kParallelBinMin) {
+      // A large range (the top levels, before the subtrees run as tasks):
+      // its chunks binned in parallel, their bins merged. Counts add and
+      // boxes take min and max, both exact: the same bins as one pass.
+      bins = tbb::parallel_reduce(
+          tbb::blocked_range<std::uint32_t>(task.begin, task.end, kParallelGrain), bins,
+          [&](const tbb::blocked_range<std::uint32_t>& range, BinSet acc) {
+            bin_range(range.begin(), range.end(), lo, sc, last, acc);
+            return acc;
+          },
+          [nbins](BinSet a, const BinSet& b) {
+            a.merge(b, nbins);
+            return a;
+          });
+    } else {
+      bin_range(task.begin, task.end, lo, sc, last, bins);
     }
     int best_axis = -1;
     std::uint32_t best_bin = 0;
@@ -314,7 +387,7 @@ class Builder {
       std::uint32_t n_right = 0;
       float area = 0.0f;
       for (std::uint32_t b = nbins - 1; b > 0; --b) {
-        const Bin& bin = bins[axis][b];
+        const Bin& bin = bins.bin[axis][b];
         if (bin.count != 0) {
           acc_lo = min(acc_lo, bin.lo);
           acc_hi = max(acc_hi, bin.hi);
@@ -328,7 +401,7 @@ class Builder {
       acc_hi = V4::splat(-kInfinity);
       std::uint32_t left_count = 0;
       for (std::uint32_t b = 0; b + 1 < nbins; ++b) {
-        const Bin& bin = bins[axis][b];
+        const Bin& bin = bins.bin[axis][b];
         if (bin.count == 0) continue;
         acc_lo = min(acc_lo, bin.lo);
         acc_hi = max(acc_hi, bin.hi);

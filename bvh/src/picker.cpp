@@ -9,12 +9,15 @@
 
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
+#include <tbb/parallel_reduce.h>
 
 #include <glm/matrix.hpp>
 
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <functional>
+#include <new>
 #include <type_traits>
 
 // The per-leaf steps of the traversal loops: inlined into them, which the
@@ -71,6 +74,31 @@ struct CentreSum {
     return count == 0 ? glm::vec3{0.0f} : glm::vec3{sum / double(count)};
   }
 };
+
+// Storage for n elements of a trivially copyable T, left uninitialized:
+// for arrays that a parallel loop fills before anything reads them (a
+// vector would first write every element on one thread).
+template <class T>
+class Uninitialized {
+  static_assert(std::is_trivially_copyable_v<T> && std::is_trivially_destructible_v<T>);
+
+ public:
+  explicit Uninitialized(std::size_t n)
+      : data_(static_cast<T*>(::operator new(std::max<std::size_t>(n, 1) * sizeof(T),
+                                             std::align_val_t{alignof(T)}))) {}
+  ~Uninitialized() { ::operator delete(data_, std::align_val_t{alignof(T)}); }
+  Uninitialized(const Uninitialized&) = delete;
+  Uninitialized& operator=(const Uninitialized&) = delete;
+
+  T& operator[](std::size_t i) { return data_[i]; }
+  T* get() { return data_; }
+
+ private:
+  T* data_;
+};
+
+// Objects per task of the rebuild's per-object loops.
+constexpr std::uint32_t kObjectGrain = 2048;
 
 }  // namespace
 
@@ -307,39 +335,67 @@ double Picker::Impl::sah_cost() const {
 }
 
 void Picker::Impl::rebuild() {
-  // The padding's centre, as padding_centre() over the live objects.
+  // The padding's centre, as padding_centre() over the live objects (in
+  // order: its double sum must not depend on the thread count).
   CentreSum centre;
   for (const ObjectRec& o : objects_) {
     if (o.alive) centre.add(o.to_world[3]);
   }
   pad_centre_ = centre.centre();
-  std::vector<LeafObb> leaves;  // by primitive
-  std::vector<Aabb> boxes;
-  std::vector<glm::vec3> centers;
-  leaves.reserve(objects_.size());
-  boxes.reserve(objects_.size());
-  centers.reserve(objects_.size());
-  for (std::uint32_t id = 0; id < objects_.size(); ++id) {
-    ObjectRec& o = objects_[id];
-    o.prim = kInvalidId;
-    if (!o.alive) continue;
-    LeafObb leaf;
-    const Aabb box = make_leaf(id, leaf);
-    if (box.empty()) continue;
-    o.prim = static_cast<std::uint32_t>(leaves.size());
-    leaves.push_back(leaf);
-    boxes.push_back(box);
-    centers.push_back(box.center());
+  // Per object, in parallel: its leaf copy (the double inverse), padded
+  // world box and centre, by object id. An empty box (removed, or never
+  // hit) leaves the object out of the tree.
+  const auto count = static_cast<std::uint32_t>(objects_.size());
+  Uninitialized<LeafObb> leaves(count);
+  Uninitialized<Aabb> boxes(count);
+  Uninitialized<glm::vec3> centers(count);
+  auto make_leaves = [&](const tbb::blocked_range<std::uint32_t>& r, std::size_t k) {
+    for (std::uint32_t id = r.begin(); id != r.end(); ++id) {
+      ObjectRec& o = objects_[id];
+      o.prim = kInvalidId;
+      boxes[id] = o.alive ? make_leaf(id, leaves[id]) : Aabb{};
+      if (boxes[id].empty()) continue;
+      centers[id] = boxes[id].center();
+      ++k;
+    }
+    return k;
+  };
+  // A single chunk (a small scene) runs here, without the scheduler.
+  const tbb::blocked_range<std::uint32_t> ids(0, count, kObjectGrain);
+  const std::size_t kept =
+      ids.is_divisible() ? tbb::parallel_reduce(ids, std::size_t{0}, make_leaves, std::plus<>())
+                         : make_leaves(ids, 0);
+  // Primitives are the kept objects in id order: when some are left out,
+  // close the gaps (one serial pass, only then).
+  std::size_t n = count;
+  if (kept != count) {
+    n = 0;
+    for (std::uint32_t id = 0; id < count; ++id) {
+      if (boxes[id].empty()) continue;
+      leaves[n] = leaves[id];
+      boxes[n] = boxes[id];
+      centers[n] = centers[id];
+      ++n;
+    }
   }
-  top_ = WideBvh::collapse(build_bvh(boxes, centers, config_.top));
+  top_ = WideBvh::collapse(build_bvh({boxes.get(), n}, {centers.get(), n}, config_.top));
   // Renumber the primitives in the tree's entry order, so that a refit's
-  // sweep reads the boxes front to back: from here on prim == entry.
-  const std::size_t n = top_.entry_count();
+  // sweep reads the boxes front to back: from here on prim == entry. Each
+  // entry writes its own leaf copy and object: a parallel loop.
+  RAYPICK_ASSERT(top_.entry_count() == n, "the tree holds every primitive once");
   std::vector<LeafObb> by_entry(n);  // allocated at its size: no shrink copy
-  for (std::uint32_t e = 0; e < n; ++e) {
-    const std::uint32_t prim = top_.prim_id(e);
-    by_entry[e] = leaves[prim];
-    objects_[leaves[prim].object].prim = e;
+  auto reorder = [&](const tbb::blocked_range<std::uint32_t>& r) {
+    for (std::uint32_t e = r.begin(); e != r.end(); ++e) {
+      const LeafObb& leaf = leaves[top_.prim_id(e)];
+      by_entry[e] = leaf;
+      objects_[leaf.object].prim = e;
+    }
+  };
+  const tbb::blocked_range<std::uint32_t> entries(0, static_cast<std::uint32_t>(n), kObjectGrain);
+  if (entries.is_divisible()) {
+    tbb::parallel_for(entries, reorder);
+  } else {
+    reorder(entries);
   }
   leaf_ = std::move(by_entry);
   top_.number_by_entry();

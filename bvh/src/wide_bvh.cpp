@@ -1,10 +1,8 @@
 #include "wide_bvh.h"
 
-#include <algorithm>
+#include <tbb/task_group.h>
 
-#if RAYPICK_WIDE_SSE
-#include <emmintrin.h>
-#endif
+#include <algorithm>
 
 namespace raypick {
 namespace {
@@ -15,34 +13,189 @@ void clear_slot(WideNode& n, int s) {
   n.count[s] = 0;
 }
 
-}  // namespace
+// A binary node to turn into the wide node at index `wide` of its region.
+struct Work {
+  std::uint32_t binary;
+  std::uint32_t wide;
+};
 
-WideBvh WideBvh::collapse(const Bvh& bvh) {
-  WideBvh w;
-  if (bvh.empty()) return w;
-  w.prim_ids_ = bvh.prim_ids;
-  w.entry_node_.assign(w.prim_ids_.size(), 0);
-  w.entry_slot_.assign(w.prim_ids_.size(), 0);
-  w.nodes_.reserve(bvh.nodes.size() / 2 + 1);
-  w.nodes_.emplace_back();
-  w.parent_.push_back(0);
-  w.parent_slot_.push_back(0);
-  struct Work {
-    std::uint32_t binary;
-    std::uint32_t wide;
-  };
-  // Leaf slots each binary node's subtree needs (a leaf: one).
-  std::vector<std::uint32_t> below(bvh.nodes.size());
-  for (std::size_t i = bvh.nodes.size(); i-- > 0;) {
-    const BvhNode& n = bvh.nodes[i];
-    below[i] = n.is_leaf() ? 1u : below[n.index] + below[n.index + 1];
+// Trees with at least this many binary nodes collapse their subtrees below
+// the top kTopLevels wide levels as parallel tasks.
+constexpr std::size_t kParallelNodes = 16384;
+constexpr int kTopLevels = 2;
+
+// The arrays a collapse fills (the WideBvh's): entry_node and entry_slot
+// already sized, one per entry.
+struct Arrays {
+  std::vector<WideNode>& nodes;
+  std::vector<std::uint32_t>& parent;
+  std::vector<std::uint8_t>& parent_slot;
+  std::vector<std::uint32_t>& entry_node;
+  std::vector<std::uint8_t>& entry_slot;
+};
+
+// The collapse. Wide nodes are made in regions, each numbered from 0 depth
+// first on one thread: region 0 holds the top levels (the whole tree when
+// it is small), every other region one subtree below them, collapsed as a
+// TBB task. Inner slots point into their own region, except that a top
+// node's slot may point to another region's root (a link). The final array
+// is the regions one after another: the numbering does not depend on the
+// number of threads, and children still come after their parents.
+class Collapser {
+ public:
+  explicit Collapser(const Bvh& bvh) : bvh_(bvh) {}
+
+  void run(const Arrays& out) {
+    // Leaf slots each binary node's subtree needs (a leaf: one); children
+    // come after their parents, so one backward pass.
+    below_.resize(bvh_.nodes.size());
+    for (std::size_t i = bvh_.nodes.size(); i-- > 0;) {
+      const BvhNode& n = bvh_.nodes[i];
+      below_[i] = n.is_leaf() ? 1u : below_[n.index] + below_[n.index + 1];
+    }
+    const bool parallel = bvh_.nodes.size() >= kParallelNodes;
+    regions_.emplace_back();
+    // At most one wide node per inner binary node; untouched capacity costs
+    // no memory.
+    regions_[0].nodes.reserve(parallel ? 16 : bvh_.nodes.size() / 2 + 1);
+    regions_[0].nodes.emplace_back();
+    top(0, {0, 0}, parallel ? 0 : -1);
+    if (regions_.size() > 1) {
+      tbb::task_group group;
+      for (std::size_t r = 1; r < regions_.size(); ++r) {
+        group.run([this, r] { walk(regions_[r]); });
+      }
+      group.wait();
+    }
+    // Each region's offset in the final array.
+    std::vector<std::uint32_t> offset(regions_.size() + 1, 0);
+    for (std::size_t r = 0; r < regions_.size(); ++r) {
+      offset[r + 1] = offset[r] + static_cast<std::uint32_t>(regions_[r].nodes.size());
+    }
+    out.nodes.resize(offset.back());
+    out.parent.resize(offset.back());
+    out.parent_slot.resize(offset.back());
+    out.parent[0] = 0;
+    out.parent_slot[0] = 0;
+    // Copy the regions into place, the children and entries renumbered:
+    // in parallel, each node writing its own slots' children and entries.
+    auto place = [&](std::size_t r) {
+      const std::vector<WideNode>& src = regions_[r].nodes;
+      for (std::size_t i = 0; i < src.size(); ++i) {
+        const auto at = static_cast<std::uint32_t>(offset[r] + i);
+        WideNode& n = out.nodes[at];
+        n = src[i];
+        for (int s = 0; s < WideNode::kWidth; ++s) {
+          if (n.is_leaf(s)) {
+            for (std::uint32_t e = n.child[s]; e < n.child[s] + n.count[s]; ++e) {
+              out.entry_node[e] = at;
+              out.entry_slot[e] = static_cast<std::uint8_t>(s);
+            }
+          } else if (n.is_inner(s)) {
+            const std::uint32_t linked = r == 0 ? linked_region(at, s) : 0;
+            n.child[s] = linked != 0 ? offset[linked] : n.child[s] + offset[r];
+            out.parent[n.child[s]] = at;
+            out.parent_slot[n.child[s]] = static_cast<std::uint8_t>(s);
+          }
+        }
+      }
+    };
+    if (regions_.size() == 1) {
+      place(0);  // a small tree: here, without the scheduler
+    } else {
+      tbb::parallel_for(std::size_t{0}, regions_.size(), place);
+    }
   }
-  std::vector<Work> todo{{0, 0}};
-  while (!todo.empty()) {
-    const Work job = todo.back();
-    todo.pop_back();
-    // The binary nodes this wide node's slots stand for: start from the
-    // children and keep opening the largest inner one until there are kWidth.
+
+ private:
+  struct Region {
+    std::uint32_t root = 0;  // binary node of the region's root
+    std::vector<WideNode> nodes;
+  };
+  // A top node's slot that points to another region's root.
+  struct Link {
+    std::uint32_t node;
+    int slot;
+    std::uint32_t region;
+  };
+  // The region a top node's slot links to, or 0 when the slot points into
+  // region 0 (no region links to region 0). A few dozen links at most.
+  std::uint32_t linked_region(std::uint32_t node, int slot) const {
+    for (const Link& l : links_) {
+      if (l.node == node && l.slot == slot) return l.region;
+    }
+    return 0;
+  }
+
+  // Region 0 from `job` down: depth first, except that at level `split`
+  // (when >= 0) the inner children become regions of their own.
+  void top(int level, Work job, int split) {
+    if (split < 0) {
+      regions_[0].root = job.binary;
+      walk(regions_[0]);
+      return;
+    }
+    Work kids[WideNode::kWidth];
+    const int k = fill(regions_[0].nodes, job, kids);
+    WideNode& n = regions_[0].nodes[job.wide];
+    for (int i = 0; i < k; ++i) {
+      if (level + 1 < kTopLevels) {
+        top(level + 1, kids[i], split);
+        continue;
+      }
+      // The last top level: the child's slot links to a new region; the
+      // node fill() made for it in region 0 is dropped (it is the last).
+      int slot = 0;
+      while (!(n.is_inner(slot) && n.child[slot] == kids[i].wide)) ++slot;
+      links_.push_back({job.wide, slot, static_cast<std::uint32_t>(regions_.size())});
+      Region& r = regions_.emplace_back();
+      r.root = kids[i].binary;
+    }
+    if (level + 1 >= kTopLevels) {
+      // fill() appended k nodes for the children: drop them again.
+      regions_[0].nodes.resize(regions_[0].nodes.size() - static_cast<std::size_t>(k));
+    }
+  }
+
+  // A region, on this thread: depth first from its root (node 0) with a
+  // fixed stack (each step pops one node and pushes at most 8; the depth
+  // is at most kBvhMaxDepth).
+  void walk(Region& region) {
+    if (region.nodes.empty()) {
+      // At most one wide node per inner binary node: fewer than the
+      // subtree's primitives, whose entries are one contiguous run.
+      region.nodes.reserve(std::max<std::uint32_t>(1, entries_under(region.root)));
+      region.nodes.emplace_back();
+    }
+    Work stack[(WideNode::kWidth - 1) * (kBvhMaxDepth + 1) + 1];
+    int top = 0;
+    stack[top++] = {region.root, 0};
+    while (top > 0) {
+      const Work w = stack[--top];
+      top += fill(region.nodes, w, stack + top);
+    }
+  }
+
+  // The number of entries under binary node `b`: from its leftmost leaf's
+  // first entry to its rightmost leaf's last.
+  std::uint32_t entries_under(std::uint32_t b) const {
+    std::uint32_t lo = b, hi = b;
+    while (!bvh_.nodes[lo].is_leaf()) lo = bvh_.nodes[lo].index;
+    while (!bvh_.nodes[hi].is_leaf()) hi = bvh_.nodes[hi].index + 1;
+    return bvh_.nodes[hi].index + bvh_.nodes[hi].count - bvh_.nodes[lo].index;
+  }
+
+  // Writes wide node job.wide of `nodes`: it takes binary node
+  // job.binary's children and keeps opening inner ones until it has kWidth
+  // slots: the largest (by area) of the subtrees that need more than kWidth
+  // leaf slots first; when none is left, the largest small subtree that
+  // still fits here whole; then it stops, so that each small subtree left
+  // becomes one full child node. Appends a node to `nodes` for each inner child and
+  // returns them (at most kWidth) in `kids`, in slot order. Leaf slots
+  // hold their entries (child, count) as in the binary tree.
+  int fill(std::vector<WideNode>& nodes, Work job, Work* kids) const {
+    const Bvh& bvh = bvh_;
+    // The binary nodes this wide node's slots stand for.
     std::uint32_t items[WideNode::kWidth];
     // Each item's half area if it is an inner node (to be opened), else -1.
     float open_area[WideNode::kWidth];
@@ -58,15 +211,12 @@ WideBvh WideBvh::collapse(const Bvh& bvh) {
     } else {
       add(b.index);
       add(b.index + 1);
+      constexpr auto kWidth = static_cast<std::uint32_t>(WideNode::kWidth);
       while (count < WideNode::kWidth) {
-        // Open the largest subtree too big for one node; else the largest
-        // small one that fits here whole; else stop: each small subtree
-        // left becomes one child node, filled.
         int best = -1;
         float best_area = -1.0f;
         for (int i = 0; i < count; ++i) {
-          if (open_area[i] >= 0.0f && below[items[i]] > std::uint32_t(WideNode::kWidth) &&
-              open_area[i] > best_area) {
+          if (open_area[i] >= 0.0f && below_[items[i]] > kWidth && open_area[i] > best_area) {
             best = i;
             best_area = open_area[i];
           }
@@ -74,7 +224,7 @@ WideBvh WideBvh::collapse(const Bvh& bvh) {
         if (best < 0) {
           for (int i = 0; i < count; ++i) {
             if (open_area[i] >= 0.0f &&
-                count - 1 + below[items[i]] <= std::uint32_t(WideNode::kWidth) &&
+                static_cast<std::uint32_t>(count - 1) + below_[items[i]] <= kWidth &&
                 open_area[i] > best_area) {
               best = i;
               best_area = open_area[i];
@@ -93,64 +243,45 @@ WideBvh WideBvh::collapse(const Bvh& bvh) {
         add(o.index + 1);
       }
     }
+    int k = 0;
     for (int s = 0; s < WideNode::kWidth; ++s) {
-      WideNode& n = w.nodes_[job.wide];
       if (s >= count) {
-        clear_slot(n, s);
+        clear_slot(nodes[job.wide], s);
         continue;
       }
       const BvhNode& c = bvh.nodes[items[s]];
-      n.set_slot_box(s, c.bounds);
-      if (c.is_leaf()) {
-        n.child[s] = c.index;
-        n.count[s] = c.count;
-        for (std::uint32_t e = c.index; e < c.index + c.count; ++e) {
-          w.entry_node_[e] = job.wide;
-          w.entry_slot_[e] = static_cast<std::uint8_t>(s);
-        }
-      } else {
-        const auto child = static_cast<std::uint32_t>(w.nodes_.size());
-        n.child[s] = child;
-        n.count[s] = 0;
-        // n is a reference into w.nodes_: done with it before growing.
-        w.nodes_.emplace_back();
-        w.parent_.push_back(job.wide);
-        w.parent_slot_.push_back(static_cast<std::uint8_t>(s));
-        todo.push_back({items[s], child});
+      std::uint32_t child = c.index;
+      if (!c.is_leaf()) {
+        child = static_cast<std::uint32_t>(nodes.size());
+        // A reference into `nodes` would not survive this: index again below.
+        nodes.emplace_back();
+        kids[k++] = {items[s], child};
       }
+      WideNode& n = nodes[job.wide];
+      n.set_slot_box(s, c.bounds);
+      n.child[s] = child;
+      n.count[s] = c.count;
     }
+    return k;
   }
-  // The reserve above is an upper bound; most trees use far fewer nodes.
-  w.nodes_.shrink_to_fit();
-  w.parent_.shrink_to_fit();
-  w.parent_slot_.shrink_to_fit();
-  return w;
-}
 
-#if RAYPICK_WIDE_SSE
-namespace {
-
-// Aabb::half_area() of each of a node's 8 slot boxes, in lanes: 0 for an
-// empty box, else d.x d.y + d.y d.z + d.z d.x, in that order (the same
-// bits).
-void slot_half_areas(const WideNode& n, float out[WideNode::kWidth]) {
-  for (int h = 0; h < WideNode::kWidth; h += 4) {
-    __m128 d[3];
-    __m128 filled = _mm_castsi128_ps(_mm_set1_epi32(-1));
-    for (int a = 0; a < 3; ++a) {
-      const __m128 lo = _mm_load_ps(n.bounds[a] + h);
-      const __m128 hi = _mm_load_ps(n.bounds[3 + a] + h);
-      d[a] = _mm_sub_ps(hi, lo);
-      filled = _mm_and_ps(filled, _mm_cmple_ps(lo, hi));
-    }
-    const __m128 area = _mm_add_ps(_mm_add_ps(_mm_mul_ps(d[0], d[1]), _mm_mul_ps(d[1], d[2])),
-                                   _mm_mul_ps(d[2], d[0]));
-    _mm_storeu_ps(out + h, _mm_and_ps(area, filled));
-  }
-}
+  const Bvh& bvh_;
+  std::vector<std::uint32_t> below_;  // leaf slots under each binary node
+  std::vector<Region> regions_;
+  std::vector<Link> links_;
+};
 
 }  // namespace
-#endif
+
+WideBvh WideBvh::collapse(const Bvh& bvh) {
+  WideBvh w;
+  if (bvh.empty()) return w;
+  w.prim_ids_ = bvh.prim_ids;
+  w.entry_node_.resize(w.prim_ids_.size());
+  w.entry_slot_.resize(w.prim_ids_.size());
+  Collapser(bvh).run({w.nodes_, w.parent_, w.parent_slot_, w.entry_node_, w.entry_slot_});
+  return w;
+}
 
 double WideBvh::refit_inner(const BvhConfig& config) {
   if (nodes_.empty()) return 0.0;
@@ -161,17 +292,8 @@ double WideBvh::refit_inner(const BvhConfig& config) {
     WideNode& n = nodes_[i];
     for (int s = 0; s < WideNode::kWidth; ++s) {
       if (n.is_inner(s)) n.set_slot_box(s, nodes_[n.child[s]].box());
-    }
-#if RAYPICK_WIDE_SSE
-    // The areas in lanes, summed in slot order as below.
-    float area[WideNode::kWidth];
-    slot_half_areas(n, area);
-    for (int s = 0; s < WideNode::kWidth; ++s) sah += slot_weight(n, s, config) * area[s];
-#else
-    for (int s = 0; s < WideNode::kWidth; ++s) {
       sah += slot_weight(n, s, config) * n.slot_box(s).half_area();
     }
-#endif
   }
   return sah + double(config.traversal_cost) * nodes_[0].box().half_area();
 }

@@ -110,7 +110,8 @@ class WideBvh {
   // node takes a binary node's children and keeps opening inner ones until
   // it has eight slots: the largest subtree needing more than eight leaf
   // slots first, then the largest small one that fits whole, so that the
-  // small subtrees left make full nodes. O(nodes).
+  // small subtrees left make full nodes. O(nodes); large trees collapse
+  // their subtrees as parallel tasks, numbered the same on any thread count.
   static WideBvh collapse(const Bvh& bvh);
 
   bool empty() const { return nodes_.empty(); }

@@ -6,7 +6,11 @@
 
 #include "raypick/core/ray_box.h"
 
+#include <tbb/global_control.h>
+#include <tbb/task_arena.h>
+
 #include <algorithm>
+#include <cstring>
 #include <numeric>
 
 using namespace raypick;
@@ -381,4 +385,75 @@ TEST_CASE("a wide BVH numbered by entry reads primitive e as entry e") {
       REQUIRE(identity.nodes()[i].slot_box(s) == with_ids.nodes()[i].slot_box(s));
     }
   }
+}
+
+namespace {
+
+// The same binary tree, compared by shape (node numbers may differ with
+// the thread count): boxes, leaf runs and children, recursively.
+void require_same_shape(const Bvh& a, std::uint32_t na, const Bvh& b, std::uint32_t nb) {
+  const BvhNode& x = a.nodes[na];
+  const BvhNode& y = b.nodes[nb];
+  REQUIRE(x.bounds == y.bounds);
+  REQUIRE(x.count == y.count);
+  if (x.is_leaf()) {
+    REQUIRE(x.index == y.index);
+    return;
+  }
+  require_same_shape(a, x.index, b, y.index);
+  require_same_shape(a, x.index + 1, b, y.index + 1);
+}
+
+struct BuiltOn {
+  Bvh binary;
+  WideBvh wide;
+};
+
+BuiltOn build_on(int threads, const std::vector<Aabb>& boxes) {
+  const tbb::global_control cap(tbb::global_control::max_allowed_parallelism,
+                                static_cast<std::size_t>(threads));
+  tbb::task_arena arena(threads);
+  BuiltOn out;
+  arena.execute([&] {
+    out.binary = build_bvh(boxes, centers_of(boxes));
+    out.wide = WideBvh::collapse(out.binary);
+  });
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("a tree binned and collapsed in parallel is the same on 1 and 4 threads, and exact") {
+  // 40,000 boxes: the top ranges (16,384 primitives and more) are binned
+  // in parallel chunks, and the tree (over 16,384 binary nodes) collapses
+  // its subtrees as parallel tasks.
+  const float spread = 4.0f * std::cbrt(40000.0f);
+  const auto boxes = random_boxes(40000, 4040, spread);
+  const BuiltOn one = build_on(1, boxes);
+  REQUIRE(one.binary.nodes.size() > 16384);
+  check_structure(one.binary, boxes, BvhConfig{});
+  check_wide(one.wide, boxes);
+  const BuiltOn four = build_on(4, boxes);
+  CHECK(four.binary.prim_ids == one.binary.prim_ids);
+  require_same_shape(one.binary, 0, four.binary, 0);
+  // The wide tree is numbered the same on any thread count: byte for byte.
+  const auto w1 = one.wide.nodes(), w4 = four.wide.nodes();
+  REQUIRE(w1.size() == w4.size());
+  CHECK(std::memcmp(w1.data(), w4.data(), w1.size_bytes()) == 0);
+  for (std::uint32_t e = 0; e < boxes.size(); ++e) {
+    REQUIRE(WideBvhInternals::entry_node(one.wide, e) == WideBvhInternals::entry_node(four.wide, e));
+  }
+  check_wide(four.wide, boxes);
+  // And it answers as brute force does.
+  std::mt19937_64 rng(4041);
+  int hits = 0;
+  for (int i = 0; i < 2000; ++i) {
+    const Ray ray = random_ray(rng, spread);
+    const auto expected = brute(boxes, ray);
+    const auto got = closest_wide(four.wide, boxes, ray);
+    REQUIRE(got.first == expected.first);
+    REQUIRE(got.second == expected.second);
+    hits += expected.first != UINT32_MAX;
+  }
+  CHECK(hits > 200);
 }
