@@ -54,7 +54,7 @@ def tables(rows, commit, command):
                 f"{first['load_after']:.1f} at the end"
                 + (": the machine was shared with other work, so the figures are noisy "
                    "(a few percent run to run when idle, more under load)." if busy else
-                   " (an otherwise idle machine; a few percent run to run)."))
+                   " (an otherwise idle machine; single rows can still move by 10–20% from run to run)."))
     out = [
         f"One run of `{command}` at commit `{commit}` on {first.get('cpu', 'an unknown CPU')}, "
         f"Embree {first.get('embree_version', '?')}, median of {first['runs']} run{'s' if first['runs'] != 1 else ''}; "

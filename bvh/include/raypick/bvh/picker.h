@@ -50,7 +50,7 @@ struct PickerConfig {
   float rebuild_factor = 1.5f;
   // intersect_batch() runs 32 rays interleaved per task, prefetching each
   // one's next node, once the top level's nodes and leaf data take at least
-  // this many bytes (about 55,000 objects in the bench's boxes scenes);
+  // this many bytes (about 75,000 objects in the bench's boxes scenes);
   // below, where the tree stays in cache, coherent groups of 16
   // consecutive rays walk it as packets and other rays go one at a time.
   // 0: always interleave.
