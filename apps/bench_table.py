@@ -39,6 +39,17 @@ def group(rows):
     return out
 
 
+def per_scene(groups):
+    """The first group of each (scene, n, mode, threads): the build, update
+    and memory figures, the same for every ray kind of a scene."""
+    seen = set()
+    for key, g in groups.items():
+        scene_key = key[:3] + key[4:]
+        if scene_key not in seen:
+            seen.add(scene_key)
+            yield key, g
+
+
 def label(key):
     scene, n, mode, rays, threads = key
     size = f"{n // 1000000}M" if n % 1000000 == 0 else (f"{n // 1000}k" if n % 1000 == 0 else str(n))
@@ -83,12 +94,7 @@ def tables(rows, commit, command):
         "| RSS MB raypick / Embree | ratio |",
         "|---|---|---|---|---|---|---|",
     ]
-    seen = set()
-    for key, g in groups.items():
-        scene_key = key[:3] + key[4:]
-        if scene_key in seen:
-            continue
-        seen.add(scene_key)
+    for key, g in per_scene(groups):
         r, e = g["raypick"], g["embree"]
         mb = 1.0 / (1024 * 1024)
         out.append(
@@ -123,7 +129,6 @@ def goals(groups):
     def div(a, b):
         return a / b if b and b > 0 and a is not None and a >= 0 else None
 
-    seen = set()
     for key, g in groups.items():
         scene, n, mode, rays, threads = key
         r, e = g["raypick"], g["embree"]
@@ -135,9 +140,9 @@ def goals(groups):
             best = max(e["mrays_batch"], e.get("mrays_packet", 0.0))
             line(batch, f"batch ≥ {BATCH_GOAL:.0f}× Embree's best batch", label(key),
                  div(r["mrays_batch"], best), False, BATCH_GOAL)
-        if key[:3] + key[4:] in seen:
-            continue
-        seen.add(key[:3] + key[4:])
+    for key, g in per_scene(groups):
+        scene, n, mode, rays, threads = key
+        r, e = g["raypick"], g["embree"]
         row = label(key).replace(" " + rays, "")
         if scene == "boxes":
             line(build, f"build ≤ {BUILD_GOAL:.0f}×", row, div(r["build_ms"], e["build_ms"]),

@@ -29,7 +29,6 @@ class OutputFile {
   std::string write(std::string_view bytes);
 
   const std::string& path() const { return path_; }
-  bool is_open() const { return file_ != nullptr; }
 
  private:
   std::string path_;

@@ -433,17 +433,11 @@ std::size_t Picker::Impl::refit_moved(std::span<const std::uint32_t> moved) {
     entries.reserve(moved.size());
     for (std::uint32_t id : moved) entries.push_back(objects_[id].prim);
     // The SAH sum follows each box change, so commit() compares the
-    // tree's cost with the built one without an O(n) pass; the root's own
-    // term (its visit, weighted by its area) follows the root's box.
-    const double root_before = top_.bounds().half_area();
-    const std::size_t slots =
-        top_.refit_path(entries, box, config_.top,
-                        [&](double weight, double old_area, double new_area) {
-                          sah_sum_ += weight * (new_area - old_area);
-                        });
-    sah_sum_ += double(config_.top.traversal_cost) *
-                (double(top_.bounds().half_area()) - root_before);
-    return slots;
+    // tree's cost with the built one without an O(n) pass.
+    return top_.refit_path(entries, box, config_.top,
+                           [&](double weight, double old_area, double new_area) {
+                             sah_sum_ += weight * (new_area - old_area);
+                           });
   }
   // Many moved: the sweep takes the entries in order, so the leaf copies
   // are written front to back and only the objects are read out of order

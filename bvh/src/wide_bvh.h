@@ -148,7 +148,10 @@ class WideBvh {
   // Recomputes the boxes above the given entries only, walking up from
   // each one's leaf slot and stopping where a box comes out unchanged.
   // Calls on_change(weight, old_area, new_area) for each slot box that
-  // changed, where weight is the slot's SAH weight (as in stats()). Returns
+  // changed, where weight is the slot's SAH weight (as in stats()), and
+  // for the root's own box when a root slot changed (weight
+  // traversal_cost, as in sah_sum()), so that the calls add up to the
+  // change of sah_sum(). Returns
   // the number of slot boxes recomputed, the unchanged last one of each
   // walk included. O(k * depth).
   template <class EntryBox, class OnChange>
@@ -307,8 +310,15 @@ std::size_t WideBvh::refit_path(std::span<const std::uint32_t> entries, EntryBox
       if (b == old) break;
       on_change(slot_weight(n, slot, config), double(old.half_area()),
                 double(b.half_area()));
+      if (node == 0) {
+        // The root's own term of the SAH sum (its visit, weighted by its
+        // area, as in sah_sum()) follows the root's box.
+        const double before = n.box().half_area();
+        n.set_slot_box(slot, b);
+        on_change(double(config.traversal_cost), before, double(n.box().half_area()));
+        break;
+      }
       n.set_slot_box(slot, b);
-      if (node == 0) break;
       b = n.box();
       slot = parent_slot_[node];
       node = parent_[node];
