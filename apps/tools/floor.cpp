@@ -35,6 +35,7 @@
 #include "binary_bvh.h"
 #include "raypick/bvh/picker.h"
 #include "wide_bvh.h"
+#include "floor_qbvh.h"
 #include "raypick/core/obb.h"
 #include "raypick/core/ray_triangle.h"
 #include "raypick/loaders/load.h"
@@ -113,6 +114,10 @@ struct MeshData {
 // Picker::build_mesh_bvhs do.
 struct Replica {
   WideBvh top;
+  // The top level's inputs, by primitive (objects with a hittable box).
+  std::vector<Aabb> boxes;
+  std::vector<glm::vec3> centers;
+  std::vector<Leaf> by_prim;
   std::vector<Leaf> leaves;  // by entry
   std::vector<MeshData> meshes;
   double build_bvh_ms = 0.0, collapse_ms = 0.0;
@@ -145,9 +150,9 @@ Replica make_replica(const Scene& scene, const Picker& picker, bool mesh_mode) {
     }
   }
   const glm::vec3 centre = padding_centre(scene.objects);
-  std::vector<Aabb> boxes;
-  std::vector<glm::vec3> centers;
-  std::vector<Leaf> by_prim;
+  std::vector<Aabb>& boxes = rep.boxes;
+  std::vector<glm::vec3>& centers = rep.centers;
+  std::vector<Leaf>& by_prim = rep.by_prim;
   for (std::uint32_t id = 0; id < scene.objects.size(); ++id) {
     const Object& o = scene.objects[id];
     const Obb obb = Obb::make(rep.meshes[o.mesh].bounds, o.matrix);
@@ -267,7 +272,14 @@ struct Options {
   std::uint64_t seed = 1;
   bool no_embree = false;
   std::string model = tools::kCrowdModel;
+  // The compressed design's variants, leaf:cost (see make_new_design).
+  std::vector<std::string> new_designs{"4:1", "8:1", "8:0.5"};
 };
+
+bool cpu_has_avx2() {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx2") != 0;
+}
 
 void print_row(const char* what, double ms, std::size_t rays, double embree_ms,
                const char* note = "") {
@@ -277,9 +289,109 @@ void print_row(const char* what, double ms, std::size_t rays, double embree_ms,
   std::printf("  %s\n", note);
 }
 
+// ---- the compressed design (bvh/src/qbvh.h), prototyped here ------------
+
+// One variant of the new design: the top level rebuilt with `leaf` objects
+// per leaf at most and `cost` for one OBB test (relative to a node visit),
+// its nodes quantized, its objects in SIMD blocks.
+struct NewDesign {
+  std::string name;
+  QBvh tree;
+  BvhStats stats;
+  double build_ms = 0.0;
+};
+
+NewDesign make_new_design(const Replica& rep, const Scene& scene, std::uint32_t leaf, float cost) {
+  NewDesign d;
+  BvhConfig config = PickerConfig{}.top;
+  config.max_leaf_size = leaf;
+  config.intersection_cost = cost;
+  char name[64];
+  std::snprintf(name, sizeof name, "new L%u c%.2g", leaf, double(cost));
+  d.name = name;
+  const double start = cpu_ms();
+  const WideBvh wide = WideBvh::collapse(build_bvh(rep.boxes, rep.centers, config));
+  d.tree = QBvh::from_wide(wide);
+  for (std::uint32_t e = 0; e < wide.entry_count(); ++e) {
+    const Leaf& l = rep.by_prim[wide.prim_id(e)];
+    d.tree.set_entry(e, l.frame, rep.meshes[scene.objects[l.object].mesh].bounds, l.object);
+  }
+  d.build_ms = cpu_ms() - start;
+  d.stats = wide.stats();
+  return d;
+}
+
+bool g_new_differs = false;
+
+void run_new_designs(const std::vector<NewDesign>& designs, const std::vector<Ray>& rays,
+                     const std::vector<Hit>& expect, double embree_ms, int runs) {
+  for (const NewDesign& d : designs) {
+    std::size_t mismatches = 0, nodes = 0, leaves = 0, prims = 0;
+    for (std::size_t i = 0; i < rays.size(); ++i) {
+      TraversalStats st;
+      const Hit h = floorq::intersect_avx2(d.tree, rays[i], &st);
+      const Hit hs = floorq::intersect_scalar(d.tree, rays[i], nullptr);
+      if (h.object != expect[i].object || h.t != expect[i].t || hs.object != h.object ||
+          hs.t != h.t) {
+        ++mismatches;
+      }
+      nodes += st.nodes_visited;
+      leaves += st.leaves_visited;
+      prims += st.prims_tested;
+    }
+    if (mismatches != 0) g_new_differs = true;
+    const double query_ms = median_ms(runs, [&] {
+      for (const Ray& ray : rays) keep(floorq::intersect_avx2(d.tree, ray, nullptr));
+    });
+    std::vector<Ray> at_t = rays;
+    for (std::size_t i = 0; i < rays.size(); ++i) {
+      if (expect[i].hit()) at_t[i].tmax = expect[i].t;
+    }
+    std::size_t walk_t_nodes = 0;
+    for (const Ray& ray : at_t) walk_t_nodes += floorq::walk_avx2(d.tree, ray).nodes_visited;
+    const double walk_t_ms = median_ms(runs, [&] {
+      for (const Ray& ray : at_t) keep(floorq::walk_avx2(d.tree, ray));
+    });
+    // The leaves the query at t must test: walk@t's leaves, SIMD-tested.
+    const double floor_ms = median_ms(runs, [&] {
+      for (const Ray& ray : at_t) keep(floorq::walk_leaves_avx2(d.tree, ray));
+    });
+    char note[200];
+    std::snprintf(note, sizeof note,
+                  "answers %s; %.2f nodes, %.2f leaves, %.2f OBBs/ray; %zu nodes, %.2f obj/leaf, "
+                  "SAH %.3f, %.1f B/object",
+                  mismatches == 0 ? "identical" : "DIFFER", double(nodes) / rays.size(),
+                  double(leaves) / rays.size(), double(prims) / rays.size(), d.stats.nodes,
+                  d.stats.mean_leaf_size, d.stats.sah_cost,
+                  double(d.tree.memory_bytes()) / double(d.tree.entries));
+    print_row(d.name.c_str(), query_ms, rays.size(), embree_ms, note);
+    std::snprintf(note, sizeof note, "walk at the answer's t, empty leaves: %.2f nodes/ray",
+                  double(walk_t_nodes) / rays.size());
+    print_row("  walk@t", walk_t_ms, rays.size(), embree_ms, note);
+    print_row("  floor", floor_ms, rays.size(), embree_ms, "walk@t + its SIMD leaf tests");
+    // The folded node test: same tree, cheaper arithmetic, other rounding.
+    std::size_t folded_mismatches = 0;
+    for (std::size_t i = 0; i < rays.size(); ++i) {
+      const Hit h = floorq::intersect_folded(d.tree, rays[i], nullptr);
+      if (h.object != expect[i].object || h.t != expect[i].t) ++folded_mismatches;
+    }
+    const double folded_ms = median_ms(runs, [&] {
+      for (const Ray& ray : rays) keep(floorq::intersect_folded(d.tree, ray, nullptr));
+    });
+    const double folded_walk_ms = median_ms(runs, [&] {
+      for (const Ray& ray : at_t) keep(floorq::walk_folded(d.tree, ray));
+    });
+    std::snprintf(note, sizeof note, "node test folded per node: answers %s (%zu differ)",
+                  folded_mismatches == 0 ? "identical" : "DIFFER", folded_mismatches);
+    print_row("  folded", folded_ms, rays.size(), embree_ms, note);
+    print_row("  walk@t", folded_walk_ms, rays.size(), embree_ms, "folded");
+  }
+}
+
 void run_rays(const Picker& picker, const Replica& rep,
               const tools::EmbreeBenchScene* embree, bool mesh_mode,
-              const std::string& kind, const std::vector<Ray>& rays, int runs) {
+              const std::string& kind, const std::vector<Ray>& rays, int runs,
+              const std::vector<NewDesign>& designs) {
   const QueryOptions options{mesh_mode ? PickMode::kMesh : PickMode::kObb};
   std::printf("  %s rays, %zu:\n", kind.c_str(), rays.size());
   // raypick as bench runs it, and its answers and node counts.
@@ -403,6 +515,7 @@ void run_rays(const Picker& picker, const Replica& rep,
   }
   print_row("floor", floor_ms, rays.size(), embree_ms,
             "= the query with a perfect visiting order (current design)");
+  run_new_designs(designs, rays, expect, embree_ms, runs);
 }
 
 // Build, update and memory floors of one scene.
@@ -429,6 +542,14 @@ void run_scene(const std::string& name, const Scene& scene, bool mesh_mode,
   }
   const Replica rep = make_replica(scene, *picker, mesh_mode);
   const std::size_t n = rep.leaves.size();
+  std::vector<NewDesign> designs;
+  if (!mesh_mode && cpu_has_avx2()) {
+    for (const std::string& v : o.new_designs) {
+      const auto colon = v.find(':');
+      designs.push_back(make_new_design(rep, scene, std::stoul(v.substr(0, colon)),
+                                        colon == std::string::npos ? 1.0f : std::stof(v.substr(colon + 1))));
+    }
+  }
 
   // ---- build: the Picker's parts, and single passes over the primitives.
   // Frames and world boxes from stored 3x4 matrices, as the Picker's
@@ -558,12 +679,13 @@ void run_scene(const std::string& name, const Scene& scene, bool mesh_mode,
   const Aabb bounds = world_bounds(scene);
   if (o.ray_kind != "camera") {
     run_rays(*picker, rep, embree ? &*embree : nullptr, mesh_mode, "incoherent",
-             tools::make_incoherent_rays(bounds, o.rays, o.seed), o.runs);
+             tools::make_incoherent_rays(bounds, o.rays, o.seed), o.runs, designs);
   }
   if (o.ray_kind != "incoherent") {
     const auto res = tools::parse_resolution(o.camera);
     run_rays(*picker, rep, embree ? &*embree : nullptr, mesh_mode, "camera",
-             tools::make_camera_rays(tools::make_camera(bounds), res->first, res->second), o.runs);
+             tools::make_camera_rays(tools::make_camera(bounds), res->first, res->second), o.runs,
+             designs);
   }
 }
 
@@ -588,6 +710,10 @@ int main(int argc, char** argv) {
   app.add_option("--seed", o.seed, "Seed of scenes and rays");
   app.add_flag("--no-embree", o.no_embree, "Leave Embree out");
   app.add_option("--model", o.model, "The crowd scenes' model");
+  app.add_option("--new", o.new_designs,
+                 "Variants of the compressed design (obb mode), LEAF:COST each: at most LEAF "
+                 "objects per leaf, an OBB test costing COST node visits in the SAH")
+      ->delimiter(',');
   CLI11_PARSE(app, argc, argv);
 
   // One thread, as the bench's single-ray and `--threads 1` rows.
@@ -617,6 +743,10 @@ int main(int argc, char** argv) {
       run_scene(kind + "-" + std::to_string(n), scene, kind == "crowd", o);
       std::fflush(stdout);
     }
+  }
+  if (g_new_differs) {
+    std::fprintf(stderr, "raypick_floor: the compressed design's answers differ from the Picker's\n");
+    return 1;
   }
   if (g_replica_differs) {
     std::fprintf(stderr, "raypick_floor: the replica's answers differ from the Picker's: "

@@ -1,0 +1,24 @@
+// raypick_floor's prototype of the compressed design (bvh/src/qbvh.h): the
+// obb-mode query and walk per ISA. floor_qbvh_avx2.cpp is compiled with
+// -mavx2; callers check the CPU first.
+#pragma once
+
+#include "qbvh.h"
+
+namespace raypick::floorq {
+
+Hit intersect_scalar(const QBvh& tree, const Ray& ray, TraversalStats* stats);
+Hit intersect_avx2(const QBvh& tree, const Ray& ray, TraversalStats* stats);
+// The node test folded per node (IsaAvx2Folded).
+Hit intersect_folded(const QBvh& tree, const Ray& ray, TraversalStats* stats);
+TraversalStats walk_folded(const QBvh& tree, const Ray& ray);
+// The walk with an empty leaf test (tmax stays the ray's).
+TraversalStats walk_avx2(const QBvh& tree, const Ray& ray);
+// The walk with the leaves' OBB tests, tmax never lowered (at the answer's
+// t: the work any closest-hit query of this tree must do).
+TraversalStats walk_leaves_avx2(const QBvh& tree, const Ray& ray);
+// Only the leaf tests: the OBB tests of entries [first, first + count).
+float leaf_avx2(const QBvh& tree, std::uint32_t first, std::uint32_t count, const Ray& ray,
+                float tmax);
+
+}  // namespace raypick::floorq

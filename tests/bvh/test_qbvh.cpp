@@ -1,0 +1,175 @@
+// The compressed design's prototype (apps/tools/qbvh.h): quantized boxes
+// contain the float boxes, and its obb-mode query answers as the Picker
+// does, bit for bit, on every ISA policy this CPU runs.
+#include "test_util.h"
+
+#include "floor_qbvh.h"
+#include "qbvh.h"
+
+#include "raypick/bvh/picker.h"
+
+#include <random>
+
+namespace raypick {
+namespace {
+
+bool contains(const Aabb& outer, const Aabb& inner) {
+  for (int a = 0; a < 3; ++a) {
+    if (!(outer.min[a] <= inner.min[a]) || !(outer.max[a] >= inner.max[a])) return false;
+  }
+  return true;
+}
+
+bool cpu_has_avx2() {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx2") != 0;
+}
+
+// The Picker's top level for `scene`, compressed, with its objects' OBBs
+// in the blocks.
+QBvh compressed_top(const Scene& scene, std::uint32_t max_leaf, WideBvh* wide_out = nullptr) {
+  const glm::vec3 centre = padding_centre(scene.objects);
+  std::vector<Aabb> boxes;
+  std::vector<glm::vec3> centers;
+  std::vector<std::uint32_t> ids;
+  for (std::uint32_t id = 0; id < scene.objects.size(); ++id) {
+    const Object& o = scene.objects[id];
+    const Aabb local = scene.meshes[o.mesh].triangle_bounds();
+    const Aabb box = padded_world_box(Obb::make(local, o.matrix), centre);
+    if (box.empty()) continue;
+    boxes.push_back(box);
+    centers.push_back(box.center());
+    ids.push_back(id);
+  }
+  BvhConfig config;
+  config.max_leaf_size = max_leaf;
+  config.intersection_cost = 0.25f;
+  WideBvh wide = WideBvh::collapse(build_bvh(boxes, centers, config));
+  QBvh q = QBvh::from_wide(wide);
+  for (std::uint32_t e = 0; e < wide.entry_count(); ++e) {
+    const std::uint32_t id = ids[wide.prim_id(e)];
+    const Object& o = scene.objects[id];
+    LocalFrame frame;
+    REQUIRE(make_local_frame(glm::mat4x3(o.matrix), frame));
+    q.set_entry(e, frame, scene.meshes[o.mesh].triangle_bounds(), id);
+  }
+  if (wide_out) *wide_out = std::move(wide);
+  return q;
+}
+
+Scene random_boxes(std::size_t n, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  Scene scene;
+  // A cube, a flat quad (zero extent on z) and a thin rod.
+  scene.meshes.push_back(box_mesh(Aabb{glm::vec3{-0.5f}, glm::vec3{0.5f}}));
+  scene.meshes.push_back(box_mesh(Aabb{{-1.0f, -1.0f, 0.0f}, {1.0f, 1.0f, 0.0f}}));
+  scene.meshes.push_back(box_mesh(Aabb{{-0.05f, -2.0f, -0.05f}, {0.05f, 2.0f, 0.05f}}));
+  for (std::size_t i = 0; i < n; ++i) {
+    Object o;
+    o.mesh = static_cast<std::uint32_t>(i % 3);
+    o.matrix = test::random_affine(rng, /*shear=*/i % 2 == 0);
+    o.name = "o" + std::to_string(i);
+    scene.objects.push_back(o);
+  }
+  return scene;
+}
+
+TEST_CASE("a compressed node's dequantized slot boxes contain the float slot boxes") {
+  const Scene scene = random_boxes(3000, 11);
+  WideBvh wide;
+  const QBvh q = compressed_top(scene, 8, &wide);
+  REQUIRE(q.nodes.size() == wide.nodes().size());
+  std::size_t slots = 0;
+  for (std::size_t i = 0; i < q.nodes.size(); ++i) {
+    const WideNode& w = wide.nodes()[i];
+    const QNode& n = q.nodes[i];
+    for (int s = 0; s < QNode::kWidth; ++s) {
+      const bool used = w.child[s] != WideNode::kInvalidSlot;
+      CHECK(((n.used >> s) & 1u) == (used ? 1u : 0u));
+      if (!used) continue;
+      ++slots;
+      CHECK_MESSAGE(contains(n.slot_box(s), w.slot_box(s)), "node " << i << " slot " << s);
+      CHECK(n.child[s] == w.child[s]);
+      CHECK(n.count[s] == w.count[s]);
+    }
+  }
+  CHECK(slots == q.nodes.size() - 1 + wide.stats().leaves);
+}
+
+TEST_CASE("a node whose box is flat on an axis quantizes that axis exactly") {
+  Scene scene;
+  scene.meshes.push_back(box_mesh(Aabb{{-1.0f, -1.0f, 0.0f}, {1.0f, 1.0f, 0.0f}}));
+  for (int i = 0; i < 20; ++i) {
+    Object o;
+    o.matrix = glm::translate(glm::mat4{1.0f}, glm::vec3{3.0f * float(i), 0.5f * float(i), 2.0f});
+    scene.objects.push_back(o);
+  }
+  const QBvh q = compressed_top(scene, 1);
+  for (const QNode& n : q.nodes) {
+    CHECK(n.scale[2] == 0.0f);
+    for (int s = 0; s < QNode::kWidth; ++s) {
+      if (!((n.used >> s) & 1u)) continue;
+      // z is exactly the plane's (padded) z on both sides.
+      CHECK(n.slot_box(s).min.z == n.origin[2]);
+      CHECK(n.slot_box(s).max.z == n.origin[2]);
+    }
+  }
+}
+
+TEST_CASE("the compressed design's obb query answers as the Picker, on every ISA policy") {
+  const bool avx2 = cpu_has_avx2();
+  for (std::uint32_t leaf : {1u, 4u, 8u}) {
+    CAPTURE(leaf);
+    const Scene scene = random_boxes(2000, 7 + leaf);
+    const Picker picker(scene);
+    const QBvh q = compressed_top(scene, leaf);
+    test::SceneRayMix mix;
+    mix.zero_x = 0.2f;  // +-0.0 components: the NaN ordering of both tests
+    const std::vector<Ray> rays = test::random_scene_rays(scene, 4000, 99 + leaf, mix);
+    std::size_t hits = 0;
+    for (std::size_t i = 0; i < rays.size(); ++i) {
+      const Hit want = picker.intersect(rays[i], PickMode::kObb);
+      const Hit got = floorq::intersect_scalar(q, rays[i], nullptr);
+      CHECK_MESSAGE(got.object == want.object, "ray " << i);
+      CHECK_MESSAGE(got.t == want.t, "ray " << i);
+      if (avx2) {
+        const Hit wide = floorq::intersect_avx2(q, rays[i], nullptr);
+        CHECK_MESSAGE(wide.object == want.object, "ray " << i << " (AVX2)");
+        CHECK_MESSAGE(wide.t == want.t, "ray " << i << " (AVX2)");
+      }
+      hits += want.hit();
+    }
+    // The rays must test something: most hit.
+    CHECK(hits > rays.size() / 4);
+  }
+}
+
+TEST_CASE("the compressed design: a ray starting inside a box hits at t = 0, a flat quad is hit") {
+  Scene scene;
+  scene.meshes.push_back(box_mesh(Aabb{glm::vec3{-1.0f}, glm::vec3{1.0f}}));
+  scene.meshes.push_back(box_mesh(Aabb{{-1.0f, -1.0f, 0.0f}, {1.0f, 1.0f, 0.0f}}));
+  Object inside;
+  inside.mesh = 0;
+  Object quad;
+  quad.mesh = 1;
+  quad.matrix = glm::translate(glm::mat4{1.0f}, glm::vec3{0.0f, 0.0f, 5.0f});
+  scene.objects = {inside, quad};
+  const QBvh q = compressed_top(scene, 8);
+  const Hit h0 = floorq::intersect_scalar(q, Ray{{0.2f, 0.1f, 0.0f}, {0.0f, 0.0f, 1.0f}}, nullptr);
+  CHECK(h0.object == 0);
+  CHECK(h0.t == 0.0f);
+  // From outside the cube, along -0.0 x and y: the quad at z = 5 is hit at t = 3.
+  const Ray r{{0.5f, 0.5f, 2.0f}, {-0.0f, -0.0f, 1.0f}};
+  const Hit h1 = floorq::intersect_scalar(q, r, nullptr);
+  CHECK(h1.object == 1);
+  CHECK(h1.t == 3.0f);
+  if (cpu_has_avx2()) {
+    const Hit a = floorq::intersect_avx2(q, r, nullptr);
+    CHECK(a.object == 1);
+    CHECK(a.t == 3.0f);
+  }
+}
+
+}  // namespace
+}  // namespace raypick
