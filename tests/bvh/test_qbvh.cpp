@@ -98,21 +98,25 @@ TEST_CASE("a compressed node's dequantized slot boxes contain the float slot box
 }
 
 TEST_CASE("a node whose box is flat on an axis quantizes that axis exactly") {
-  Scene scene;
-  scene.meshes.push_back(box_mesh(Aabb{{-1.0f, -1.0f, 0.0f}, {1.0f, 1.0f, 0.0f}}));
+  // Boxes in the plane z = 2 (as flat quads' boxes are before padding).
+  std::vector<Aabb> boxes;
+  std::vector<glm::vec3> centers;
   for (int i = 0; i < 20; ++i) {
-    Object o;
-    o.matrix = glm::translate(glm::mat4{1.0f}, glm::vec3{3.0f * float(i), 0.5f * float(i), 2.0f});
-    scene.objects.push_back(o);
+    const glm::vec3 c{3.0f * float(i), 0.5f * float(i), 2.0f};
+    boxes.push_back(Aabb{c - glm::vec3{1.0f, 1.0f, 0.0f}, c + glm::vec3{1.0f, 1.0f, 0.0f}});
+    centers.push_back(c);
   }
-  const QBvh q = compressed_top(scene, 1);
+  BvhConfig config;
+  config.max_leaf_size = 1;
+  const QBvh q = QBvh::from_wide(WideBvh::collapse(build_bvh(boxes, centers, config)));
+  REQUIRE(q.nodes.size() > 1);
   for (const QNode& n : q.nodes) {
     CHECK(n.scale[2] == 0.0f);
+    CHECK(n.origin[2] == 2.0f);
     for (int s = 0; s < QNode::kWidth; ++s) {
       if (!((n.used >> s) & 1u)) continue;
-      // z is exactly the plane's (padded) z on both sides.
-      CHECK(n.slot_box(s).min.z == n.origin[2]);
-      CHECK(n.slot_box(s).max.z == n.origin[2]);
+      CHECK(n.slot_box(s).min.z == 2.0f);
+      CHECK(n.slot_box(s).max.z == 2.0f);
     }
   }
 }
