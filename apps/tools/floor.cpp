@@ -96,11 +96,7 @@ std::size_t trimmed_rss() {
 
 // The Picker's leaf copy (picker.h's LeafObb): one cache line per object,
 // in the tree's entry order.
-struct alignas(64) Leaf {
-  LocalFrame frame;
-  std::uint32_t object;
-  std::uint32_t mesh;  // kInvalidId: singular matrix
-};
+using Leaf = floorq::Leaf;
 
 // A mesh as the Picker's mesh mode keeps it: a wide BVH over the padded
 // triangle boxes and the vertices in its entry order.
@@ -515,6 +511,31 @@ void run_rays(const Picker& picker, const Replica& rep,
   }
   print_row("floor", floor_ms, rays.size(), embree_ms,
             "= the query with a perfect visiting order (current design)");
+  if (!mesh_mode && cpu_has_avx2()) {
+    // Today's nodes and leaves, the children's order from a SIMD compress.
+    std::vector<Aabb> mesh_bounds;
+    for (const MeshData& m : rep.meshes) mesh_bounds.push_back(m.bounds);
+    std::size_t differ = 0, nodes = 0;
+    for (std::size_t i = 0; i < rays.size(); ++i) {
+      TraversalStats st;
+      const Hit h = floorq::intersect_compress(rep.top, rep.leaves, mesh_bounds, rays[i], &st);
+      if (h.object != expect[i].object || h.t != expect[i].t) ++differ;
+      nodes += st.nodes_visited;
+    }
+    if (differ != 0) g_new_differs = true;
+    const double compress_ms = median_ms(runs, [&] {
+      for (const Ray& ray : rays) {
+        keep(floorq::intersect_compress(rep.top, rep.leaves, mesh_bounds, ray, nullptr));
+      }
+    });
+    const double compress_walk_ms = median_ms(runs, [&] {
+      for (const Ray& ray : at_t) keep(floorq::walk_compress(rep.top, ray));
+    });
+    std::snprintf(note, sizeof note, "order by SIMD compress: answers %s, %.2f nodes/ray",
+                  differ == 0 ? "identical" : "DIFFER", double(nodes) / rays.size());
+    print_row("compress", compress_ms, rays.size(), embree_ms, note);
+    print_row("  walk@t", compress_walk_ms, rays.size(), embree_ms, "compress order");
+  }
   run_new_designs(designs, rays, expect, embree_ms, runs);
 }
 

@@ -7,6 +7,21 @@
 
 namespace raypick::floorq {
 
+// The Picker's leaf copy (picker_impl.h's LeafObb): one cache line per
+// object, in the tree's entry order.
+struct alignas(64) Leaf {
+  LocalFrame frame;
+  std::uint32_t object;
+  std::uint32_t mesh;  // kInvalidId: singular matrix
+};
+
+// Today's tree and leaves, walked with the hit children's order taken
+// from a SIMD compress of the hit mask (no branch on how many children a
+// node hits): the nearest hit child next, the others pushed in slot order.
+Hit intersect_compress(const WideBvh& top, std::span<const Leaf> leaves,
+                       std::span<const Aabb> mesh_bounds, const Ray& ray, TraversalStats* stats);
+TraversalStats walk_compress(const WideBvh& top, const Ray& ray);
+
 Hit intersect_scalar(const QBvh& tree, const Ray& ray, TraversalStats* stats);
 Hit intersect_avx2(const QBvh& tree, const Ray& ray, TraversalStats* stats);
 // The node test folded per node (IsaAvx2Folded).

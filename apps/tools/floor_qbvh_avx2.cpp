@@ -2,6 +2,121 @@
 #include "floor_qbvh.h"
 
 namespace raypick::floorq {
+namespace {
+
+// kCompress[mask]: the indices of mask's set bits, lowest first, then 0s.
+struct CompressTable {
+  alignas(64) std::uint8_t idx[256][8];
+  CompressTable() {
+    for (unsigned m = 0; m < 256; ++m) {
+      int k = 0;
+      for (int s = 0; s < 8; ++s) {
+        if (m & (1u << s)) idx[m][k++] = static_cast<std::uint8_t>(s);
+      }
+      while (k < 8) idx[m][k++] = 0;
+    }
+  }
+};
+const CompressTable kCompress;
+
+// The walk over WideNodes with compress ordering; leaf(entry, count, tmax)
+// as WideBvh::traverse's, once per leaf slot.
+template <class LeafFn>
+[[gnu::always_inline]] inline TraversalStats walk_compressed(const WideBvh& tree, const Ray& ray,
+                                                             LeafFn&& leaf) {
+  TraversalStats st;
+  const std::span<const WideNode> nodes = tree.nodes();
+  if (nodes.empty()) return st;
+  const wide_detail::NodeRay r(ray);
+  const wide_detail::NodeRay8 r8(r);
+  float tmax = r.inv.tmax;
+  // Structure-of-arrays stack with room for a full 8-lane store at the top.
+  constexpr int kSize = (WideNode::kWidth - 1) * kBvhMaxDepth + 16;
+  alignas(32) std::uint32_t s_index[kSize];
+  alignas(32) std::uint32_t s_count[kSize];
+  alignas(32) float s_t[kSize];
+  int top = 0;
+  std::uint32_t index = 0, count = 0;
+  const __m256 inf = _mm256_set1_ps(kInfinity);
+  const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  for (;;) {
+    if (count != 0) {
+      ++st.leaves_visited;
+      st.prims_tested += count;
+      for (std::uint32_t i = 0; i < count; ++i) {
+        if (leaf(index + i, tmax)) return st;
+      }
+    } else {
+      const WideNode& n = nodes[index];
+      ++st.nodes_visited;
+      alignas(32) float tn[8];
+      const unsigned mask = wide_detail::test_node_avx2(n, r, r8, tmax, tn);
+      if (mask != 0) {
+        const __m256i perm = _mm256_cvtepu8_epi32(
+            _mm_loadl_epi64(reinterpret_cast<const __m128i*>(kCompress.idx[mask])));
+        const int hits = std::popcount(mask);
+        const __m256 t = _mm256_permutevar8x32_ps(_mm256_load_ps(tn), perm);
+        const __m256i c = _mm256_permutevar8x32_epi32(
+            _mm256_load_si256(reinterpret_cast<const __m256i*>(n.child)), perm);
+        const __m256i k = _mm256_permutevar8x32_epi32(
+            _mm256_load_si256(reinterpret_cast<const __m256i*>(n.count)), perm);
+        // The nearest of the first `hits` lanes (ties: the lowest lane).
+        const __m256 valid =
+            _mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_set1_epi32(hits), lane));
+        const __m256 tv = _mm256_blendv_ps(inf, t, valid);
+        __m256 m = _mm256_min_ps(tv, _mm256_permute_ps(tv, 0xB1));
+        m = _mm256_min_ps(m, _mm256_permute_ps(m, 0x4E));
+        m = _mm256_min_ps(m, _mm256_permute2f128_ps(m, m, 0x01));
+        const int near = std::countr_zero(
+            static_cast<unsigned>(_mm256_movemask_ps(_mm256_cmp_ps(tv, m, _CMP_EQ_OQ))) |
+            (1u << (hits - 1)));
+        _mm256_storeu_ps(s_t + top, t);
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(s_index + top), c);
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(s_count + top), k);
+        index = s_index[top + near];
+        count = s_count[top + near];
+        // The last hit lane takes the nearest one's place.
+        const int last = top + hits - 1;
+        s_index[top + near] = s_index[last];
+        s_count[top + near] = s_count[last];
+        s_t[top + near] = s_t[last];
+        top = last;
+        continue;
+      }
+    }
+    for (;;) {
+      if (top == 0) return st;
+      --top;
+      if (s_t[top] <= tmax) break;
+    }
+    index = s_index[top];
+    count = s_count[top];
+  }
+}
+
+}  // namespace
+
+Hit intersect_compress(const WideBvh& top, std::span<const Leaf> leaves,
+                       std::span<const Aabb> mesh_bounds, const Ray& ray, TraversalStats* stats) {
+  Hit best;
+  const TraversalStats st = walk_compressed(top, ray, [&](std::uint32_t entry, float& tmax) {
+    const Leaf& l = leaves[entry];
+    if (l.mesh == kInvalidId) return false;
+    const float t = obb_entry(l.frame, mesh_bounds[l.mesh], ray, tmax);
+    if (t != kInfinity && (t < best.t || (t == best.t && l.object < best.object))) {
+      best.object = l.object;
+      best.t = t;
+      tmax = t;
+    }
+    return false;
+  });
+  if (stats) *stats = st;
+  return best;
+}
+
+TraversalStats walk_compress(const WideBvh& top, const Ray& ray) {
+  return walk_compressed(top, ray, [](std::uint32_t, float&) { return false; });
+}
 
 float leaf_avx2(const QBvh& tree, std::uint32_t first, std::uint32_t count, const Ray& ray,
                 float tmax);
