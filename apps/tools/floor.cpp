@@ -140,6 +140,7 @@ Replica make_replica(const Scene& scene, const Picker& picker, bool mesh_mode) {
       centers.push_back(b.center());
     }
     d.bvh = WideBvh::collapse(build_bvh(boxes, centers, PickerConfig{}.mesh));
+    d.bvh.set_avx2(picker.isa() == Isa::kAvx2);
     for (std::uint32_t e = 0; e < d.bvh.entry_count(); ++e) {
       const glm::uvec3& t = mesh.triangles[d.bvh.prim_id(e)];
       d.verts.push_back({mesh.positions[t.x], mesh.positions[t.y], mesh.positions[t.z]});
@@ -171,6 +172,7 @@ Replica make_replica(const Scene& scene, const Picker& picker, bool mesh_mode) {
   rep.build_bvh_ms = cpu_ms() - start;
   start = cpu_ms();
   rep.top = WideBvh::collapse(binary);
+  rep.top.set_avx2(picker.isa() == Isa::kAvx2);
   rep.collapse_ms = cpu_ms() - start;
   for (std::uint32_t e = 0; e < rep.top.entry_count(); ++e) {
     rep.leaves.push_back(by_prim[rep.top.prim_id(e)]);

@@ -320,6 +320,7 @@ void Picker::Impl::build_mesh_bvhs() {
       centers[t] = b.center();
     }
     m.bvh = WideBvh::collapse(build_bvh(boxes, centers, config_.mesh));
+    m.bvh.set_avx2(avx2());
     m.verts.resize(m.bvh.entry_count());
     for (std::size_t e = 0; e < m.verts.size(); ++e) {
       const glm::uvec3& t = m.triangles[m.bvh.prim_id(static_cast<std::uint32_t>(e))];
@@ -381,6 +382,7 @@ void Picker::Impl::rebuild() {
     }
   }
   top_ = WideBvh::collapse(build_bvh({boxes.get(), n}, {centers.get(), n}, config_.top));
+  top_.set_avx2(avx2());
   // Renumber the primitives in the tree's entry order, so that a refit's
   // sweep reads the boxes front to back: from here on prim == entry. Each
   // entry writes its own leaf copy and object: a parallel loop.
@@ -793,5 +795,6 @@ Aabb Picker::world_bounds() const { return impl_->top_.bounds(); }
 glm::vec3 Picker::pad_centre() const { return impl_->pad_centre_; }
 BvhStats Picker::bvh_stats() const { return impl_->top_.stats(impl_->config_.top); }
 std::size_t Picker::memory_bytes() const { return impl_->memory_bytes(); }
+Isa Picker::isa() const { return impl_->avx2() ? Isa::kAvx2 : Isa::kSse2; }
 
 }  // namespace raypick

@@ -82,6 +82,11 @@ class Picker::Impl {
   glm::vec3 world_normal(const Hit& hit) const;
   Aabb world_box(std::uint32_t id) const;
   std::size_t memory_bytes() const;
+  // Whether the trees take the AVX node test: config_.isa, resolved once
+  // for this CPU.
+  bool avx2() const {
+    return config_.isa != Isa::kSse2 && wide_detail::cpu_has_avx2();
+  }
 
   // ---- steps -----------------------------------------------------------
   Obb make_obb(const ObjectRec& o) const;

@@ -183,9 +183,15 @@ class WideBvh {
   // callback: ties are the callback's to break.
   template <class Leaf>
   TraversalStats traverse(const Ray& ray, Leaf&& leaf) const;
+  // Which node test traverse() runs: the 8-wide AVX one when set (only
+  // takes effect where the CPU has AVX2), else the two SSE halves. Set once
+  // by the tree's owner (the Picker, from PickerConfig::isa); never while
+  // queries run. The same nodes, leaves and hits either way.
+  void set_avx2(bool on);
+  bool avx2() const { return avx2_; }
 #if RAYPICK_WIDE_AVX2
   // traverse() with the AVX node test; only where the CPU has AVX2
-  // (wide_detail::use_avx2). The same nodes and leaves, in the same order.
+  // (avx2()). The same nodes and leaves, in the same order.
   template <class Leaf>
   RAYPICK_TARGET_AVX2 TraversalStats traverse_avx2(const Ray& ray, Leaf&& leaf) const;
 #endif
@@ -257,23 +263,25 @@ class WideBvh {
   std::vector<std::uint8_t> parent_slot_;
   std::vector<std::uint32_t> entry_node_;
   std::vector<std::uint8_t> entry_slot_;
+  bool avx2_ = false;  // see set_avx2()
 };
 
 // --------------------------------------------------------------------------
 
 namespace wide_detail {
 
-#if RAYPICK_WIDE_AVX2
-// Whether this CPU has AVX2.
+// Whether this CPU has AVX2 (asked once).
 inline bool cpu_has_avx2() {
-  __builtin_cpu_init();
-  return __builtin_cpu_supports("avx2") != 0;
-}
-// Whether traverse() takes the AVX node test: set once at start-up (until
-// then false, which takes the SSE test: the same answers). Tests turn it
-// off to compare the two paths.
-inline bool use_avx2 = cpu_has_avx2();
+#if RAYPICK_WIDE_AVX2
+  static const bool has = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2") != 0;
+  }();
+  return has;
+#else
+  return false;
 #endif
+}
 
 // A hint that the cache line at p will be read soon.
 inline void prefetch(const void* p) {
@@ -285,6 +293,8 @@ inline void prefetch(const void* p) {
 }
 
 }  // namespace wide_detail
+
+inline void WideBvh::set_avx2(bool on) { avx2_ = on && wide_detail::cpu_has_avx2(); }
 
 inline Aabb WideBvh::bounds() const { return nodes_.empty() ? Aabb{} : nodes_[0].box(); }
 
@@ -538,7 +548,7 @@ template <class Leaf>
 TraversalStats WideBvh::traverse(const Ray& ray, Leaf&& leaf) const {
   using namespace wide_detail;
 #if RAYPICK_WIDE_AVX2
-  if (use_avx2) return traverse_avx2(ray, leaf);
+  if (avx2_) return traverse_avx2(ray, leaf);
 #endif
   TraversalStats st;
   if (nodes_.empty()) return st;

@@ -103,34 +103,40 @@ TEST_CASE("trees and answers are the same bit for bit on 1, 2 and 4 threads") {
   CHECK(hits > rays.size() / 4);
 }
 
-#if RAYPICK_WIDE_AVX2
 TEST_CASE("the AVX2 node test visits the same nodes and gives the same hits as the SSE one") {
   // Mixed objects (mirrored, sheared, flat) and rays with zero direction
   // components of both signs, so that slab planes through the origin (0 * inf)
-  // and flat boxes are exercised on both paths.
+  // and flat boxes are exercised on both paths. Each picker's ISA is chosen
+  // by its config, once.
   Scene scene = tools::make_boxes_scene(3000, 81, tools::mixed_options());
   scene.meshes.push_back(tools::sphere_mesh(3));
   const auto sphere = static_cast<std::uint32_t>(scene.meshes.size() - 1);
   for (std::size_t i = 0; i < scene.objects.size(); i += 4) scene.objects[i].mesh = sphere;
   const std::vector<Ray> rays =
       test::random_scene_rays(scene, 4000, 82, test::SceneRayMix{3.0f, 0.5f, 0.5f, 0.3f});
-  PickerConfig config;
-  config.mesh_mode = true;
-  const Picker picker(scene, config);
-  const bool had = wide_detail::use_avx2;
-  auto answers = [&](bool avx2, PickMode mode) {
-    wide_detail::use_avx2 = avx2;
+  auto answers = [&](Isa isa, PickMode mode) {
+    PickerConfig config;
+    config.mesh_mode = true;
+    config.isa = isa;
+    const Picker picker(scene, config);
     std::vector<PickResult> out;
     for (const Ray& ray : rays) out.push_back(picker.intersect_stats(ray, QueryOptions{mode}));
-    wide_detail::use_avx2 = had;
     return out;
   };
   const bool avx2 = wide_detail::cpu_has_avx2();
+  {
+    PickerConfig sse, wide, automatic;
+    sse.isa = Isa::kSse2;
+    wide.isa = Isa::kAvx2;
+    CHECK(Picker(scene, sse).isa() == Isa::kSse2);
+    CHECK(Picker(scene, wide).isa() == (avx2 ? Isa::kAvx2 : Isa::kSse2));
+    CHECK(Picker(scene, automatic).isa() == (avx2 ? Isa::kAvx2 : Isa::kSse2));
+  }
   if (!avx2) MESSAGE("this CPU has no AVX2: the SSE path is compared with itself");
   std::size_t hits = 0;
   for (PickMode mode : {PickMode::kObb, PickMode::kMesh}) {
-    const std::vector<PickResult> sse = answers(false, mode);
-    const std::vector<PickResult> wide = answers(avx2, mode);
+    const std::vector<PickResult> sse = answers(Isa::kSse2, mode);
+    const std::vector<PickResult> wide = answers(Isa::kAvx2, mode);
     for (std::size_t i = 0; i < rays.size(); ++i) {
       CAPTURE(i);
       REQUIRE(same_bytes(&wide[i].hit, &sse[i].hit, sizeof(Hit)));
@@ -141,6 +147,4 @@ TEST_CASE("the AVX2 node test visits the same nodes and gives the same hits as t
     }
   }
   CHECK(hits > rays.size() / 2);
-  CHECK(wide_detail::use_avx2 == had);
 }
-#endif

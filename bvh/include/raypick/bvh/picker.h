@@ -37,6 +37,14 @@
 
 namespace raypick {
 
+// The instruction set the traversal's node test runs on. Answers are the
+// same bit for bit on every one (the tests force each); only speed differs.
+enum class Isa : std::uint8_t {
+  kAuto,  // the widest this CPU runs: kAvx2 where it has AVX2, else kSse2
+  kSse2,  // the x86-64 baseline (four slots per instruction)
+  kAvx2,  // eight slots per instruction; kSse2 on a CPU without AVX2
+};
+
 struct PickerConfig {
   BvhConfig top;  // over objects
   BvhConfig mesh{/*max_leaf_size=*/4, /*bins=*/16, /*traversal_cost=*/1.0f,
@@ -55,6 +63,9 @@ struct PickerConfig {
   // consecutive rays walk it as packets and other rays go one at a time.
   // 0: always interleave.
   std::size_t batch_interleave_bytes = std::size_t{8} << 20;
+  // The node test's instruction set, chosen once when the picker is made
+  // (see Picker::isa()).
+  Isa isa = Isa::kAuto;
 };
 
 // The box the top level stores for an OBB: its abs-matrix world box padded,
@@ -298,6 +309,9 @@ class Picker {
   // Statistics of the top level, an 8-wide BVH over the objects' world
   // boxes: nodes are wide nodes, leaves leaf slots (see BvhStats).
   BvhStats bvh_stats() const;
+  // The instruction set its queries run on: config.isa resolved for this
+  // CPU (never kAuto).
+  Isa isa() const;
   // Bytes held by the picker's own arrays (objects, top-level BVH and its
   // bookkeeping, copied meshes and their BVHs); borrowed meshes not counted.
   std::size_t memory_bytes() const;
