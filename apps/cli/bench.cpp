@@ -31,6 +31,7 @@
 #include <iostream>
 #include <malloc.h>
 #include <optional>
+#include <random>
 #include <span>
 #include <string>
 #include <thread>
@@ -62,6 +63,7 @@ struct BenchArgs {
   std::string model = tools::kCrowdModel;
   std::vector<double> offset;  // X, Y, Z: every scene moved by it; or empty
   bool quick = false;
+  bool no_frames = false;
   Profile profile = Profile::kNone;
   int profile_passes = 1;
   LoadOptions load;  // for scene files and the crowd model
@@ -196,6 +198,7 @@ struct Settings {
   int width = 0, height = 0;  // camera rays
   int runs = 0;
   bool incoherent = false, camera = false;  // the ray sets
+  bool frames = true;  // the dynamic frame row
 };
 
 struct RaySet {
@@ -745,6 +748,129 @@ bool select_row(const Scene& scene, const Aabb& bounds, int width, int height,
   return ok;
 }
 
+// The dynamic frame row: an editor's frame, repeated. Each frame moves 1%
+// of the objects (at least one; ids and moves drawn from the seed, the same
+// for both systems), commits, and picks kFrameRays single rays from the
+// bench camera (one thread). raypick against Embree's best dynamic
+// configuration: each of tools::EmbreeBuild's builds is run through the same
+// frames and the fastest counts. After the frames both must give the same
+// answers on the frame's rays (obb mode bit for bit; mesh mode by
+// compare_answers' rule on the moved scene). Adds one line to `lines` and
+// two JSON rows ("row": "frame"); false when the answers differ.
+constexpr int kFrameRays = 1000;
+constexpr int kFrames = 20;
+
+bool frame_row(const Scene& scene, PickMode mode, const Aabb& bounds, std::uint64_t seed,
+               const std::string& name, Progress& progress, std::string& lines,
+               nlohmann::json& rows) {
+  const tbb::global_control cap(tbb::global_control::max_allowed_parallelism, 1);
+  const std::vector<Ray> rays =
+      tools::make_camera_rays(tools::make_camera(bounds), 40, kFrameRays / 40);
+  const std::vector<glm::mat4> base = tools::object_matrices(scene);
+  const float amount = tools::move_amount(scene);
+  const std::size_t n = scene.objects.size();
+  const std::size_t k = std::max<std::size_t>(1, n / 100);
+  // The frames' moves: which objects, and their new matrices.
+  std::vector<std::vector<std::uint32_t>> ids(kFrames);
+  std::vector<std::vector<glm::mat4>> moves(kFrames);
+  {
+    std::mt19937_64 rng(seed * 104729 + 17);
+    std::uniform_int_distribution<std::uint32_t> pick(0, static_cast<std::uint32_t>(n - 1));
+    std::vector<glm::mat4> current = base;
+    for (int f = 0; f < kFrames; ++f) {
+      const std::vector<glm::mat4> moved = tools::moved_matrices(current, amount, rng());
+      for (std::size_t j = 0; j < k; ++j) {
+        const std::uint32_t id = pick(rng);
+        ids[f].push_back(id);
+        moves[f].push_back(moved[id]);
+        current[id] = moved[id];
+      }
+    }
+  }
+  // Frame by frame, the median of the frames after the first (warm-up),
+  // and the medians of its three parts (moves, commit, rays).
+  struct FrameMs {
+    double total = 0.0, set = 0.0, commit = 0.0, rays = 0.0;
+  };
+  auto run_frames = [&](auto& system, auto&& query, std::vector<Hit>& answers) {
+    std::vector<double> total, set, commit, cast;
+    for (int f = 0; f < kFrames; ++f) {
+      const auto start = Clock::now();
+      for (std::size_t j = 0; j < k; ++j) system.set_matrix(ids[f][j], moves[f][j]);
+      const double t_set = ms_since(start);
+      system.commit();
+      const double t_commit = ms_since(start);
+      for (std::size_t i = 0; i < rays.size(); ++i) answers[i] = query(rays[i]);
+      const double t_all = ms_since(start);
+      if (f == 0) continue;
+      total.push_back(t_all);
+      set.push_back(t_set);
+      commit.push_back(t_commit - t_set);
+      cast.push_back(t_all - t_commit);
+    }
+    return FrameMs{median(total), median(set), median(commit), median(cast)};
+  };
+  progress.phase(name + ": dynamic frames (raypick)");
+  Picker picker(scene, picker_config(mode));
+  const QueryOptions options{mode};
+  std::vector<Hit> rp_hits(rays.size()), em_hits(rays.size());
+  const FrameMs rp = run_frames(picker, [&](const Ray& r) { return picker.intersect(r, options); },
+                                 rp_hits);
+  const tools::EmbreeDevice device(1);
+  FrameMs em;
+  tools::EmbreeBuild best = tools::EmbreeBuild::kStatic;
+  Check check;
+  for (tools::EmbreeBuild build : {tools::EmbreeBuild::kStatic, tools::EmbreeBuild::kDynamicLow,
+                                   tools::EmbreeBuild::kDynamicRefit}) {
+    if (build == tools::EmbreeBuild::kDynamicRefit && mode != PickMode::kObb) continue;
+    progress.phase(name + ": dynamic frames (Embree, " + tools::embree_build_name(build) + ")");
+    tools::EmbreeBenchScene embree(device, scene, mode, build);
+    std::vector<Hit> hits(rays.size());
+    const FrameMs ms = run_frames(embree, [&](const Ray& r) { return embree.intersect(r); }, hits);
+    if (em.total == 0.0 || ms.total < em.total) {
+      em = ms;
+      best = build;
+      em_hits = hits;
+    }
+  }
+  // The scene after the frames, for the reference's boundary judgement.
+  Scene moved = scene;
+  for (int f = 0; f < kFrames; ++f) {
+    for (std::size_t j = 0; j < k; ++j) moved.objects[ids[f][j]].matrix = moves[f][j];
+  }
+  compare_answers(moved, mode, rays, rp_hits, em_hits, check);
+  progress.clear();
+  char line[600];
+  std::snprintf(line, sizeof line,
+                "frame  %-14s %s: move %zu objects (1%%) + commit + %d camera rays, per frame: "
+                "raypick %.3f ms (%.3f + %.3f + %.3f), Embree %.3f ms (%.3f + %.3f + %.3f; %s, "
+                "the best of its builds): %s faster; %s\n",
+                name.c_str(), mode_name(mode), k, kFrameRays, rp.total, rp.set, rp.commit, rp.rays,
+                em.total, em.set, em.commit, em.rays, tools::embree_build_name(best),
+                ratio(em.total, rp.total).c_str(),
+                check.ok ? "ok" : ("VOID: " + check.why).c_str());
+  lines += line;
+  for (int sys = 0; sys < 2; ++sys) {
+    nlohmann::json row = {{"row", "frame"},
+                          {"scene", name},
+                          {"n", n},
+                          {"mode", mode_name(mode)},
+                          {"system", sys == 0 ? "raypick" : "embree"},
+                          {"frame_ms", (sys == 0 ? rp : em).total},
+                          {"frame_set_ms", (sys == 0 ? rp : em).set},
+                          {"frame_commit_ms", (sys == 0 ? rp : em).commit},
+                          {"frame_rays_ms", (sys == 0 ? rp : em).rays},
+                          {"moved_per_frame", k},
+                          {"rays_per_frame", kFrameRays},
+                          {"frames", kFrames},
+                          {"threads", 1},
+                          {"valid", check.ok}};
+    if (sys == 1) row["embree_build"] = tools::embree_build_name(best);
+    rows.push_back(std::move(row));
+  }
+  return check.ok;
+}
+
 }  // namespace
 
 // ------------------------------------------------------------ command ---
@@ -810,6 +936,9 @@ BenchCommand::BenchCommand(CLI::App& app)
   cmd_->add_flag("--quick", a.quick,
                  "Tiny sizes for CI: boxes 1000, crowd 10, 10000 rays, "
                  "camera 64x64, 1 run (options given explicitly win)");
+  cmd_->add_flag("--no-frames", a.no_frames,
+                 "Leave out the dynamic frame row (1% of the objects moved, a commit "
+                 "and 1,000 camera rays per frame, against Embree's best dynamic build)");
   add_enum_option(*cmd_, "--profile", a.profile,
                   EnumNames<Profile>{{"raypick", Profile::kRaypick},
                                      {"embree", Profile::kEmbree}},
@@ -848,6 +977,7 @@ std::optional<Settings> settings_of(const BenchArgs& a) {
   std::tie(s.width, s.height) = *resolution;
   s.incoherent = a.ray_kind != RayKinds::kCamera;
   s.camera = a.ray_kind != RayKinds::kIncoherent;
+  s.frames = !a.no_frames;
   return s;
 }
 
@@ -1076,6 +1206,13 @@ int BenchCommand::run() const {
       }
       for (int threads : a.threads) {
         all_ok = bench_config(a, spec, scene, mode, threads, sets, s.runs, progress, rows) &&
+                 all_ok;
+      }
+    }
+    if (!profile && s.frames) {
+      for (PickMode mode : modes) {
+        all_ok = frame_row(scene, mode, bounds, a.seed, spec.name(), progress, select_lines,
+                           rows) &&
                  all_ok;
       }
     }

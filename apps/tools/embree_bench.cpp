@@ -136,15 +136,25 @@ struct EmbreeBenchScene::Impl {
   std::vector<RTCGeometry> instances;  // by object id; nullptr if left out
 };
 
+const char* embree_build_name(EmbreeBuild build) {
+  switch (build) {
+    case EmbreeBuild::kStatic: return "static";
+    case EmbreeBuild::kDynamicLow: return "dynamic low";
+    case EmbreeBuild::kDynamicRefit: return "dynamic refit";
+  }
+  return "?";
+}
+
 EmbreeBenchScene::EmbreeBenchScene(const EmbreeDevice& device,
-                                   const Scene& scene, PickMode mode)
+                                   const Scene& scene, PickMode mode, EmbreeBuild build)
     : impl_(std::make_unique<Impl>()) {
   Impl& im = *impl_;
   im.mode = mode;
   im.device = device.get();
   im.top = rtcNewScene(im.device);
-  rtcSetSceneFlags(im.top, RTC_SCENE_FLAG_NONE);
-  rtcSetSceneBuildQuality(im.top, RTC_BUILD_QUALITY_MEDIUM);
+  const bool dynamic = build != EmbreeBuild::kStatic;
+  rtcSetSceneFlags(im.top, dynamic ? RTC_SCENE_FLAG_DYNAMIC : RTC_SCENE_FLAG_NONE);
+  rtcSetSceneBuildQuality(im.top, dynamic ? RTC_BUILD_QUALITY_LOW : RTC_BUILD_QUALITY_MEDIUM);
   if (mode == PickMode::kObb) {
     im.obb.local.resize(scene.meshes.size());
     for (std::size_t m = 0; m < scene.meshes.size(); ++m) {
@@ -164,6 +174,11 @@ EmbreeBenchScene::EmbreeBenchScene(const EmbreeDevice& device,
     rtcSetGeometryUserData(im.user, &im.obb);
     rtcSetGeometryBoundsFunction(im.user, obb_bounds, nullptr);
     rtcSetGeometryIntersectFunction(im.user, obb_intersect);
+    if (dynamic) {
+      rtcSetGeometryBuildQuality(im.user, build == EmbreeBuild::kDynamicRefit
+                                              ? RTC_BUILD_QUALITY_REFIT
+                                              : RTC_BUILD_QUALITY_LOW);
+    }
     rtcCommitGeometry(im.user);
     rtcAttachGeometry(im.top, im.user);
   } else {

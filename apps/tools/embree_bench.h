@@ -62,10 +62,21 @@ class EmbreeDevice {
 // copied, scenes committed. Objects that can never be hit (empty mesh,
 // singular matrix) are left out. Throws std::runtime_error on an Embree
 // error. The device must outlive the scene.
+// How the scene is built for updates (the dynamic frame row tries each):
+//   kStatic        a static scene of build quality MEDIUM (what every other
+//                  row uses): a commit rebuilds the whole scene;
+//   kDynamicLow    RTC_SCENE_FLAG_DYNAMIC, scene and geometries of build
+//                  quality LOW (Embree's two-level mode for partial updates);
+//   kDynamicRefit  as kDynamicLow, with the obb mode's user geometry of
+//                  build quality REFIT (its BVH refitted, not rebuilt; mesh
+//                  mode's instances have no BVH of their own: as kDynamicLow).
+enum class EmbreeBuild { kStatic, kDynamicLow, kDynamicRefit };
+const char* embree_build_name(EmbreeBuild build);
+
 class EmbreeBenchScene {
  public:
   EmbreeBenchScene(const EmbreeDevice& device, const Scene& scene,
-                   PickMode mode);
+                   PickMode mode, EmbreeBuild build = EmbreeBuild::kStatic);
   ~EmbreeBenchScene();
   EmbreeBenchScene(const EmbreeBenchScene&) = delete;
   EmbreeBenchScene& operator=(const EmbreeBenchScene&) = delete;

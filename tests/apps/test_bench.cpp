@@ -58,9 +58,25 @@ TEST_CASE("raypick bench --quick exits 0 with both systems and matching answers"
   // The rows, from --json rather than the table's columns: boxes-1000 in
   // obb mode and crowd-10 in mesh mode, incoherent and camera rays, each a
   // raypick row followed by its embree row with the same answers.
-  const nlohmann::json rows = nlohmann::json::parse(slurp(json));
-  REQUIRE(rows.is_array());
+  const nlohmann::json all = nlohmann::json::parse(slurp(json));
+  REQUIRE(all.is_array());
+  // The dynamic frame rows ("row": "frame") follow the ray rows.
+  nlohmann::json rows = nlohmann::json::array(), frames = nlohmann::json::array();
+  for (const auto& row : all) (row.contains("row") ? frames : rows).push_back(row);
   REQUIRE(rows.size() == 8);
+  REQUIRE(frames.size() == 4);  // {boxes obb, crowd mesh} x {raypick, embree}
+  for (std::size_t k = 0; k < frames.size(); ++k) {
+    CAPTURE(k);
+    const nlohmann::json& f = frames[k];
+    CHECK(f["row"] == "frame");
+    CHECK(f["scene"] == (k < 2 ? "boxes-1000" : "crowd-10"));
+    CHECK(f["mode"] == (k < 2 ? "obb" : "mesh"));
+    CHECK(f["system"] == (k % 2 == 0 ? "raypick" : "embree"));
+    CHECK(f["valid"] == true);
+    CHECK(f["moved_per_frame"] == (k < 2 ? 10 : 1));  // 1%, at least one
+    CHECK(f["frame_ms"].get<double>() > 0.0);
+    CHECK(f["frame_ms"].get<double>() >= f["frame_commit_ms"].get<double>());
+  }
   const char* want[4][3] = {{"boxes", "obb", "incoherent"},
                             {"boxes", "obb", "camera"},
                             {"crowd", "mesh", "incoherent"},
@@ -92,11 +108,19 @@ TEST_CASE("raypick bench --quick exits 0 with both systems and matching answers"
     CHECK(line.substr(line.size() - 4) == "; ok");
   }
   CHECK(select_lines == 1);
+  // One frame line per scene and mode, checked.
+  std::size_t frame_lines = 0;
+  for (const std::string& line : lines_of(r.out)) {
+    if (line.rfind("frame ", 0) != 0) continue;
+    ++frame_lines;
+    CHECK(line.substr(line.size() - 4) == "; ok");
+  }
+  CHECK(frame_lines == 2);
 }
 
 TEST_CASE("raypick bench --json writes rows with the documented keys") {
   const fs::path json = temp_dir() / "bench.json";
-  const Run r = run_raypick("bench --quick --scene boxes --n 500 --mode both "
+  const Run r = run_raypick("bench --quick --scene boxes --n 500 --mode both --no-frames "
                             "--ray-kind incoherent --rays 3000 --json '" +
                             json.string() + "'");
   REQUIRE(r.status == 0);
@@ -141,7 +165,7 @@ TEST_CASE("apps/bench_table.py writes the README's table from bench --json rows"
                             "--camera 20x20 --json '" + json.string() + "'");
   REQUIRE(r.status == 0);
   const nlohmann::json rows = nlohmann::json::parse(slurp(json));
-  REQUIRE(rows.size() == 4);
+  REQUIRE(rows.size() == 6);  // 2 ray kinds x 2 systems, then 2 frame rows
   {
     std::ofstream out(readme);
     out << "# before\n<!-- bench_table begin -->\nstale\n<!-- bench_table end -->\nafter\n";
@@ -176,6 +200,12 @@ TEST_CASE("apps/bench_table.py writes the README's table from bench --json rows"
   const double build = rows[0]["build_ms"].get<double>() / rows[1]["build_ms"].get<double>();
   std::snprintf(want, sizeof want, "| build ≤ 1× | obb boxes-400, 1 thr | %.2f× | %s |", build,
                 build <= 1.0 ? "yes" : "**no**");
+  CHECK(contains(text, want));
+  // The dynamic frame table: raypick's and Embree's ms per frame, to 3
+  // decimals, and their ratio.
+  REQUIRE(rows[4]["row"] == "frame");
+  std::snprintf(want, sizeof want, "| obb boxes-400 | %.3f | %.3f (",
+                rows[4]["frame_ms"].get<double>(), rows[5]["frame_ms"].get<double>());
   CHECK(contains(text, want));
   // A README without the markers is refused, untouched.
   { std::ofstream out(readme); out << "no markers\n"; }
