@@ -19,6 +19,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <new>
@@ -145,18 +146,29 @@ class WideBvh {
   //   Aabb entry_box(std::uint32_t entry)
   // and count their work in slot boxes recomputed (a node has 8 slots).
 
-  // Recomputes the boxes above the given entries only, walking up from
-  // each one's leaf slot and stopping where a box comes out unchanged.
-  // Calls on_change(weight, old_area, new_area) for each slot box that
-  // changed, where weight is the slot's SAH weight (as in stats()), and
-  // for the root's own box when a root slot changed (weight
-  // traversal_cost, as in sah_sum()), so that the calls add up to the
-  // change of sah_sum(). Returns
-  // the number of slot boxes recomputed, the unchanged last one of each
-  // walk included. O(k * depth).
+  // Recomputes the boxes above the given entries only: each of their leaf
+  // slots once, then each ancestor slot once, deepest node first (children
+  // have larger indices than their parents), going above a node only when
+  // one of its slot boxes changed; the slots of many moved entries share
+  // their ancestors' work. Calls on_change(weight, old_area, new_area) for
+  // each slot box that changed, where weight is the slot's SAH weight (as
+  // in stats()), and for the root's own box when a root slot changed
+  // (weight traversal_cost, as in sah_sum()), so that the calls add up to
+  // the change of sah_sum(). Returns the number of slot boxes recomputed,
+  // the unchanged ones that ended a path included. O(k * depth) at most,
+  // O(k log k) for the order. prefetch_entry(entry, stage) is called a
+  // few slots ahead of entry's turn, twice (stage 0, then 1 closer to it),
+  // so that the caller can bring in what entry_box(entry) will read, in
+  // two dependent steps.
+  template <class EntryBox, class OnChange, class Prefetch>
+  std::size_t refit_path(std::span<const std::uint32_t> entries, EntryBox&& entry_box,
+                         const BvhConfig& config, OnChange&& on_change,
+                         Prefetch&& prefetch_entry);
   template <class EntryBox, class OnChange>
   std::size_t refit_path(std::span<const std::uint32_t> entries, EntryBox&& entry_box,
-                         const BvhConfig& config, OnChange&& on_change);
+                         const BvhConfig& config, OnChange&& on_change) {
+    return refit_path(entries, entry_box, config, on_change, [](std::uint32_t, int) {});
+  }
 
   struct SweepResult {
     double sah_sum = 0.0;     // as sah_sum()
@@ -264,6 +276,11 @@ class WideBvh {
   std::vector<std::uint32_t> entry_node_;
   std::vector<std::uint8_t> entry_slot_;
   bool avx2_ = false;  // see set_avx2()
+  // refit_path()'s scratch: per node, its slots still to recompute (all
+  // zero between calls), and the nodes to visit, a max-heap.
+  std::vector<std::uint8_t> dirty_slots_;
+  std::vector<std::uint32_t> dirty_nodes_;
+  std::vector<std::uint64_t> leaf_keys_;  // node, slot, entry of moved entries
 };
 
 // --------------------------------------------------------------------------
@@ -298,41 +315,115 @@ inline void WideBvh::set_avx2(bool on) { avx2_ = on && wide_detail::cpu_has_avx2
 
 inline Aabb WideBvh::bounds() const { return nodes_.empty() ? Aabb{} : nodes_[0].box(); }
 
-template <class EntryBox, class OnChange>
+template <class EntryBox, class OnChange, class Prefetch>
 std::size_t WideBvh::refit_path(std::span<const std::uint32_t> entries, EntryBox&& entry_box,
-                                const BvhConfig& config, OnChange&& on_change) {
+                                const BvhConfig& config, OnChange&& on_change,
+                                Prefetch&& prefetch_entry) {
+  if (nodes_.empty() || entries.empty()) return 0;
+  auto prefetch_node = [&](std::uint32_t node) {
+    const char* p = reinterpret_cast<const char*>(&nodes_[node]);
+    for (std::size_t b = 0; b < sizeof(WideNode); b += 64) wide_detail::prefetch(p + b);
+  };
+  const double root_before = nodes_[0].box().half_area();
+  bool root_changed = false;
   std::size_t updated = 0;
+  if (dirty_slots_.size() != nodes_.size()) dirty_slots_.assign(nodes_.size(), 0);
+  dirty_nodes_.clear();
+  // Marks a parent slot to recompute; its node is visited after every node
+  // with a larger index (its children among them).
+  auto mark = [&](std::uint32_t node, int slot) {
+    if (dirty_slots_[node] == 0) {
+      prefetch_node(node);
+      dirty_nodes_.push_back(node);
+      std::push_heap(dirty_nodes_.begin(), dirty_nodes_.end());
+    }
+    dirty_slots_[node] |= static_cast<std::uint8_t>(1u << slot);
+  };
+  // A slot box recomputed: true when it changed.
+  auto set_slot = [&](WideNode& n, int slot, const Aabb& b) {
+    ++updated;
+    const Aabb old = n.slot_box(slot);
+    if (b == old) return false;
+    on_change(slot_weight(n, slot, config), double(old.half_area()), double(b.half_area()));
+    n.set_slot_box(slot, b);
+    return true;
+  };
+  auto changed_node = [&](std::uint32_t node) {
+    if (node == 0) {
+      root_changed = true;
+    } else {
+      mark(parent_[node], parent_slot_[node]);
+    }
+  };
+  // The leaf slots first, each once, in descending node order (children
+  // before parents), with the nodes and entries a few slots ahead
+  // prefetched: at a million objects every one of them is a cache miss.
+  std::vector<std::uint64_t>& keys = leaf_keys_;
+  keys.clear();
   for (std::uint32_t e : entries) {
-    std::uint32_t node = entry_node_[e];
-    int slot = entry_slot_[e];
-    Aabb b;
-    {
-      const WideNode& leaf = nodes_[node];
-      for (std::uint32_t k = leaf.child[slot]; k < leaf.child[slot] + leaf.count[slot]; ++k) {
+    keys.push_back(std::uint64_t{entry_node_[e]} << 35 | std::uint64_t{entry_slot_[e]} << 32 | e);
+  }
+  std::sort(keys.begin(), keys.end(), std::greater<>());
+  constexpr std::size_t kAhead = 8;
+  auto node_of = [](std::uint64_t k) { return static_cast<std::uint32_t>(k >> 35); };
+  auto slot_of = [](std::uint64_t k) { return static_cast<int>((k >> 32) & 7u); };
+  auto entry_of = [](std::uint64_t k) { return static_cast<std::uint32_t>(k); };
+  for (std::size_t i = 0; i < std::min(keys.size(), 2 * kAhead); ++i) {
+    prefetch_entry(entry_of(keys[i]), 0);
+    if (i < kAhead) {
+      prefetch_entry(entry_of(keys[i]), 1);
+      prefetch_node(node_of(keys[i]));
+    }
+  }
+  bool node_changed = false;
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    if (i + 2 * kAhead < keys.size()) prefetch_entry(entry_of(keys[i + 2 * kAhead]), 0);
+    if (i + kAhead < keys.size()) {
+      prefetch_entry(entry_of(keys[i + kAhead]), 1);
+      prefetch_node(node_of(keys[i + kAhead]));
+    }
+    const std::uint32_t node = node_of(keys[i]);
+    const int slot = slot_of(keys[i]);
+    // A slot once, however many of its entries moved.
+    if (i == 0 || node_of(keys[i - 1]) != node || slot_of(keys[i - 1]) != slot) {
+      WideNode& n = nodes_[node];
+      Aabb b;
+      for (std::uint32_t k = n.child[slot]; k < n.child[slot] + n.count[slot]; ++k) {
         b.extend(entry_box(k));
       }
+      node_changed = set_slot(n, slot, b) || node_changed;
     }
-    for (;;) {
-      WideNode& n = nodes_[node];
-      ++updated;
-      const Aabb old = n.slot_box(slot);
-      // Ancestors depend only on this box: unchanged, they are up to date.
-      if (b == old) break;
-      on_change(slot_weight(n, slot, config), double(old.half_area()),
-                double(b.half_area()));
-      if (node == 0) {
-        // The root's own term of the SAH sum (its visit, weighted by its
-        // area, as in sah_sum()) follows the root's box.
-        const double before = n.box().half_area();
-        n.set_slot_box(slot, b);
-        on_change(double(config.traversal_cost), before, double(n.box().half_area()));
-        break;
-      }
-      n.set_slot_box(slot, b);
-      b = n.box();
-      slot = parent_slot_[node];
-      node = parent_[node];
+    if (i + 1 == keys.size() || node_of(keys[i + 1]) != node) {
+      if (node_changed) changed_node(node);
+      node_changed = false;
     }
+  }
+  // Then the inner slots above them, deepest node first, each once.
+  while (!dirty_nodes_.empty()) {
+    std::pop_heap(dirty_nodes_.begin(), dirty_nodes_.end());
+    const std::uint32_t node = dirty_nodes_.back();
+    dirty_nodes_.pop_back();
+    // The next nodes out of the heap are among its first three: fetched
+    // now, they arrive while this one is done (marking prefetched them
+    // too, but long before their turn).
+    for (std::size_t h = 0; h < std::min<std::size_t>(3, dirty_nodes_.size()); ++h) {
+      prefetch_node(dirty_nodes_[h]);
+    }
+    WideNode& n = nodes_[node];
+    bool changed = false;
+    for (unsigned m = dirty_slots_[node]; m != 0; m &= m - 1) {
+      const int slot = std::countr_zero(m);
+      // The child node has a larger index: it is up to date.
+      changed = set_slot(n, slot, nodes_[n.child[slot]].box()) || changed;
+    }
+    dirty_slots_[node] = 0;
+    // Ancestors depend only on this node's box: unchanged slots, no walk up.
+    if (changed) changed_node(node);
+  }
+  if (root_changed) {
+    // The root's own term of the SAH sum (its visit, weighted by its area,
+    // as in sah_sum()) follows the root's box.
+    on_change(double(config.traversal_cost), root_before, double(nodes_[0].box().half_area()));
   }
   return updated;
 }

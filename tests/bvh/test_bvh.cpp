@@ -356,6 +356,47 @@ TEST_CASE("refitting a few entries of the wide BVH along their paths equals a fu
   check_wide(full, boxes);
 }
 
+TEST_CASE("a path refit of many entries, listed more than once, equals a full refit and tracks the SAH sum") {
+  // A third of the entries moved, some listed twice and in no order: each
+  // leaf slot and each inner slot is recomputed once, children before
+  // parents, and the on_change calls add up to the change of sah_sum().
+  auto boxes = random_boxes(3000, 23, 30.0f);
+  WideBvh partial = WideBvh::collapse(build_bvh(boxes, centers_of(boxes)));
+  WideBvh full = partial;
+  std::mt19937_64 rng(24);
+  std::uniform_real_distribution<float> u(-20.0f, 20.0f);
+  std::vector<std::uint32_t> entries;
+  for (std::uint32_t e = 0; e < 3000; e += 3) {
+    const std::uint32_t id = partial.prim_id(e);
+    const glm::vec3 shift{u(rng), u(rng), u(rng)};
+    boxes[id] = Aabb{boxes[id].min + shift, boxes[id].max + shift};
+    entries.push_back(e);
+    if (e % 7 == 0) entries.push_back(e);
+  }
+  std::shuffle(entries.begin(), entries.end(), rng);
+  const auto box = [&](std::uint32_t e) { return boxes[partial.prim_id(e)]; };
+  const double before = partial.sah_sum();
+  double delta = 0.0;
+  const std::size_t updated = partial.refit_path(
+      entries, box, BvhConfig{},
+      [&](double weight, double old_area, double new_area) { delta += weight * (new_area - old_area); });
+  refit_all(full, boxes);
+  for (std::size_t i = 0; i < full.nodes().size(); ++i) {
+    for (int s = 0; s < WideNode::kWidth; ++s) {
+      REQUIRE(partial.nodes()[i].slot_box(s) == full.nodes()[i].slot_box(s));
+    }
+  }
+  CHECK(before + delta == doctest::Approx(partial.sah_sum()).epsilon(1e-9));
+  // Each slot at most once: no more than the slots in use.
+  const BvhStats st = full.stats();
+  CHECK(updated <= st.leaves + full.nodes().size() - 1);
+  CHECK(updated >= 1000);  // every moved entry's slot (distinct slots <= entries)
+  // A second refit with nothing changed recomputes the leaf slots only.
+  const std::size_t again = partial.refit_path(entries, box, BvhConfig{},
+                                               [](double, double, double) {});
+  CHECK(again <= 1000);
+}
+
 TEST_CASE("a wide BVH numbered by entry reads primitive e as entry e") {
   // The Picker's top level renumbers its primitives so that primitive ==
   // entry and drops the id array; refits and stats must read it that way.
