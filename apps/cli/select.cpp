@@ -1,6 +1,7 @@
 // `raypick select SCENE <camera> --rect X0,Y0,X1,Y1 [--rule touch|contain]
 //  [--mode obb|mesh] [--visible] [--mask M] [--format text|jsonl]`.
 #include "screen.h"
+#include "../tools/ray_io.h"
 
 #include "raypick/bvh/picker.h"
 #include "raypick/core/text.h"
@@ -111,7 +112,7 @@ int SelectCommand::run() const {
     const std::string& name = scene.objects[id].name;
     if (a.format == "jsonl") {
       out += "{\"object\":" + std::to_string(id) + ",\"name\":" +
-             nlohmann::json(name).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) +
+             tools::json_string(name) +
              "}\n";
     } else {
       out += "object " + std::to_string(id) + " '" + printable(name) + "'\n";

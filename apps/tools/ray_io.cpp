@@ -355,8 +355,6 @@ std::string format_float(float v) {
   return buf;
 }
 
-namespace {
-
 // `text` as a JSON string with no control character left raw. nlohmann's
 // dump escapes quotes, backslashes and C0 controls and replaces invalid
 // UTF-8 with U+FFFD; DEL and the C1 controls (U+0080..U+009F, which some
@@ -384,6 +382,8 @@ std::string json_string(const std::string& text) {
   }
   return out;
 }
+
+namespace {
 
 // "object":o,"name":"...","t":t[,"triangle":k],"point":[x,y,z]
 // The hit point o + t d, from the double origin, rounded once to float.

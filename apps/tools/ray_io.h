@@ -132,6 +132,12 @@ std::string hits_to_json(std::size_t ray_index, const RayD& ray,
 // A line for people: "ray 0: object 3 'box' at t = 2.5, point (1, 2, 3)".
 // The name is shown through printable(): control characters (a newline
 // included) appear as \xNN, so one result is always one line.
+// `text` as a JSON string (quoted) with no control character left raw:
+// RFC 8259's escapes for quotes, backslashes and C0 controls, \u007f and
+// \u0080..\u009f for DEL and the C1 controls; bytes that are not UTF-8 as
+// U+FFFD.
+std::string json_string(const std::string& text);
+
 std::string hit_to_text(std::size_t ray_index, const RayD& ray, const Hit& hit,
                         const std::string& name);
 

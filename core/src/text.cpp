@@ -74,4 +74,24 @@ std::string printable(std::string_view text, std::size_t max_bytes) {
   return out;
 }
 
+std::string valid_utf8(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  std::size_t i = 0;
+  while (i < text.size()) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c < 0x80) {
+      out += static_cast<char>(c);
+      ++i;
+    } else if (const std::size_t n = utf8_length(text.substr(i)); n > 0) {
+      out.append(text.substr(i, n));
+      i += n;
+    } else {
+      out += "\xEF\xBF\xBD";  // U+FFFD
+      ++i;
+    }
+  }
+  return out;
+}
+
 }  // namespace raypick

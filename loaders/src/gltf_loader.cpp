@@ -260,7 +260,7 @@ class SceneBuilder {
       }
     }
     object.mesh = mesh_slot(static_cast<std::size_t>(node.mesh));
-    object.name = node.name.empty() ? "node" + std::to_string(node_index) : printable(node.name);
+    object.name = node.name.empty() ? "node" + std::to_string(node_index) : valid_utf8(node.name);
     scene_.objects.push_back(std::move(object));
   }
 

@@ -289,9 +289,9 @@ class JsonSceneReader {
                                     const JsonPath& p, const std::string& file) {
     const std::size_t n = source.objects.size();
     if (selector.is_string()) {
-      // Names are stored with control bytes escaped; so is the selector.
-      const std::string name =
-          printable(selector.get<std::string>());
+      // Names are stored as the files hold them (valid UTF-8); so is the
+      // selector.
+      const std::string name = valid_utf8(selector.get<std::string>());
       std::size_t found = n;
       std::size_t matches = 0;
       for (std::size_t i = 0; i < n; ++i) {
@@ -329,8 +329,7 @@ class JsonSceneReader {
     Object object;
     object.name = "object" + std::to_string(id);
     if (const Json* name = detail::find_member(o, "name")) {
-      object.name =
-          printable(detail::require_string(*name, p / "name"));
+      object.name = valid_utf8(detail::require_string(*name, p / "name"));
     }
     const Json* mesh_json = detail::find_member(o, "mesh");
     if (mesh_json == nullptr) fail(p, "missing 'mesh'");

@@ -470,7 +470,7 @@ std::optional<std::string> build_scene(
     Object& object = scene.objects[s];
     object.mesh = id;
     object.name = shape.name.empty() ? "shape" + std::to_string(s)
-                                     : printable(shape.name);
+                                     : valid_utf8(shape.name);
   }
   return std::nullopt;
 }

@@ -489,3 +489,36 @@ TEST_CASE("running out of memory is one message naming the command (and scene), 
             .status == 0);
 }
 #endif
+
+TEST_CASE("names with quotes, backslashes, tabs and ESC reach a JSON reader exactly") {
+  // Each format stores the name as its file holds it; only the output
+  // escapes it: RFC 8259 escapes in JSON, \xNN in text.
+  const std::string name = std::string("say \"hi\"\\ \t\x1B[31m") + "red \xC3\xA9";
+  const nlohmann::json gltf_name = name;
+  const fs::path gltf = write(
+      "names.gltf",
+      R"({"asset":{"version":"2.0"},"scenes":[{"nodes":[0]}],"nodes":[{"mesh":0,"name":)" +
+          gltf_name.dump() +
+          R"(}],"meshes":[{"primitives":[{"attributes":{"POSITION":0}}]}],)"
+          R"("accessors":[{"bufferView":0,"componentType":5126,"count":3,"type":"VEC3",)"
+          R"("min":[0,0,0],"max":[1,1,0]}],"bufferViews":[{"buffer":0,"byteLength":36}],)"
+          R"("buffers":[{"byteLength":36,"uri":"data:application/octet-stream;base64,)"
+          R"(AAAAAAAAAAAAAAAAAACAPwAAAAAAAAAAAAAAAAAAgD8AAAAA"}]})");
+  const fs::path obj = write("names.obj", "o " + name + "\nv 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\n");
+  for (const fs::path& scene : {gltf, obj}) {
+    CAPTURE(scene);
+    Run r = run_raypick("pick '" + scene.string() + "' --ray 0.2,0.2,1,0,0,-1 --format json");
+    REQUIRE(r.status == 0);
+    CHECK(nlohmann::json::parse(r.out)["name"] == name);
+    CHECK(r.out.find('\x1B') == std::string::npos);
+    CHECK(r.out.find('\t') == std::string::npos);
+    const fs::path rays = write("names_rays.txt", "0.2 0.2 1 0 0 -1\n");
+    r = run_raypick("pick '" + scene.string() + "' --rays '" + rays.string() + "'");
+    REQUIRE(r.status == 0);
+    CHECK(nlohmann::json::parse(r.out)["name"] == name);
+    // Text output shows the controls visibly escaped, the rest as is.
+    r = run_raypick("pick '" + scene.string() + "' --ray 0.2,0.2,1,0,0,-1");
+    REQUIRE(r.status == 0);
+    CHECK(r.out.find("'say \"hi\"\\ \\x09\\x1B[31mred \xC3\xA9'") != std::string::npos);
+  }
+}

@@ -7,6 +7,7 @@
 #include "loader_test_util.h"
 
 #include "raypick/bvh/picker.h"
+#include "raypick/core/text.h"
 #include "raypick/loaders/load.h"
 
 #include <doctest/doctest.h>
@@ -599,19 +600,33 @@ TEST_CASE("control bytes in OBJ messages and names are escaped, and long tokens 
             "...' is too large for a float");
   const Scene scene = loads(
       dir.write("n.obj", std::string("o a\x1b]0;x\x07\x7f") + "b\n" + kTriangleObj));
-  CHECK(scene.objects[0].name == "a\\x1B]0;x\\x07\\x7Fb");
+  // Names are stored as the file holds them; outputs escape them.
+  CHECK(scene.objects[0].name == std::string("a\x1b]0;x\x07\x7f") + "b");
 }
 
-TEST_CASE("control bytes in glTF and JSON scene names are escaped") {
+TEST_CASE("a name's bytes that are not UTF-8 are stored as U+FFFD, one per byte") {
+  TempDir dir;
+  // \xC3 without its continuation, a lone continuation byte, an overlong
+  // form (C0 AF), then valid UTF-8 (e-acute) and a tab, kept.
+  const Scene scene = loads(dir.write(
+      "u.obj", std::string("o a\xc3z\x80\xc0\xaf\xc3\xa9\tq\n") + kTriangleObj));
+  CHECK(scene.objects[0].name ==
+        "a\xEF\xBF\xBDz\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD\xC3\xA9\tq");
+  CHECK(valid_utf8("plain") == "plain");
+  CHECK(valid_utf8(std::string("\xf4\x90\x80\x80", 4)) ==
+        "\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD");  // past U+10FFFF
+}
+
+TEST_CASE("names are kept exactly as glTF and JSON scene files hold them, control bytes included") {
   TempDir dir;
   GltfBuilder b = triangle_builder();
   b.add_node({{"mesh", 0}, {"name", "line\nbreak\r\x1b"}});
   const Scene gltf = loads(dir.write("s.gltf", b.gltf_embedded()));
-  CHECK(gltf.objects[0].name == "line\\x0Abreak\\x0D\\x1B");
+  CHECK(gltf.objects[0].name == "line\nbreak\r\x1b");
   const Scene json = loads(dir.write(
       "s.json", R"({"raypick_scene": 1, "meshes": [{"name": "m", "box": {"min": [0,0,0], "max": [1,1,1]}}],
                   "objects": [{"mesh": "m", "name": "a\u001bb\u0000c"}]})"));
-  CHECK(json.objects[0].name == "a\\x1Bb\\x00c");
+  CHECK(json.objects[0].name == std::string("a\x1b" "b\0c", 5));
   // Messages quote names printable too.
   const std::string message = refusal(dir.write(
       "t.json", R"({"raypick_scene": 1, "meshes": [], "objects": [{"mesh": "\u001b[31m"}]})"));

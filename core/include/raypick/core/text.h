@@ -16,4 +16,12 @@ namespace raypick {
 std::string printable(std::string_view text,
                       std::size_t max_bytes = std::string::npos);
 
+// `text` with every byte that is not part of valid UTF-8 (RFC 3629: no
+// overlong forms, no surrogates, nothing past U+10FFFF) replaced by U+FFFD,
+// one per byte; everything else, control characters included, kept as it
+// is. What loaders store as a name: the file's text exactly when it is
+// valid UTF-8. Outputs escape it for their medium (printable() for text,
+// RFC 8259 escapes for JSON). Cost: O(|text|).
+std::string valid_utf8(std::string_view text);
+
 }  // namespace raypick
