@@ -593,10 +593,11 @@ RAYPICK_HOT_INLINE bool Picker::Impl::closest_leaf(std::uint32_t entry, const R&
 
 template <class R>
 PickResult Picker::Impl::intersect_impl(const R& ray, const QueryOptions& options) const {
-  RAYPICK_ASSERT(is_valid(ray), "ray must be finite with non-zero direction");
   RAYPICK_ASSERT(!structure_dirty_ && dirty_.empty(),
                  "commit() the picker before querying it");
   PickResult r;
+  // A bad ray is the host's input, not a bug of ours: a miss, never an abort.
+  if (!is_valid(ray)) return r;
   r.stats = top_.traverse(traversal_ray(ray), [&](std::uint32_t entry, float& tmax) {
     return closest_leaf(entry, ray, options, tmax, r.hit);
   });
@@ -606,10 +607,10 @@ PickResult Picker::Impl::intersect_impl(const R& ray, const QueryOptions& option
 
 template <class R>
 bool Picker::Impl::occluded_impl(const R& ray, const QueryOptions& options) const {
-  RAYPICK_ASSERT(is_valid(ray), "ray must be finite with non-zero direction");
   RAYPICK_ASSERT(!structure_dirty_ && dirty_.empty(),
                  "commit() the picker before querying it");
   bool found = false;
+  if (!is_valid(ray)) return found;
   top_.traverse(traversal_ray(ray), [&](std::uint32_t entry, float& tmax) {
     const LeafObb& leaf = leaf_[entry];
     if (!accepts(leaf, options)) return false;
@@ -623,10 +624,10 @@ bool Picker::Impl::occluded_impl(const R& ray, const QueryOptions& options) cons
 template <class R>
 std::vector<Hit> Picker::Impl::intersect_all_impl(const R& ray, const QueryOptions& options,
                                             std::size_t limit) const {
-  RAYPICK_ASSERT(is_valid(ray), "ray must be finite with non-zero direction");
   RAYPICK_ASSERT(!structure_dirty_ && dirty_.empty(),
                  "commit() the picker before querying it");
   std::vector<Hit> hits;
+  if (!is_valid(ray)) return hits;
   top_.traverse(traversal_ray(ray), [&](std::uint32_t entry, float& tmax) {
     const LeafObb& leaf = leaf_[entry];
     if (!accepts(leaf, options)) return false;
@@ -645,9 +646,6 @@ std::vector<Hit> Picker::Impl::intersect_batch_impl(std::span<const R> rays,
                                               const QueryOptions& options) const {
   RAYPICK_ASSERT(!structure_dirty_ && dirty_.empty(),
                  "commit() the picker before querying it");
-  for (const R& ray : rays) {
-    RAYPICK_ASSERT(is_valid(ray), "ray must be finite with non-zero direction");
-  }
   std::vector<Hit> out(rays.size());
   // A top level much larger than the caches makes every node a cache miss:
   // each task then runs its rays interleaved, several in flight, so that
@@ -663,14 +661,22 @@ std::vector<Hit> Picker::Impl::intersect_batch_impl(std::span<const R> rays,
       [&](const tbb::blocked_range<std::size_t>& range) {
         const std::span<const R> part = rays.subspan(range.begin(), range.size());
         Hit* hits = out.data() + range.begin();
-        // The traversal takes float rays; the leaves read part[i].
+        // The traversal takes float rays; the leaves read part[i]. A bad
+        // ray (not is_valid) walks as a ray that reaches nothing (t in
+        // [0, -1]: every box test fails) and is answered as a miss.
+        const bool all_valid = std::all_of(part.begin(), part.end(),
+                                           [](const R& ray) { return is_valid(ray); });
         std::vector<Ray> rounded;
         std::span<const Ray> node_rays;
-        if constexpr (std::is_same_v<R, Ray>) {
-          node_rays = part;
+        if (std::is_same_v<R, Ray> && all_valid) {
+          if constexpr (std::is_same_v<R, Ray>) node_rays = part;
         } else {
           rounded.reserve(part.size());
-          for (const R& ray : part) rounded.push_back(traversal_ray(ray));
+          for (const R& ray : part) {
+            rounded.push_back(is_valid(ray) ? traversal_ray(ray)
+                                            : Ray{glm::vec3{0.0f}, glm::vec3{0.0f, 0.0f, 1.0f},
+                                                  0.0f, -1.0f});
+          }
           node_rays = rounded;
         }
         if (!interleave) {

@@ -178,3 +178,48 @@ TEST_CASE("a moved picker answers as the original did, and takes moves and commi
   CHECK(h.hit());
   CHECK(h.t <= 0.5f);
 }
+
+TEST_CASE("a bad ray (zero, NaN or infinite direction, non-finite origin) is a miss, never an abort") {
+  Picker picker;
+  const auto cube = picker.add_mesh(box_mesh(Aabb{glm::vec3{-1.0f}, glm::vec3{1.0f}}).positions,
+                                    box_mesh(Aabb{glm::vec3{-1.0f}, glm::vec3{1.0f}}).triangles);
+  picker.add_object(cube, glm::mat4{1.0f});
+  picker.commit();
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float inf = std::numeric_limits<float>::infinity();
+  const Ray good{{0.0f, 0.0f, -5.0f}, {0.0f, 0.0f, 1.0f}};
+  const std::vector<Ray> bad = {
+      Ray{{0.0f, 0.0f, -5.0f}, {0.0f, 0.0f, 0.0f}},   // zero direction
+      Ray{{0.0f, 0.0f, -5.0f}, {0.0f, nan, 1.0f}},    // NaN direction
+      Ray{{0.0f, 0.0f, -5.0f}, {inf, 0.0f, 1.0f}},    // infinite direction
+      Ray{{nan, 0.0f, -5.0f}, {0.0f, 0.0f, 1.0f}},    // NaN origin
+      Ray{{0.0f, 0.0f, -5.0f}, {0.0f, 0.0f, 1.0f}, 2.0f, 1.0f},  // tmin > tmax
+  };
+  for (PickMode mode : {PickMode::kObb, PickMode::kMesh}) {
+    CAPTURE(int(mode));
+    REQUIRE(picker.intersect(good, mode).hit());
+    for (const Ray& r : bad) {
+      CHECK_FALSE(picker.intersect(r, mode).hit());
+      CHECK_FALSE(picker.occluded(r, mode));
+      CHECK(picker.intersect_all(r, mode).empty());
+      CHECK_FALSE(picker.intersect(to_double(r), mode).hit());
+      CHECK_FALSE(picker.occluded(to_double(r), mode));
+    }
+    // A batch of good and bad rays: the bad ones miss, the good ones are
+    // the single answers.
+    std::vector<Ray> batch;
+    for (int k = 0; k < 40; ++k) batch.push_back(k % 3 == 0 ? bad[k % bad.size()] : good);
+    const std::vector<Hit> hits = picker.intersect_batch(batch, QueryOptions{mode});
+    std::vector<RayD> batch_d;
+    for (const Ray& r : batch) batch_d.push_back(to_double(r));
+    const std::vector<Hit> hits_d = picker.intersect_batch(batch_d, QueryOptions{mode});
+    for (std::size_t k = 0; k < batch.size(); ++k) {
+      CAPTURE(k);
+      const Hit want = picker.intersect(batch[k], mode);
+      CHECK(hits[k].hit() == (k % 3 != 0));
+      CHECK(hits[k].object == want.object);
+      CHECK(hits[k].t == want.t);
+      CHECK(hits_d[k].object == want.object);
+    }
+  }
+}

@@ -194,8 +194,11 @@ class Picker {
 
   // ---- queries (const; see thread-safety above) ----------------------
   //
-  // Every query takes a ray with valid origin and direction (is_valid) and
-  // considers t in [ray.tmin, ray.tmax]. t is in units of the given
+  // Every query considers t in [ray.tmin, ray.tmax]. A ray that is not
+  // valid (is_valid: a zero, NaN or infinite direction, a non-finite
+  // origin, a bad t range) is answered as a miss: intersect gives no hit,
+  // occluded false, intersect_all nothing, and in a batch that ray alone
+  // misses. Bad input never aborts the host. t is in units of the given
   // direction in both modes: the ray is carried into an object's frame by
   // the object's LocalFrame (origin subtracted first, then the inverse 3x3),
   // which keeps t. Ties go to the lower object id, then to the lower
