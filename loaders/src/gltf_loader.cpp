@@ -85,18 +85,62 @@ class SceneBuilder {
 
   Scene build() {
     const std::vector<std::size_t> roots = root_nodes();
+    // Cycles first (their message names the cycle), then shared children.
     const std::uint64_t total = count_objects(roots);
+    check_strict_trees();
     if (total == 0) fail(JsonPath(), "no objects in scene (no node with a mesh)");
     if (auto over = budget_.take(detail::Budget::kObjects, total)) {
       fail(JsonPath() / "nodes", *over);
     }
-    check_instances(roots, total);
     scene_.objects.reserve(static_cast<std::size_t>(total));
     traverse(roots);
     return std::move(scene_);
   }
 
  private:
+  // glTF 2.0 requires the node hierarchy to be disjoint strict trees: no
+  // node is the child of two nodes (nor twice of one), and a scene lists
+  // only root nodes, each once. Refuses the first node that breaks that,
+  // naming both of its parents. Cycles are left to count_objects().
+  void check_strict_trees() const {
+    const std::size_t none = d_.nodes.size();
+    std::vector<std::size_t> parent(d_.nodes.size(), none);
+    for (std::size_t i = 0; i < d_.nodes.size(); ++i) {
+      const std::vector<std::size_t>& children = d_.nodes[i].children;
+      for (std::size_t k = 0; k < children.size(); ++k) {
+        const std::size_t c = children[k];
+        if (parent[c] == none) {
+          parent[c] = i;
+          continue;
+        }
+        if (parent[c] == i) {
+          fail((node_path(i) / "children")[k],
+               "node " + std::to_string(c) + " is listed twice among node " + std::to_string(i) +
+                   "'s children (glTF 2.0 requires the node hierarchy to be strict trees)");
+        }
+        fail((node_path(i) / "children")[k],
+             "node " + std::to_string(c) + " has two parents, nodes " + std::to_string(parent[c]) +
+                 " and " + std::to_string(i) +
+                 " (glTF 2.0 requires the node hierarchy to be strict trees)");
+      }
+    }
+    for (std::size_t sc = 0; sc < d_.scenes.size(); ++sc) {
+      const std::vector<std::size_t>& nodes = d_.scenes[sc];
+      std::vector<bool> listed(d_.nodes.size(), false);
+      for (std::size_t k = 0; k < nodes.size(); ++k) {
+        const std::size_t r = nodes[k];
+        const JsonPath at = (((JsonPath() / "scenes")[sc]) / "nodes")[k];
+        if (parent[r] != none) {
+          fail(at, "node " + std::to_string(r) + " is listed as a root but is a child of node " +
+                       std::to_string(parent[r]) +
+                       " (glTF 2.0 requires a scene's nodes to be root nodes)");
+        }
+        if (listed[r]) fail(at, "node " + std::to_string(r) + " is listed twice");
+        listed[r] = true;
+      }
+    }
+  }
+
   // The default scene's root nodes, scene 0's when none is set. Without
   // scenes: every node that is no node's child, in index order.
   std::vector<std::size_t> root_nodes() const {
@@ -121,7 +165,6 @@ class SceneBuilder {
     std::vector<unsigned char> color(n, kWhite);
     std::vector<std::uint64_t> below(n, 0);
     reaches_.assign(n, false);
-    post_order_.reserve(n);
     struct Frame {
       std::size_t node;
       std::size_t next_child;
@@ -162,7 +205,6 @@ class SceneBuilder {
         }
         below[f.node] = sum;
         reaches_[f.node] = reaches;
-        post_order_.push_back(f.node);
         color[f.node] = kBlack;
         stack.pop_back();
       }
@@ -172,51 +214,6 @@ class SceneBuilder {
       total = std::min(total + below[r], max_objects_);
     }
     return total;
-  }
-
-  // The traversal visits every path from a root to a node that leads to a
-  // mesh or a camera. A small node graph (a DAG) can have astronomically
-  // many such paths even when few of them end in an object: a doubling
-  // chain above a long single chain, say. Counts the visits (and the camera
-  // instances) before walking, saturating, and refuses a graph whose walk
-  // would cost more than kVisitsPerItem per object or camera placed, plus
-  // one per node.
-  void check_instances(const std::vector<std::size_t>& roots, std::uint64_t objects) const {
-    constexpr std::uint64_t kCap = std::uint64_t{1} << 62;
-    constexpr std::uint64_t kMaxCameras = 65536;
-    constexpr std::uint64_t kVisitsPerItem = 64;
-    const auto add = [kCap](std::uint64_t a, std::uint64_t b) {
-      return std::min(a + b, kCap);  // a, b <= kCap: no wrap
-    };
-    std::vector<std::uint64_t> paths(d_.nodes.size(), 0);
-    for (const std::size_t r : roots) {
-      if (reaches_[r]) paths[r] = add(paths[r], 1);
-    }
-    std::uint64_t visits = 0;
-    std::uint64_t cameras = 0;
-    // Reverse post-order is a topological order: parents before children.
-    for (auto it = post_order_.rbegin(); it != post_order_.rend(); ++it) {
-      const std::size_t k = *it;
-      if (paths[k] == 0) continue;
-      visits = add(visits, paths[k]);
-      if (d_.nodes[k].camera >= 0) cameras = add(cameras, paths[k]);
-      for (const std::size_t c : d_.nodes[k].children) {
-        if (reaches_[c]) paths[c] = add(paths[c], paths[k]);
-      }
-    }
-    if (cameras > kMaxCameras) {
-      fail(JsonPath() / "nodes",
-           "the node graph places more than " + std::to_string(kMaxCameras) + " camera instances");
-    }
-    const std::uint64_t allowed = kVisitsPerItem * (objects + cameras) + d_.nodes.size();
-    if (visits > allowed) {
-      fail(JsonPath() / "nodes",
-           "the node graph is too deep for its objects: placing " + std::to_string(objects) +
-               " objects walks " +
-               (visits >= kCap ? std::string("more than 2^62") : std::to_string(visits)) +
-               " node instances (at most " + std::to_string(kVisitsPerItem) +
-               " per object or camera, plus one per node, are allowed)");
-    }
   }
 
   // Pre-order from the roots, children in listed order: the contract's
@@ -238,8 +235,8 @@ class SceneBuilder {
         if (node.mesh >= 0) add_object(item.node, world);
         if (node.camera >= 0) add_camera(node, world);
         for (auto c = node.children.rbegin(); c != node.children.rend(); ++c) {
-          // A subtree with no mesh and no camera adds nothing: skipping it
-          // keeps the walk within check_instances' bound.
+          // A subtree with no mesh and no camera adds nothing. (Strict
+          // trees: the walk visits each node once at most.)
           if (reaches_[*c]) stack.push_back({*c, world});
         }
       }
@@ -484,7 +481,6 @@ class SceneBuilder {
   std::uint64_t max_objects_;
   std::vector<std::int64_t> mesh_slot_;
   std::vector<bool> reaches_;            // by node: a mesh or camera below
-  std::vector<std::size_t> post_order_;  // nodes, children before parents
   Scene scene_;
 };
 

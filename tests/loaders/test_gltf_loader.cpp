@@ -175,30 +175,49 @@ TEST_CASE("glTF objects come in depth-first pre-order, children in listed order"
   CHECK(names == std::vector<std::string>{"n5", "n0", "n1", "n3", "n2", "n4", "n7"});
 }
 
-TEST_CASE("a glTF node reached twice is two objects") {
+TEST_CASE("a glTF node with two parents, or a root that is also a child, is refused") {
+  // glTF 2.0: the node hierarchy is a set of disjoint strict trees, and a
+  // scene lists root nodes only, once each.
   TempDir dir;
   GltfBuilder b = triangle_builder();
   b.add_node({{"name", "left"}, {"translation", {-5, 0, 0}}, {"children", {2}}});
   b.add_node({{"name", "right"}, {"translation", {5, 0, 0}}, {"children", {2}}});
   b.add_node({{"name", "wheel"}, {"mesh", 0}, {"translation", {0, 1, 0}}});
 
-  SUBCASE("under two parents") {
+  SUBCASE("under two parents: both named") {
+    b.doc["scenes"] = scene_of({0, 1});
+    CHECK(embedded_error(dir, b).message ==
+          "nodes[1].children[0]: node 2 has two parents, nodes 0 and 1 (glTF 2.0 requires the "
+          "node hierarchy to be strict trees)");
+  }
+  SUBCASE("twice among one node's children") {
+    b.doc["nodes"][1]["children"] = {2, 2};
+    b.doc["nodes"][0].erase("children");
+    b.doc["scenes"] = scene_of({1});
+    CHECK(embedded_error(dir, b).message ==
+          "nodes[1].children[1]: node 2 is listed twice among node 1's children (glTF 2.0 "
+          "requires the node hierarchy to be strict trees)");
+  }
+  SUBCASE("listed as a root and as a child") {
+    b.doc["nodes"][1].erase("children");
+    b.doc["scenes"] = scene_of({2, 0});
+    CHECK(embedded_error(dir, b).message ==
+          "scenes[0].nodes[0]: node 2 is listed as a root but is a child of node 0 (glTF 2.0 "
+          "requires a scene's nodes to be root nodes)");
+  }
+  SUBCASE("listed twice as a root") {
+    b.doc["nodes"][0].erase("children");
+    b.doc["nodes"][1].erase("children");
+    b.doc["scenes"] = scene_of({2, 2});
+    CHECK(embedded_error(dir, b).message == "scenes[0].nodes[1]: node 2 is listed twice");
+  }
+  SUBCASE("a strict tree loads: one object per node with a mesh") {
+    b.doc["nodes"][1].erase("children");
     b.doc["scenes"] = scene_of({0, 1});
     const Scene scene = load_all_ways(dir, b);
-    REQUIRE(scene.objects.size() == 2);
+    REQUIRE(scene.objects.size() == 1);
     CHECK(scene.objects[0].name == "wheel");
-    CHECK(scene.objects[1].name == "wheel");
     CHECK(scene.objects[0].matrix == translation(-5, 1, 0));
-    CHECK(scene.objects[1].matrix == translation(5, 1, 0));
-    CHECK(scene.meshes.size() == 1);
-  }
-  SUBCASE("listed twice as a root, and as a root and a child") {
-    b.doc["scenes"] = scene_of({2, 2, 0});
-    const Scene scene = load_all_ways(dir, b);
-    REQUIRE(scene.objects.size() == 3);
-    CHECK(scene.objects[0].matrix == translation(0, 1, 0));
-    CHECK(scene.objects[1].matrix == translation(0, 1, 0));
-    CHECK(scene.objects[2].matrix == translation(-5, 1, 0));
   }
 }
 
@@ -638,18 +657,22 @@ TEST_CASE("glTF node cycles are refused") {
   }
 }
 
-TEST_CASE("a glTF node graph of too many paths is refused") {
-  // 30 levels of two children each pointing to the same next node: 2^30
-  // paths to the last node.
+TEST_CASE("a glTF node graph of 2^30 paths (a DAG) is refused as soon as a node has two parents") {
+  // 30 levels of two nodes, each pointing to both nodes of the next level:
+  // 2^30 paths to the last node, in a file of a few kilobytes.
   TempDir dir;
   GltfBuilder b = triangle_builder();
-  for (int i = 0; i < 30; ++i) b.add_node({{"children", {i + 1, i + 1}}});
+  for (int i = 0; i < 30; ++i) {
+    b.add_node({{"children", {2 * i + 2, 2 * i + 3}}});
+    b.add_node({{"children", {2 * i + 2, 2 * i + 3}}});
+  }
   b.add_node({{"mesh", 0}});
-  b.doc["scenes"] = scene_of({0});
+  b.add_node({{"mesh", 0}});
+  b.doc["scenes"] = scene_of({0, 1});
   const LoadError error = embedded_error(dir, b);
   CHECK(error.message ==
-        "nodes: load budget max_objects exceeded: the scene needs more than "
-        "8388608 objects");
+        "nodes[1].children[0]: node 2 has two parents, nodes 0 and 1 (glTF 2.0 requires the "
+        "node hierarchy to be strict trees)");
 }
 
 TEST_CASE("glTF accessors and buffer views out of range are refused") {
@@ -1147,7 +1170,7 @@ GltfBuilder rich_builder() {
   b.add_node({{"mesh", 0}, {"translation", {1, 2, 3}}});
   b.add_node({{"name", "m"}, {"mesh", 0},
               {"matrix", {1, 0, 0, 0, 0, 2, 0, 0, 0, 0, 3, 0, 4, 5, 6, 1}}});
-  b.doc["scenes"] = scene_of({0, 2});
+  b.doc["scenes"] = scene_of({0});
   b.doc["scene"] = 0;
   return b;
 }
@@ -1157,11 +1180,10 @@ GltfBuilder rich_builder() {
 TEST_CASE("the rich glTF test scene loads as expected") {
   TempDir dir;
   const Scene scene = load_all_ways(dir, rich_builder());
-  REQUIRE(scene.objects.size() == 4);
+  REQUIRE(scene.objects.size() == 3);
   CHECK(scene.objects[0].name == "root");
   CHECK(scene.objects[1].name == "node1");
   CHECK(scene.objects[2].name == "m");
-  CHECK(scene.objects[3].name == "m");
   CHECK(scene.meshes.size() == 1);
   // 2 (list) + 4 (strip of 6) + 3 (fan of 5), lines ignored.
   CHECK(mesh_of(scene, 0).triangles.size() == 9);
