@@ -27,6 +27,8 @@ PACKAGES=(
   libglm-dev doctest-dev libtinyobjloader-dev
   libembree-dev libtbb-dev libcli11-dev nlohmann-json3-dev libstb-dev
   python3             # apps/bench_table.py (the README's bench table; tested)
+  # The Python module (apps/python) and its tests, for Debian's /usr/bin/python3
+  python3-dev pybind11-dev python3-numpy python3-pytest
   assimp-testmodels   # real OBJ and glTF models the tests validate on
 )
 # Only for `fuzz` and `test`: libFuzzer comes with clang's runtime.

@@ -97,8 +97,8 @@ struct LoadOptions {
 // coordinates lie within kMaxCoordinate.
 // Never throws and never aborts: errors of the underlying libraries, and
 // running out of memory, are caught and returned as a LoadError naming the
-// file. Names have control characters and bytes that are not UTF-8
-// written as \xNN (raypick::printable).
+// file. Names are kept as the files hold them, except that bytes that are
+// not UTF-8 become U+FFFD (raypick::valid_utf8): escape them for output.
 // A file that yields no objects at all is an error. Cost: linear in the file.
 LoadResult load_scene(const std::string& path, const LoadOptions& options = {});
 

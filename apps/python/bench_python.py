@@ -1,0 +1,69 @@
+#!/usr/bin/env python3
+"""cast_rays from Python against the C++ batch query, in one run.
+
+    PYTHONPATH=build/python /usr/bin/python3 apps/python/bench_python.py [--n 1000000] [--rays 1000000]
+
+Builds a boxes scene of N unit cubes under random rotations, scales and
+translations (as `raypick bench`'s boxes scenes, not the same seeds),
+fires R incoherent float64 rays, and times, median of --runs: cast_rays
+(the whole Python call: array checks, conversion, the query, the result
+arrays) and the C++ intersect_batch alone on the same rays. Prints the
+ratio C++ time / Python time (goal: at least 0.9).
+"""
+import argparse
+import time
+
+import numpy as np
+
+import raypick
+
+
+def boxes_scene(n, seed):
+    rng = np.random.default_rng(seed)
+    s = raypick.Scene(mode="obb")
+    c = [[x, y, z] for x in (-0.5, 0.5) for y in (-0.5, 0.5) for z in (-0.5, 0.5)]
+    cube = s.add_mesh(c, [[0, 1, 3], [0, 3, 2], [4, 6, 7], [4, 7, 5], [0, 4, 5], [0, 5, 1],
+                          [2, 3, 7], [2, 7, 6], [0, 2, 6], [0, 6, 4], [1, 5, 7], [1, 7, 3]])
+    side = n ** (1.0 / 3.0) * 3.0
+    for _ in range(n):
+        q = rng.normal(size=4)
+        q /= np.linalg.norm(q)
+        w, x, y, z = q
+        r = np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
+                      [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
+                      [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)]])
+        m = np.eye(4)
+        m[:3, :3] = r * rng.uniform(0.5, 1.5, size=3)
+        m[:3, 3] = rng.uniform(0, side, size=3)
+        s.add_object(cube, m)
+    s.commit()
+    return s, side
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--n", type=int, default=1000000, help="objects")
+    p.add_argument("--rays", type=int, default=1000000, help="incoherent rays")
+    p.add_argument("--runs", type=int, default=5)
+    p.add_argument("--threads", type=int, default=1)
+    a = p.parse_args()
+    t0 = time.perf_counter()
+    scene, side = boxes_scene(a.n, 1)
+    print(f"scene: {scene!r}, built in {time.perf_counter() - t0:.1f} s")
+    rng = np.random.default_rng(2)
+    rays = np.hstack([rng.uniform(0, side, (a.rays, 3)), rng.normal(size=(a.rays, 3))])
+    py_s, cpp_s = [], []
+    for _ in range(a.runs):
+        start = time.perf_counter()
+        hits = scene.cast_rays(rays, threads=a.threads)
+        py_s.append(time.perf_counter() - start)
+        cpp_s.append(scene._time_batch(rays, threads=a.threads))
+    py, cpp = float(np.median(py_s)), float(np.median(cpp_s))
+    print(f"{a.rays} incoherent rays, {a.threads} thread(s), median of {a.runs}: "
+          f"cast_rays {a.rays / py / 1e6:.3f} Mrays/s, C++ intersect_batch "
+          f"{a.rays / cpp / 1e6:.3f} Mrays/s; ratio {cpp / py:.2f} (goal >= 0.9); "
+          f"{int((hits['object'] >= 0).sum())} hits")
+
+
+if __name__ == "__main__":
+    main()

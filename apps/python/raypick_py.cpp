@@ -1,0 +1,575 @@
+// The Python module `raypick`: scenes from files or numpy arrays, rays in
+// as (N, 6) arrays, hits out as numpy arrays. A thin layer over the
+// installed C++ API (raypick::Picker, raypick::load_scene); every query and
+// commit() releases the GIL. Reference: docs/python.md.
+#include "raypick/bvh/picker.h"
+#include "raypick/core/obb.h"
+#include "raypick/core/text.h"
+#include "raypick/loaders/load.h"
+
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+#include <tbb/task_arena.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace py = pybind11;
+
+namespace raypick::python {
+namespace {
+
+// Python's LoadError (a ValueError), set at import.
+PyObject* g_load_error = nullptr;
+
+std::string shape_of(const py::array& a) {
+  std::string s = "(";
+  for (py::ssize_t i = 0; i < a.ndim(); ++i) {
+    s += (i ? ", " : "") + std::to_string(a.shape(i));
+  }
+  return s + (a.ndim() == 1 ? ",)" : ")");
+}
+
+// `value` as a C-contiguous array of T, copied only when it is not one
+// already. Real numbers of any dtype are accepted (converted once);
+// complex, object and other dtypes raise TypeError naming `what`.
+template <class T>
+py::array_t<T, py::array::c_style> as_array(const py::handle& value, const char* what,
+                                             const char* expected) {
+  const py::array a = py::array::ensure(value);
+  if (!a) {
+    throw py::type_error(std::string(what) + ": expected an array of shape " + expected);
+  }
+  const char kind = a.dtype().kind();
+  if (kind != 'f' && kind != 'i' && kind != 'u' && kind != 'b') {
+    throw py::type_error(std::string(what) + ": expected real numbers, got dtype " +
+                         std::string(py::str(a.dtype())));
+  }
+  return py::array_t<T, py::array::c_style | py::array::forcecast>::ensure(a);
+}
+
+void require_shape(const py::array& a, const char* what, py::ssize_t cols, const char* expected) {
+  if (a.ndim() != 2 || a.shape(1) != cols) {
+    throw py::value_error(std::string(what) + ": expected shape " + expected + ", got " +
+                          shape_of(a));
+  }
+}
+
+glm::mat4 to_matrix(const py::handle& value, const char* what) {
+  const auto m = as_array<double>(value, what, "(4, 4)");
+  if (m.ndim() != 2 || m.shape(0) != 4 || m.shape(1) != 4) {
+    throw py::value_error(std::string(what) + ": expected shape (4, 4), got " + shape_of(m));
+  }
+  glm::mat4 out;
+  for (int r = 0; r < 4; ++r) {
+    for (int c = 0; c < 4; ++c) {
+      const double v = m.at(r, c);
+      if (!std::isfinite(v) || std::abs(v) > double(std::numeric_limits<float>::max())) {
+        throw py::value_error(std::string(what) + ": entries must be finite floats");
+      }
+      out[c][r] = static_cast<float>(v);  // numpy row-major, glm column-major
+    }
+  }
+  if (out[0][3] != 0.0f || out[1][3] != 0.0f || out[2][3] != 0.0f || out[3][3] != 1.0f) {
+    throw py::value_error(std::string(what) + ": the last row must be 0, 0, 0, 1 (an affine map)");
+  }
+  return out;
+}
+
+PickMode mode_of(const std::string& mode) {
+  if (mode == "obb") return PickMode::kObb;
+  if (mode == "mesh") return PickMode::kMesh;
+  throw py::value_error("mode: expected 'obb' or 'mesh', got '" + printable(mode, 40) + "'");
+}
+
+// Runs f on `threads` threads (0: all cores), without the GIL.
+template <class F>
+void run_parallel(int threads, F&& f) {
+  if (threads < 0) throw py::value_error("threads: expected 0 (all cores) or more");
+  py::gil_scoped_release release;
+  tbb::task_arena arena(threads == 0 ? tbb::task_arena::automatic : threads);
+  arena.execute(f);
+}
+
+class Scene {
+ public:
+  explicit Scene(const std::string& mode) : mode_(mode_of(mode)) {
+    PickerConfig config;
+    config.mesh_mode = mode_ == PickMode::kMesh;
+    picker_ = std::make_unique<Picker>(config);
+  }
+
+  // From a loaded scene: the Picker's ids are the scene's.
+  Scene(raypick::Scene&& scene, PickMode mode) : mode_(mode) {
+    PickerConfig config;
+    config.mesh_mode = mode == PickMode::kMesh;
+    {
+      py::gil_scoped_release release;
+      picker_ = std::make_unique<Picker>(scene, config);
+    }
+    for (const Mesh& m : scene.meshes) {
+      bounds_.push_back(m.triangle_bounds());
+      triangles_ += m.triangles.size();
+    }
+    for (Object& o : scene.objects) {
+      names_.push_back(std::move(o.name));
+      object_mesh_.push_back(o.mesh);
+    }
+  }
+
+  std::uint32_t add_mesh(const py::handle& vertices, const py::handle& triangles) {
+    const auto v = as_array<float>(vertices, "vertices", "(V, 3)");
+    require_shape(v, "vertices", 3, "(V, 3)");
+    const py::array t_any = py::array::ensure(triangles);
+    if (!t_any || (t_any.dtype().kind() != 'i' && t_any.dtype().kind() != 'u')) {
+      throw py::type_error("triangles: expected an integer array of shape (T, 3)");
+    }
+    const auto t = py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>::ensure(t_any);
+    require_shape(t, "triangles", 3, "(T, 3)");
+    std::vector<glm::vec3> positions(static_cast<std::size_t>(v.shape(0)));
+    const float* pv = v.data();
+    for (std::size_t i = 0; i < positions.size(); ++i) {
+      positions[i] = {pv[3 * i], pv[3 * i + 1], pv[3 * i + 2]};
+    }
+    std::vector<glm::uvec3> tris(static_cast<std::size_t>(t.shape(0)));
+    const std::int64_t* pt = t.data();
+    Aabb box;
+    for (std::size_t i = 0; i < tris.size(); ++i) {
+      for (int k = 0; k < 3; ++k) {
+        const std::int64_t index = pt[3 * i + k];
+        if (index < 0 || index >= static_cast<std::int64_t>(positions.size())) {
+          throw py::value_error("triangles[" + std::to_string(i) + "]: index " +
+                                std::to_string(index) + " out of range for " +
+                                std::to_string(positions.size()) + " vertices");
+        }
+        const glm::vec3& p = positions[static_cast<std::size_t>(index)];
+        for (int a = 0; a < 3; ++a) {
+          if (!(std::abs(p[a]) <= kMaxCoordinate)) {
+            throw py::value_error("vertices[" + std::to_string(index) +
+                                  "]: not finite or outside the supported range (|x| <= 1e11)");
+          }
+        }
+        tris[i][k] = static_cast<std::uint32_t>(index);
+        box.extend(p);
+      }
+    }
+    check_writable();
+    bounds_.push_back(box);
+    triangles_ += tris.size();
+    return picker_->add_mesh(positions, tris);
+  }
+
+  std::uint32_t add_object(std::uint32_t mesh, const py::handle& matrix, std::uint32_t mask,
+                           std::optional<std::string> name) {
+    if (mesh >= bounds_.size()) {
+      throw py::index_error("mesh: no mesh " + std::to_string(mesh) + " (the scene has " +
+                            std::to_string(bounds_.size()) + ")");
+    }
+    const glm::mat4 m = to_matrix(matrix, "matrix");
+    check_range(bounds_[mesh], m);
+    check_writable();
+    const std::uint32_t id = picker_->add_object(mesh, m, mask);
+    names_.push_back(name ? valid_utf8(*name) : "object" + std::to_string(id));
+    object_mesh_.push_back(mesh);
+    dirty_ = true;
+    return id;
+  }
+
+  void set_matrix(std::uint32_t id, const py::handle& matrix) {
+    check_id(id);
+    const glm::mat4 m = to_matrix(matrix, "matrix");
+    check_range(bounds_[object_mesh_[id]], m);
+    picker_->set_matrix(id, m);
+    dirty_ = true;
+  }
+
+  void set_mask(std::uint32_t id, std::uint32_t mask) {
+    check_id(id);
+    picker_->set_mask(id, mask);
+  }
+
+  void remove(std::uint32_t id) {
+    check_id(id);
+    picker_->remove_object(id);
+    dirty_ = true;
+  }
+
+  py::dict commit() {
+    CommitStats s;
+    {
+      py::gil_scoped_release release;
+      s = picker_->commit();
+    }
+    dirty_ = false;
+    py::dict d;
+    d["rebuilt"] = s.rebuilt;
+    d["refitted"] = s.refitted;
+    d["moved"] = s.moved;
+    d["sah_cost"] = s.sah_cost;
+    return d;
+  }
+
+  py::dict cast_rays(const py::handle& rays, std::optional<double> tmax,
+                     std::optional<std::uint32_t> mask, int threads) const {
+    check_committed();
+    const QueryOptions options = options_of(mask);
+    const py::array a = py::array::ensure(rays);
+    const bool single = a && a.dtype().kind() == 'f' && a.dtype().itemsize() == 4;
+    std::vector<Hit> hits;
+    std::vector<RayD> as_double;
+    std::vector<Ray> as_float;
+    if (single) {
+      as_float = float_rays(rays, tmax);
+    } else {
+      as_double = double_rays(rays, tmax);
+    }
+    run_parallel(threads, [&] {
+      hits = single ? picker_->intersect_batch(as_float, options)
+                    : picker_->intersect_batch(as_double, options);
+    });
+    const auto n = static_cast<py::ssize_t>(hits.size());
+    py::array_t<float> t(n);
+    py::array_t<std::int64_t> object(n), triangle(n);
+    py::array_t<float> point({n, py::ssize_t{3}});
+    auto pt = t.mutable_unchecked<1>();
+    auto po = object.mutable_unchecked<1>();
+    auto ptri = triangle.mutable_unchecked<1>();
+    auto pp = point.mutable_unchecked<2>();
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    for (py::ssize_t i = 0; i < n; ++i) {
+      const Hit& h = hits[static_cast<std::size_t>(i)];
+      pt(i) = h.t;
+      po(i) = h.hit() ? std::int64_t{h.object} : -1;
+      ptri(i) = h.hit() && h.triangle != kInvalidId ? std::int64_t{h.triangle} : -1;
+      // o + t d, in double from the ray as given, rounded once (as the CLI).
+      const glm::dvec3 o = single ? glm::dvec3(as_float[i].org) : as_double[i].org;
+      const glm::dvec3 d = single ? glm::dvec3(as_float[i].dir) : glm::dvec3(as_double[i].dir);
+      for (int k = 0; k < 3; ++k) {
+        pp(i, k) = h.hit() ? static_cast<float>(o[k] + double(h.t) * d[k]) : nan;
+      }
+    }
+    py::dict out;
+    out["t"] = t;
+    out["object"] = object;
+    out["triangle"] = triangle;
+    out["point"] = point;
+    if (mode_ == PickMode::kMesh) {
+      py::array_t<float> normal({n, py::ssize_t{3}});
+      auto pn = normal.mutable_unchecked<2>();
+      for (py::ssize_t i = 0; i < n; ++i) {
+        const glm::vec3 v = picker_->world_normal(hits[static_cast<std::size_t>(i)]);
+        for (int k = 0; k < 3; ++k) pn(i, k) = v[k];
+      }
+      out["normal"] = normal;
+    }
+    return out;
+  }
+
+  py::array_t<bool> occluded(const py::handle& rays, std::optional<double> tmax,
+                             std::optional<std::uint32_t> mask, int threads) const {
+    check_committed();
+    const QueryOptions options = options_of(mask);
+    const std::vector<RayD> r = double_rays(rays, tmax);
+    std::vector<std::uint8_t> hit(r.size(), 0);
+    run_parallel(threads, [&] {
+      tbb::parallel_for(tbb::blocked_range<std::size_t>(0, r.size(), 1024),
+                        [&](const tbb::blocked_range<std::size_t>& range) {
+                          for (std::size_t i = range.begin(); i != range.end(); ++i) {
+                            hit[i] = picker_->occluded(r[i], options) ? 1 : 0;
+                          }
+                        });
+    });
+    py::array_t<bool> out(static_cast<py::ssize_t>(r.size()));
+    auto po = out.mutable_unchecked<1>();
+    for (std::size_t i = 0; i < r.size(); ++i) po(static_cast<py::ssize_t>(i)) = hit[i] != 0;
+    return out;
+  }
+
+  py::dict all_hits(const py::handle& rays, std::optional<std::size_t> limit,
+                    std::optional<std::uint32_t> mask, int threads) const {
+    check_committed();
+    const QueryOptions options = options_of(mask);
+    const std::vector<RayD> r = double_rays(rays, std::nullopt);
+    std::vector<std::vector<Hit>> per_ray(r.size());
+    run_parallel(threads, [&] {
+      tbb::parallel_for(tbb::blocked_range<std::size_t>(0, r.size(), 256),
+                        [&](const tbb::blocked_range<std::size_t>& range) {
+                          for (std::size_t i = range.begin(); i != range.end(); ++i) {
+                            per_ray[i] = picker_->intersect_all(r[i], options,
+                                                                limit.value_or(SIZE_MAX));
+                          }
+                        });
+    });
+    std::size_t total = 0;
+    for (const auto& v : per_ray) total += v.size();
+    const auto n = static_cast<py::ssize_t>(total);
+    py::array_t<std::int64_t> ray(n), object(n), triangle(n);
+    py::array_t<float> t(n);
+    auto pr = ray.mutable_unchecked<1>();
+    auto po = object.mutable_unchecked<1>();
+    auto ptri = triangle.mutable_unchecked<1>();
+    auto pt = t.mutable_unchecked<1>();
+    py::ssize_t k = 0;
+    for (std::size_t i = 0; i < per_ray.size(); ++i) {
+      for (const Hit& h : per_ray[i]) {
+        pr(k) = static_cast<std::int64_t>(i);
+        po(k) = h.object;
+        ptri(k) = h.triangle != kInvalidId ? std::int64_t{h.triangle} : -1;
+        pt(k) = h.t;
+        ++k;
+      }
+    }
+    py::dict out;
+    out["ray"] = ray;
+    out["object"] = object;
+    out["triangle"] = triangle;
+    out["t"] = t;
+    return out;
+  }
+
+  // Seconds that the C++ batch query alone takes on these rays (converted
+  // first, untimed): the bench's reference for cast_rays' overhead.
+  double time_batch(const py::handle& rays, int threads) const {
+    check_committed();
+    const std::vector<RayD> r = double_rays(rays, std::nullopt);
+    double seconds = 0.0;
+    run_parallel(threads, [&] {
+      const auto start = std::chrono::steady_clock::now();
+      const std::vector<Hit> hits = picker_->intersect_batch(r, options_of(std::nullopt));
+      seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      volatile std::uint32_t sink = hits.empty() ? 0 : hits[0].object;
+      (void)sink;
+    });
+    return seconds;
+  }
+
+  const std::vector<std::string>& names() const { return names_; }
+  std::size_t size() const { return picker_->object_count(); }
+  std::string mode() const { return mode_ == PickMode::kMesh ? "mesh" : "obb"; }
+
+  // (N, 2, 3): each object's world box (min, max), NaN when it cannot be hit.
+  py::array_t<float> boxes() const {
+    const auto n = static_cast<py::ssize_t>(picker_->object_count());
+    py::array_t<float> out({n, py::ssize_t{2}, py::ssize_t{3}});
+    auto p = out.mutable_unchecked<3>();
+    for (py::ssize_t i = 0; i < n; ++i) {
+      const auto id = static_cast<std::uint32_t>(i);
+      const Aabb b = picker_->alive(id) ? picker_->obb(id).world_bounds() : Aabb{};
+      for (int k = 0; k < 3; ++k) {
+        p(i, 0, k) = b.empty() ? std::numeric_limits<float>::quiet_NaN() : b.min[k];
+        p(i, 1, k) = b.empty() ? std::numeric_limits<float>::quiet_NaN() : b.max[k];
+      }
+    }
+    return out;
+  }
+
+  // (N, 4, 4): each object's matrix, row-major as numpy reads it.
+  py::array_t<float> matrices() const {
+    const auto n = static_cast<py::ssize_t>(picker_->object_count());
+    py::array_t<float> out({n, py::ssize_t{4}, py::ssize_t{4}});
+    auto p = out.mutable_unchecked<3>();
+    for (py::ssize_t i = 0; i < n; ++i) {
+      const glm::mat4 m = picker_->obb(static_cast<std::uint32_t>(i)).to_world;
+      for (int r = 0; r < 4; ++r) {
+        for (int c = 0; c < 4; ++c) p(i, r, c) = m[c][r];
+      }
+    }
+    return out;
+  }
+
+  py::dict stats() const {
+    const BvhStats s = picker_->bvh_stats();
+    py::dict d;
+    d["objects"] = picker_->object_count();
+    d["meshes"] = picker_->mesh_count();
+    d["triangles"] = triangles_;
+    d["nodes"] = s.nodes;
+    d["leaves"] = s.leaves;
+    d["max_depth"] = s.max_depth;
+    d["sah_cost"] = s.sah_cost;
+    d["memory_bytes"] = picker_->memory_bytes();
+    return d;
+  }
+
+  std::string repr() const {
+    return "<raypick.Scene: " + std::to_string(picker_->object_count()) + " objects, " +
+           std::to_string(picker_->mesh_count()) + " meshes, " + std::to_string(triangles_) +
+           " triangles, mode '" + mode() + "'>";
+  }
+
+ private:
+  void check_id(std::uint32_t id) const {
+    if (id >= picker_->object_count()) {
+      throw py::index_error("object " + std::to_string(id) + " does not exist (the scene has " +
+                            std::to_string(picker_->object_count()) + ")");
+    }
+  }
+  void check_writable() { dirty_ = true; }
+  void check_committed() const {
+    if (dirty_) {
+      throw py::value_error("the scene changed since its last commit(): call commit() first");
+    }
+  }
+  // Every corner of the mesh's box under `m` must stay within the
+  // supported range (as validate_scene checks loaded scenes).
+  static void check_range(const Aabb& local, const glm::mat4& m) {
+    if (local.empty()) return;
+    for (int c = 0; c < 8; ++c) {
+      const glm::dvec3 p{c & 1 ? local.max.x : local.min.x, c & 2 ? local.max.y : local.min.y,
+                         c & 4 ? local.max.z : local.min.z};
+      const glm::dvec3 w = glm::dmat4(m) * glm::dvec4(p, 1.0);
+      for (int a = 0; a < 3; ++a) {
+        if (!(std::abs(w[a]) <= double(kMaxCoordinate))) {
+          throw py::value_error(
+              "matrix: places the mesh outside the supported range (|x| <= 1e11)");
+        }
+      }
+    }
+  }
+  QueryOptions options_of(std::optional<std::uint32_t> mask) const {
+    return QueryOptions(mode_, mask.value_or(~0u));
+  }
+  // The rays of an (N, 6) array, checked row by row.
+  template <class R, class T>
+  std::vector<R> rays_of(const py::handle& value, std::optional<double> tmax) const {
+    const auto a = as_array<T>(value, "rays", "(N, 6)");
+    require_shape(a, "rays", 6, "(N, 6)");
+    if (tmax && !(*tmax >= 0.0)) throw py::value_error("tmax: expected a number >= 0");
+    const T* p = a.data();
+    std::vector<R> out(static_cast<std::size_t>(a.shape(0)));
+    for (std::size_t i = 0; i < out.size(); ++i) {
+      R& r = out[i];
+      for (int k = 0; k < 3; ++k) {
+        r.org[k] = p[6 * i + k];
+        r.dir[k] = static_cast<float>(p[6 * i + 3 + k]);
+      }
+      if (tmax) r.tmax = static_cast<float>(*tmax);
+      if (!is_valid(r)) {
+        throw py::value_error("rays[" + std::to_string(i) +
+                              "]: origin and direction must be finite, the direction non-zero");
+      }
+    }
+    return out;
+  }
+  std::vector<Ray> float_rays(const py::handle& v, std::optional<double> tmax) const {
+    return rays_of<Ray, float>(v, tmax);
+  }
+  std::vector<RayD> double_rays(const py::handle& v, std::optional<double> tmax) const {
+    return rays_of<RayD, double>(v, tmax);
+  }
+
+  PickMode mode_;
+  std::unique_ptr<Picker> picker_;
+  std::vector<std::string> names_;
+  std::vector<Aabb> bounds_;  // by mesh
+  std::vector<std::uint32_t> object_mesh_;  // by object
+  std::size_t triangles_ = 0;
+  bool dirty_ = false;
+};
+
+Scene load(const std::string& path, const std::string& mode, std::optional<std::string> root,
+           std::optional<std::uint64_t> max_bytes, std::optional<std::uint64_t> max_vertices,
+           std::optional<std::uint64_t> max_triangles, std::optional<std::uint64_t> max_objects) {
+  const PickMode m = mode_of(mode);
+  LoadOptions options;
+  if (root) options.root = *root;
+  if (max_bytes) options.budget.max_bytes = *max_bytes;
+  if (max_vertices) options.budget.max_vertices = *max_vertices;
+  if (max_triangles) options.budget.max_triangles = *max_triangles;
+  if (max_objects) options.budget.max_objects = *max_objects;
+  std::optional<LoadResult> r;
+  {
+    py::gil_scoped_release release;
+    r.emplace(load_scene(path, options));
+  }
+  if (!r->ok()) {
+    PyErr_SetString(g_load_error, printable(r->error().to_string()).c_str());
+    throw py::error_already_set();
+  }
+  return Scene(std::move(r->scene()), m);
+}
+
+}  // namespace
+}  // namespace raypick::python
+
+PYBIND11_MODULE(raypick, m) {
+  using raypick::python::Scene;
+  m.doc() =
+      "raypick: ray picking of objects in 3D scenes (BVH over oriented boxes, exact mesh hits).\n"
+      "Rays are (N, 6) arrays of ox, oy, oz, dx, dy, dz; float64 rays keep their origins in\n"
+      "double precision. See docs/python.md.";
+  m.attr("__version__") = RAYPICK_VERSION;
+  raypick::python::g_load_error =
+      PyErr_NewException("raypick.LoadError", PyExc_ValueError, nullptr);
+  m.attr("LoadError") = py::handle(raypick::python::g_load_error);
+
+  py::class_<Scene>(m, "Scene",
+                    "A scene to pick from: meshes placed by 4x4 affine matrices. Ids are "
+                    "0, 1, 2, ... in the order objects are added (or as the file orders them).")
+      .def(py::init<const std::string&>(), py::arg("mode") = "obb",
+           "An empty scene. mode: 'obb' (hits on each object's oriented box) or 'mesh' "
+           "(exact triangle hits).")
+      .def("add_mesh", &Scene::add_mesh, py::arg("vertices"), py::arg("triangles"),
+           "Adds a mesh: vertices (V, 3) real, triangles (T, 3) integer indices. Returns its id.")
+      .def("add_object", &Scene::add_object, py::arg("mesh"), py::arg("matrix"),
+           py::arg("mask") = 0xFFFFFFFFu, py::arg("name") = py::none(),
+           "Places mesh `mesh` by the affine 4x4 `matrix` (row-major, as numpy) with a layer "
+           "mask; returns the object id. Takes effect at commit().")
+      .def("set_matrix", &Scene::set_matrix, py::arg("id"), py::arg("matrix"),
+           "Moves object `id`; takes effect at commit() (a refit).")
+      .def("set_mask", &Scene::set_mask, py::arg("id"), py::arg("mask"),
+           "Changes object `id`'s layer mask, at once.")
+      .def("remove", &Scene::remove, py::arg("id"),
+           "Removes object `id` (its id is not reused); takes effect at commit().")
+      .def("commit", &Scene::commit,
+           "Brings the BVH up to date after adds, moves and removals (releases the GIL). "
+           "Returns a dict: rebuilt, refitted, moved, sah_cost.")
+      .def("cast_rays", &Scene::cast_rays, py::arg("rays"), py::arg("tmax") = py::none(),
+           py::arg("mask") = py::none(), py::arg("threads") = 0,
+           "Nearest hits of rays (N, 6): ox oy oz dx dy dz, float32 or float64 (float64 keeps "
+           "origins in double, as the CLI does). Directions need not be unit length; t is in "
+           "units of the given direction. Returns a dict of arrays: t (N,) float32, inf on a "
+           "miss; object (N,) int64, -1 on a miss; triangle (N,) int64, -1 in obb mode or on a "
+           "miss; point (N, 3) float32, NaN on a miss; normal (N, 3) float32 in mesh mode "
+           "(unit world-space geometric normal, 0 on a miss). threads=0 uses all cores. The "
+           "GIL is released.")
+      .def("occluded", &Scene::occluded, py::arg("rays"), py::arg("tmax") = py::none(),
+           py::arg("mask") = py::none(), py::arg("threads") = 0,
+           "(N,) bool: whether each ray (N, 6) hits anything within tmax.")
+      .def("all_hits", &Scene::all_hits, py::arg("rays"), py::arg("limit") = py::none(),
+           py::arg("mask") = py::none(), py::arg("threads") = 0,
+           "Every object each ray hits, one hit per object: flat arrays ray, object, triangle, "
+           "t (int64, int64, int64, float32), grouped by ray, nearest first; at most `limit` "
+           "per ray.")
+      .def("_time_batch", &Scene::time_batch, py::arg("rays"), py::arg("threads") = 0,
+           "Seconds the C++ intersect_batch alone takes on float64 rays (N, 6), for "
+           "apps/python/bench_python.py.")
+      .def_property_readonly("names", &Scene::names, "Object names, by id.")
+      .def_property_readonly("mode", &Scene::mode, "'obb' or 'mesh'.")
+      .def("boxes", &Scene::boxes,
+           "(N, 2, 3) float32: each object's world box (min, max); NaN for one that cannot be "
+           "hit or was removed.")
+      .def("matrices", &Scene::matrices, "(N, 4, 4) float32: each object's matrix.")
+      .def("stats", &Scene::stats, "A dict of counts: objects, meshes, triangles, nodes, leaves, "
+                                   "max_depth, sah_cost, memory_bytes.")
+      .def("__len__", &Scene::size)
+      .def("__repr__", &Scene::repr);
+
+  m.def("load", &raypick::python::load, py::arg("path"), py::arg("mode") = "obb",
+        py::arg("root") = py::none(), py::arg("max_bytes") = py::none(),
+        py::arg("max_vertices") = py::none(), py::arg("max_triangles") = py::none(),
+        py::arg("max_objects") = py::none(),
+        "Loads an OBJ, glTF/GLB or raypick JSON scene (same rules, confinement and budgets as "
+        "the CLI) into a committed Scene. Raises raypick.LoadError (a ValueError) naming the "
+        "file and line.");
+}

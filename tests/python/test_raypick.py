@@ -1,0 +1,220 @@
+"""The Python module against the CLI, brute facts and its own error rules.
+
+Run by ctest (tests/CMakeLists.txt) with PYTHONPATH at build/python and
+RAYPICK_EXE naming the raypick binary, under Debian's /usr/bin/python3.
+"""
+import json
+import os
+import resource
+import subprocess
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import raypick
+
+SOURCE = os.path.join(os.path.dirname(__file__), "..", "..")
+EXE = os.environ.get("RAYPICK_EXE", os.path.join(SOURCE, "build", "apps", "raypick"))
+ENGINE = "/usr/share/assimp/models/glTF2/2CylinderEngine-glTF-Binary/2CylinderEngine.glb"
+SCENES = [
+    os.path.join(SOURCE, "apps", "examples", "room.obj"),
+    os.path.join(SOURCE, "apps", "examples", "shelf.json"),
+    ENGINE,
+]
+
+
+def scene_rays(scene, n, seed):
+    """Rays from around the scene's boxes, half aimed at object centres."""
+    rng = np.random.default_rng(seed)
+    boxes = scene.boxes()
+    ok = ~np.isnan(boxes[:, 0, 0])
+    lo, hi = boxes[ok, 0].min(axis=0), boxes[ok, 1].max(axis=0)
+    size = hi - lo
+    org = lo - 0.5 * size + rng.random((n, 3)) * 2.0 * size
+    centres = 0.5 * (boxes[ok, 0] + boxes[ok, 1])
+    aim = centres[rng.integers(0, len(centres), n)] - org
+    rand = rng.normal(size=(n, 3))
+    d = np.where(rng.random((n, 1)) < 0.5, aim, rand)
+    return np.hstack([org, d]).astype(np.float64)
+
+
+def cli_pick(path, rays, mode, tmp_path):
+    """`raypick pick --rays` on the rays written as text (shortest repr:
+    they read back as the same doubles)."""
+    f = tmp_path / "rays.txt"
+    f.write_text("".join(" ".join(repr(float(x)) for x in r) + "\n" for r in rays))
+    out = subprocess.run([EXE, "pick", path, "--rays", str(f), "--mode", mode],
+                         check=True, capture_output=True, text=True).stdout
+    return [json.loads(line) for line in out.splitlines()]
+
+
+@pytest.mark.parametrize("path", SCENES)
+@pytest.mark.parametrize("mode", ["obb", "mesh"])
+def test_cast_rays_equals_the_cli(path, mode, tmp_path):
+    scene = raypick.load(path, mode=mode)
+    rays = scene_rays(scene, 400, 7)
+    hits = scene.cast_rays(rays)
+    lines = cli_pick(path, rays, mode, tmp_path)
+    assert len(lines) == len(rays)
+    hit_count = 0
+    for i, line in enumerate(lines):
+        assert line["ray"] == i
+        if not line["hit"]:
+            assert hits["object"][i] == -1 and np.isinf(hits["t"][i]), i
+            continue
+        hit_count += 1
+        assert hits["object"][i] == line["object"], i
+        # 9 significant digits read back as the same float.
+        assert hits["t"][i] == np.float32(line["t"]), i
+        assert hits["triangle"][i] == line.get("triangle", -1), i
+        assert scene.names[line["object"]] == line["name"]
+        assert np.array_equal(hits["point"][i], np.float32(line["point"])), i
+    assert hit_count > len(rays) // 4  # the comparison covers real hits
+
+
+def test_float32_rays_answer_as_float64_rays_with_the_same_values():
+    scene = raypick.load(ENGINE, mode="mesh")
+    rays32 = scene_rays(scene, 2000, 3).astype(np.float32)
+    a = scene.cast_rays(rays32)
+    b = scene.cast_rays(rays32.astype(np.float64))
+    for key in ("t", "object", "triangle", "point", "normal"):
+        assert np.array_equal(a[key], b[key], equal_nan=True), key
+
+
+def test_a_hand_made_scene_hits_where_the_geometry_says():
+    s = raypick.Scene(mode="mesh")
+    quad = s.add_mesh([[-1, -1, 0], [1, -1, 0], [1, 1, 0], [-1, 1, 0]], [[0, 1, 2], [0, 2, 3]])
+    m = np.eye(4)
+    m[:3, 3] = [0, 0, 5]
+    a = s.add_object(quad, m, name="near")
+    m2 = np.diag([2.0, 2.0, 1.0, 1.0])  # scaled, further away
+    m2[:3, 3] = [0, 0, 9]
+    b = s.add_object(quad, m2, name="far")
+    s.commit()
+    assert (a, b) == (0, 1) and len(s) == 2 and s.names == ["near", "far"]
+    # t is in units of the given direction (length 2 here): 5 / 2.
+    h = s.cast_rays(np.array([[0.5, 0.5, 0, 0, 0, 2], [1.5, 1.5, 0, 0, 0, 1], [5, 5, 0, 0, 0, 1]]))
+    assert list(h["object"]) == [0, 1, -1]
+    assert h["t"][0] == 2.5 and h["t"][1] == 9.0 and np.isinf(h["t"][2])
+    assert list(h["triangle"][:2]) >= [0, 0] and h["triangle"][2] == -1
+    assert np.allclose(h["normal"][0], [0, 0, 1]) or np.allclose(h["normal"][0], [0, 0, -1])
+    assert np.array_equal(h["point"][0], np.float32([0.5, 0.5, 5]))
+    assert np.isnan(h["point"][2]).all()
+    assert list(s.occluded(np.array([[0, 0, 0, 0, 0, 1]]), tmax=4.0)) == [False]
+    assert list(s.occluded(np.array([[0, 0, 0, 0, 0, 1]]), tmax=6.0)) == [True]
+    hits = s.all_hits(np.array([[0, 0, 0, 0, 0, 1]]))
+    assert list(hits["object"]) == [0, 1] and list(hits["t"]) == [5.0, 9.0]
+    assert list(s.cast_rays(np.array([[0, 0, 0, 0, 0, 1.0]]), mask=0)["object"]) == [-1]
+    assert s.stats()["objects"] == 2 and "2 objects" in repr(s)
+
+
+def test_moving_objects_then_commit_equals_a_scene_built_with_the_moved_matrices():
+    base = raypick.load(ENGINE, mode="obb")
+    mats = base.matrices()
+    rng = np.random.default_rng(11)
+    moved = mats.copy()
+    for i in range(0, len(mats), 3):
+        moved[i, :3, 3] += rng.normal(scale=20.0, size=3)
+        base.set_matrix(i, moved[i])
+    base.commit()
+    # A fresh scene from the file, every matrix set to the moved one before
+    # its first commit after loading: a rebuild, where `base` refitted.
+    fresh = raypick.load(ENGINE, mode="obb")
+    for i in range(len(mats)):
+        fresh.set_matrix(i, moved[i])
+    fresh.commit()
+    rays = scene_rays(base, 3000, 12)
+    a, b = base.cast_rays(rays), fresh.cast_rays(rays)
+    assert np.array_equal(a["object"], b["object"])
+    assert np.array_equal(a["t"], b["t"])
+    assert (a["object"] >= 0).sum() > 300
+
+
+def test_errors_name_the_argument_and_the_shapes(tmp_path):
+    s = raypick.load(os.path.join(SOURCE, "apps", "examples", "room.obj"))
+    with pytest.raises(ValueError, match=r"rays: expected shape \(N, 6\), got \(3, 5\)"):
+        s.cast_rays(np.zeros((3, 5)))
+    with pytest.raises(ValueError, match=r"rays: expected shape \(N, 6\), got \(6,\)"):
+        s.cast_rays(np.zeros(6))
+    with pytest.raises(TypeError, match="rays: expected real numbers"):
+        s.cast_rays(np.zeros((2, 6), dtype=complex))
+    with pytest.raises(TypeError, match="rays"):
+        s.cast_rays(np.array([[object()] * 6]))
+    with pytest.raises(ValueError, match=r"rays\[1\]"):
+        s.cast_rays(np.array([[0, 0, 0, 0, 0, 1], [0, 0, 0, np.nan, 0, 1]]))
+    with pytest.raises(ValueError, match=r"rays\[0\]"):
+        s.occluded(np.array([[0, 0, 0, 0, 0, 0]]))
+    with pytest.raises(ValueError, match=r"matrix: expected shape \(4, 4\), got \(3, 3\)"):
+        s.set_matrix(0, np.eye(3))
+    with pytest.raises(ValueError, match="affine"):
+        s.set_matrix(0, np.ones((4, 4)))
+    with pytest.raises(IndexError):
+        s.set_matrix(99, np.eye(4))
+    with pytest.raises(ValueError, match="mode"):
+        raypick.Scene(mode="boxes")
+    bad = tmp_path / "bad.obj"
+    bad.write_text("v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 9\n")
+    with pytest.raises(raypick.LoadError, match=r"bad\.obj:4:") as e:
+        raypick.load(str(bad))
+    assert isinstance(e.value, ValueError)
+    with pytest.raises(raypick.LoadError, match="max_triangles"):
+        raypick.load(ENGINE, max_triangles=100)
+    e = raypick.Scene()
+    m = e.add_mesh([[0, 0, 0], [1, 0, 0], [0, 1, 0]], [[0, 1, 2]])
+    with pytest.raises(ValueError, match=r"triangles\[0\]: index 3"):
+        e.add_mesh([[0, 0, 0]], [[0, 0, 3]])
+    with pytest.raises(TypeError, match="triangles"):
+        e.add_mesh([[0, 0, 0]], [[0.0, 0.0, 0.0]])
+    e.add_object(m, np.eye(4))
+    with pytest.raises(ValueError, match="commit"):
+        e.cast_rays(np.array([[0, 0, 1, 0, 0, -1.0]]))
+    e.commit()
+    assert e.cast_rays(np.array([[0.2, 0.2, 1, 0, 0, -1.0]]))["object"][0] == 0
+
+
+def test_cast_rays_releases_the_gil():
+    scene = raypick.load(ENGINE, mode="mesh")
+    rays = scene_rays(scene, 400000, 5)
+    ticks = []
+    stop = threading.Event()
+
+    def count():
+        while not stop.is_set():
+            ticks.append(1)
+            time.sleep(0.001)
+
+    t = threading.Thread(target=count)
+    t.start()
+    time.sleep(0.01)
+    before = len(ticks)
+    start = time.monotonic()
+    scene.cast_rays(rays, threads=1)
+    elapsed = time.monotonic() - start
+    during = len(ticks) - before
+    stop.set()
+    t.join()
+    # The other thread ran while the rays were cast (about one tick a
+    # millisecond when it gets the GIL).
+    assert elapsed > 0.05
+    assert during > 10
+
+
+def test_no_memory_growth_over_1000_calls():
+    scene = raypick.load(os.path.join(SOURCE, "apps", "examples", "room.obj"), mode="mesh")
+    rays = scene_rays(scene, 2000, 9)
+    for _ in range(50):
+        scene.cast_rays(rays)
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    for _ in range(1000):
+        scene.cast_rays(rays)
+        scene.all_hits(rays[:100])
+    after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    assert after - before < 4096  # KiB
+
+
+def test_version_is_the_projects():
+    cmake = open(os.path.join(SOURCE, "CMakeLists.txt")).read()
+    assert f"project(raypick VERSION {raypick.__version__} " in cmake
+    assert "shapes" in raypick.Scene.cast_rays.__doc__ or "(N, 6)" in raypick.Scene.cast_rays.__doc__
