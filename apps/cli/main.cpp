@@ -8,6 +8,7 @@
 #include "bench.h"
 #include "common.h"
 #include "screen.h"
+#include "nearest.h"
 
 #include "raypick/bvh/picker.h"
 #include "raypick/core/text.h"
@@ -356,6 +357,7 @@ int run_main(int argc, char** argv) {
   raypick::cli::BenchCommand bench(app);
   raypick::cli::SelectCommand select(app);
   raypick::cli::RenderCommand render(app);
+  raypick::cli::NearestCommand nearest(app);
 
   // CLI11 says "A subcommand is required" both when none is given and when
   // the first word is no command at all.
@@ -423,6 +425,9 @@ int run_main(int argc, char** argv) {
   }
   if (render) {
     return guarded("render", render.scene(), [&] { return render.run(); });
+  }
+  if (nearest) {
+    return guarded("nearest", nearest.scene(), [&] { return nearest.run(); });
   }
   return kExitUsage;
 }

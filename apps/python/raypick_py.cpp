@@ -337,6 +337,52 @@ class Scene {
     return out;
   }
 
+  py::dict closest_points(const py::handle& points, std::optional<double> max_distance,
+                          std::optional<std::uint32_t> mask, int threads) const {
+    check_committed();
+    const auto a = as_array<double>(points, "points", "(N, 3)");
+    require_shape(a, "points", 3, "(N, 3)");
+    if (max_distance && !(*max_distance >= 0.0)) {
+      throw py::value_error("max_distance: expected a number >= 0");
+    }
+    std::vector<glm::dvec3> p(static_cast<std::size_t>(a.shape(0)));
+    const double* d = a.data();
+    for (std::size_t i = 0; i < p.size(); ++i) {
+      p[i] = {d[3 * i], d[3 * i + 1], d[3 * i + 2]};
+      if (!std::isfinite(p[i].x) || !std::isfinite(p[i].y) || !std::isfinite(p[i].z)) {
+        throw py::value_error("points[" + std::to_string(i) + "]: must be finite");
+      }
+    }
+    std::vector<PointHit> hits;
+    run_parallel(threads, [&] {
+      hits = picker_->closest_points(p, options_of(mask),
+                                     max_distance.value_or(std::numeric_limits<double>::infinity()));
+    });
+    const auto n = static_cast<py::ssize_t>(hits.size());
+    py::array_t<std::int64_t> object(n), triangle(n);
+    py::array_t<double> distance(n);
+    py::array_t<double> point({n, py::ssize_t{3}});
+    auto po = object.mutable_unchecked<1>();
+    auto pt = triangle.mutable_unchecked<1>();
+    auto pd = distance.mutable_unchecked<1>();
+    auto pp = point.mutable_unchecked<2>();
+    for (py::ssize_t i = 0; i < n; ++i) {
+      const PointHit& h = hits[static_cast<std::size_t>(i)];
+      po(i) = h.hit() ? std::int64_t{h.object} : -1;
+      pt(i) = h.hit() && h.triangle != kInvalidId ? std::int64_t{h.triangle} : -1;
+      pd(i) = h.distance;
+      for (int k = 0; k < 3; ++k) {
+        pp(i, k) = h.hit() ? h.point[k] : std::numeric_limits<double>::quiet_NaN();
+      }
+    }
+    py::dict out;
+    out["object"] = object;
+    out["triangle"] = triangle;
+    out["distance"] = distance;
+    out["point"] = point;
+    return out;
+  }
+
   // Seconds that the C++ batch query alone takes on these rays (converted
   // first, untimed): the bench's reference for cast_rays' overhead.
   double time_batch(const py::handle& rays, int threads) const {
@@ -551,6 +597,14 @@ PYBIND11_MODULE(raypick, m) {
            "Every object each ray hits, one hit per object: flat arrays ray, object, triangle, "
            "t (int64, int64, int64, float32), grouped by ray, nearest first; at most `limit` "
            "per ray.")
+      .def("closest_points", &Scene::closest_points, py::arg("points"),
+           py::arg("max_distance") = py::none(), py::arg("mask") = py::none(),
+           py::arg("threads") = 0,
+           "The object nearest to each point (N, 3), in world space: obb mode the nearest "
+           "point of its box (0 inside), mesh mode of its triangles. Returns a dict of "
+           "arrays: object (N,) int64, -1 when nothing lies within max_distance; triangle "
+           "(N,) int64, -1 in obb mode; distance (N,) float64, inf on a miss; point (N, 3) "
+           "float64, NaN on a miss. Ties: lower object id, then triangle id.")
       .def("_time_batch", &Scene::time_batch, py::arg("rays"), py::arg("threads") = 0,
            "Seconds the C++ intersect_batch alone takes on float64 rays (N, 6), for "
            "apps/python/bench_python.py.")

@@ -349,6 +349,31 @@ PointList read_points(const std::string& path) {
   return out;
 }
 
+Point3List read_points3(const std::string& path) {
+  Point3List out;
+  const std::string error = read_lines(
+      path, [&out](std::size_t number, std::string_view line) -> std::string {
+        const std::string_view body = trim(line);
+        if (body.empty() || body.front() == '#') return {};
+        std::string why;
+        const std::optional<std::vector<double>> v = parse_numbers(body, 3, "x y z", why);
+        if (!v) return why;
+        const glm::dvec3 p{(*v)[0], (*v)[1], (*v)[2]};
+        if (!(std::isfinite(p.x) && std::isfinite(p.y) && std::isfinite(p.z))) {
+          return "the point is not finite";
+        }
+        out.points.push_back(p);
+        out.lines.push_back(number);
+        return {};
+      });
+  if (!error.empty()) {
+    out.points.clear();
+    out.lines.clear();
+    out.error = error;
+  }
+  return out;
+}
+
 std::string format_float(float v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.9g", static_cast<double>(v));

@@ -5,6 +5,7 @@
 #include "raypick/core/ray.h"
 
 #include <functional>
+#include <glm/ext/vector_double3.hpp>
 #include <glm/vec2.hpp>
 
 #include <optional>
@@ -105,6 +106,19 @@ struct PointList {
 // blank lines and '#' lines skipped, as read_rays. `path` as for read_lines
 // (so the same bounds apply: lines of at most kMaxLineBytes).
 PointList read_points(const std::string& path);
+
+struct Point3List {
+  std::vector<glm::dvec3> points;  // world points (x, y, z)
+  std::vector<std::size_t> lines;  // 1-based source line of each
+  std::string error;               // "source:line: message"; empty when ok
+  bool ok() const { return error.empty(); }
+};
+
+// Reads a points file for `nearest`: one point "x y z" (or "x,y,z") per
+// line, finite numbers, the rays file's rules otherwise (blank and '#'
+// lines skipped, lines of at most kMaxLineBytes). An error leaves `points`
+// empty.
+Point3List read_points3(const std::string& path);
 
 // %.9g: enough digits for every float to read back to itself.
 std::string format_float(float v);

@@ -80,6 +80,8 @@ class Picker::Impl {
   std::vector<std::uint32_t> select(const Frustum& region, SelectRule rule,
                                     const QueryOptions& options) const;
   glm::vec3 world_normal(const Hit& hit) const;
+  PointHit closest_point(const glm::dvec3& p, const QueryOptions& options,
+                         double max_distance) const;  // point_query.cpp
   Aabb world_box(std::uint32_t id) const;
   std::size_t memory_bytes() const;
   // Whether the trees take the AVX node test: config_.isa, resolved once

@@ -522,3 +522,65 @@ TEST_CASE("names with quotes, backslashes, tabs and ESC reach a JSON reader exac
     CHECK(r.out.find("'say \"hi\"\\ \\x09\\x1B[31mred \xC3\xA9'") != std::string::npos);
   }
 }
+
+TEST_CASE("nearest prints the nearest object, its nearest point and distance, as text and JSON") {
+  const fs::path scene = write("scene.obj", kScene);
+  // 2.5 above the near cube's top face (z = 0.5).
+  Run r = run_raypick("nearest '" + scene.string() + "' --point 0,0,3");
+  CHECK(r.status == 0);
+  CHECK(r.out == "point 0: object 0 'near' at distance 2.5, closest (0, 0, 0.5)\n");
+  r = run_raypick("nearest '" + scene.string() + "' --point 0.25,0.25,3 --mode mesh --format json");
+  REQUIRE(r.status == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["point"] == 0);
+  CHECK(j["hit"] == true);
+  CHECK(j["object"] == 0);
+  CHECK(j["name"] == "near");
+  CHECK(j["distance"].get<double>() == 2.5);
+  CHECK(j["closest"] == nlohmann::json::array({0.25, 0.25, 0.5}));
+  CHECK(j.contains("triangle"));
+  // Inside a box: distance 0 in obb mode; the nearest face in mesh mode.
+  r = run_raypick("nearest '" + scene.string() + "' --point 0,0,10.25 --format json");
+  CHECK(nlohmann::json::parse(r.out)["distance"].get<double>() == 0.0);
+  CHECK(nlohmann::json::parse(r.out)["object"] == 1);
+  r = run_raypick("nearest '" + scene.string() + "' --point 0,0,10.25 --mode mesh --format json");
+  CHECK(nlohmann::json::parse(r.out)["distance"].get<double>() == 0.25);
+}
+
+TEST_CASE("nearest --points writes one JSON line per point, misses beyond --max-distance") {
+  const fs::path scene = write("scene.obj", kScene);
+  const fs::path points = write("points.txt", "# quad, nothing, far cube\n5.5 0 0\n\n0 40 0\n0,0,12\n");
+  Run r = run_raypick("nearest '" + scene.string() + "' --points '" + points.string() +
+                      "' --max-distance 2");
+  REQUIRE(r.status == 0);
+  std::istringstream lines(r.out);
+  std::string line;
+  std::vector<nlohmann::json> rows;
+  while (std::getline(lines, line)) rows.push_back(nlohmann::json::parse(line));
+  REQUIRE(rows.size() == 3);
+  CHECK(rows[0]["point"] == 0);
+  CHECK(rows[0]["name"] == "quad");
+  CHECK(rows[0]["distance"].get<double>() == 0.5);
+  CHECK(rows[1] == nlohmann::json::parse(R"({"point":1,"hit":false})"));
+  CHECK(rows[2]["name"] == "far");
+  CHECK(rows[2]["distance"].get<double>() == 1.5);
+  CHECK(rows[2]["closest"] == nlohmann::json::array({0, 0, 10.5}));
+}
+
+TEST_CASE("nearest refuses bad points with file and line, and bad options with exit 2") {
+  const fs::path scene = write("scene.obj", kScene);
+  const fs::path points = write("bad_points.txt", "0 0 0\n\n1 2\n");
+  Run r = run_raypick("nearest '" + scene.string() + "' --points '" + points.string() + "'");
+  CHECK(r.status == 1);
+  CHECK(r.out.empty());
+  CHECK(r.err.find("bad_points.txt:3: expected 3 numbers") != std::string::npos);
+  r = run_raypick("nearest '" + scene.string() + "' --point 0,nan,0");
+  CHECK(r.status == 1);
+  CHECK(r.out.empty());
+  r = run_raypick("nearest '" + scene.string() + "' --point 0,0,0 --max-distance -1");
+  CHECK(r.status == 2);
+  r = run_raypick("nearest '" + scene.string() + "' --points '" + points.string() + "' --format json");
+  CHECK(r.status == 2);
+  r = run_raypick("nearest '" + scene.string() + "'");
+  CHECK(r.status == 2);
+}

@@ -218,3 +218,30 @@ def test_version_is_the_projects():
     cmake = open(os.path.join(SOURCE, "CMakeLists.txt")).read()
     assert f"project(raypick VERSION {raypick.__version__} " in cmake
     assert "shapes" in raypick.Scene.cast_rays.__doc__ or "(N, 6)" in raypick.Scene.cast_rays.__doc__
+
+
+@pytest.mark.parametrize("mode", ["obb", "mesh"])
+def test_closest_points_equal_the_cli_nearest(mode, tmp_path):
+    path = SCENES[0]
+    scene = raypick.load(path, mode=mode)
+    rng = np.random.default_rng(21)
+    pts = rng.uniform(-3, 3, size=(200, 3))
+    got = scene.closest_points(pts, max_distance=1.5)
+    f = tmp_path / "points.txt"
+    f.write_text("".join(" ".join(repr(float(x)) for x in p) + "\n" for p in pts))
+    out = subprocess.run([EXE, "nearest", path, "--points", str(f), "--mode", mode,
+                          "--max-distance", "1.5"], check=True, capture_output=True,
+                         text=True).stdout
+    rows = [json.loads(line) for line in out.splitlines()]
+    assert len(rows) == len(pts)
+    hits = 0
+    for i, row in enumerate(rows):
+        if not row["hit"]:
+            assert got["object"][i] == -1 and np.isinf(got["distance"][i])
+            continue
+        hits += 1
+        assert got["object"][i] == row["object"]
+        assert got["triangle"][i] == row.get("triangle", -1)
+        assert np.float32(got["distance"][i]) == np.float32(row["distance"])
+        assert np.array_equal(got["point"][i].astype(np.float32), np.float32(row["closest"]))
+    assert hits > 20

@@ -28,9 +28,12 @@
 #include "raypick/core/pick_mode.h"
 #include "raypick/core/scene.h"
 
+#include <glm/ext/vector_double3.hpp>
+
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <span>
 #include <vector>
@@ -104,6 +107,21 @@ enum class SelectRule {
   // obb mode: the OBB's 8 corners lie in the region; mesh mode: every
   // vertex the object's triangles use does.
   kContain,
+};
+
+// The answer of a closest-point query (Picker::closest_point): the nearest
+// point of the nearest object, in world space. A miss (nothing within the
+// query's max_distance) has object == kInvalidId and distance +inf.
+struct PointHit {
+  std::uint32_t object = kInvalidId;
+  std::uint32_t triangle = kInvalidId;  // mesh mode: the nearest triangle
+  double distance = std::numeric_limits<double>::infinity();
+  glm::dvec3 point{0.0};  // the nearest point on the object
+  // mesh mode: point = a + u (b - a) + v (c - a) on triangle (a, b, c).
+  double u = 0.0;
+  double v = 0.0;
+
+  bool hit() const { return object != kInvalidId; }
 };
 
 // A closest hit together with what the top-level traversal did.
@@ -284,6 +302,30 @@ class Picker {
   // config.mesh_mode (else the triangles are scanned one by one).
   std::vector<std::uint32_t> select(const Frustum& region, SelectRule rule,
                                     const QueryOptions& options = {}) const;
+
+  // ---- point queries (const; thread-safety as for rays) ----------------
+  //
+  // The object nearest to the world point p, measured in world space in
+  // double precision: in obb mode the nearest point of its OBB (distance 0
+  // and point p when p is inside or on the box), in mesh mode the nearest
+  // point of its triangles (Euclidean after the object's matrix, so
+  // non-uniform scale and shear are measured in the world). Only objects
+  // within max_distance (inclusive) count; the mask, filter and mode of
+  // `options` apply as for rays; objects that can never be hit (singular
+  // matrix, no triangles) are never nearest. Ties go to the lower object
+  // id, then the lower triangle id. A non-finite p or a NaN or negative
+  // max_distance is a miss. Best-first over the top level by box distance,
+  // pruned by the best distance so far; in mesh mode the same over the
+  // object's triangle BVH (config.mesh_mode; else its triangles one by
+  // one). Cost: O(log n) boxes for a point near the objects.
+  PointHit closest_point(const glm::dvec3& p, const QueryOptions& options = {},
+                         double max_distance = std::numeric_limits<double>::infinity()) const;
+
+  // closest_point() for every point, on all cores (TBB); result i is
+  // exactly closest_point(points[i], options, max_distance).
+  std::vector<PointHit> closest_points(
+      std::span<const glm::dvec3> points, const QueryOptions& options = {},
+      double max_distance = std::numeric_limits<double>::infinity()) const;
 
   // The world-space geometric normal of a mesh-mode hit: the unit normal of
   // the hit triangle as placed in the world (the cross product of its world

@@ -1,0 +1,140 @@
+#include "nearest.h"
+
+#include "common.h"
+#include "screen.h"
+#include "../tools/ray_io.h"
+
+#include "raypick/bvh/picker.h"
+#include "raypick/core/text.h"
+
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace raypick::cli {
+
+struct NearestArgs {
+  std::string scene;
+  std::optional<std::string> point;
+  std::optional<std::string> points;
+  PickMode mode = PickMode::kObb;
+  double max_distance = std::numeric_limits<double>::infinity();
+  std::uint32_t mask = ~0u;
+  std::string format;
+  LoadOptions load;
+};
+
+namespace {
+
+// One point "x y z" (or "x,y,z"), finite; as the rays file's rules.
+std::optional<glm::dvec3> parse_point(std::string_view text, std::string& error) {
+  const std::optional<std::vector<double>> v = tools::parse_numbers(text, 3, "x,y,z", error);
+  if (!v) return std::nullopt;
+  const glm::dvec3 p{(*v)[0], (*v)[1], (*v)[2]};
+  if (!std::isfinite(p.x) || !std::isfinite(p.y) || !std::isfinite(p.z)) {
+    error = "point is not finite";
+    return std::nullopt;
+  }
+  return p;
+}
+
+// The answer for point i, in `format` (text, json or jsonl).
+std::string answer(std::size_t i, const PointHit& h, PickMode mode, const std::string& format,
+                   const std::vector<std::string>& names) {
+  using tools::format_float;
+  const auto f = [](double v) { return format_float(static_cast<float>(v)); };
+  if (format == "text") {
+    std::string s = "point " + std::to_string(i) + ": ";
+    if (!h.hit()) return s + "nothing within reach\n";
+    s += "object " + std::to_string(h.object) + " '" + printable(names[h.object]) + "'";
+    if (mode == PickMode::kMesh) s += " triangle " + std::to_string(h.triangle);
+    return s + " at distance " + f(h.distance) + ", closest (" + f(h.point.x) + ", " +
+           f(h.point.y) + ", " + f(h.point.z) + ")\n";
+  }
+  std::string s = "{\"point\":" + std::to_string(i);
+  if (!h.hit()) return s + ",\"hit\":false}\n";
+  s += ",\"hit\":true,\"object\":" + std::to_string(h.object) +
+       ",\"name\":" + tools::json_string(names[h.object]);
+  if (mode == PickMode::kMesh) s += ",\"triangle\":" + std::to_string(h.triangle);
+  return s + ",\"distance\":" + f(h.distance) + ",\"closest\":[" + f(h.point.x) + "," +
+         f(h.point.y) + "," + f(h.point.z) + "]}\n";
+}
+
+}  // namespace
+
+NearestCommand::NearestCommand(CLI::App& app) : args_(std::make_unique<NearestArgs>()) {
+  NearestArgs& a = *args_;
+  cmd_ = app.add_subcommand("nearest",
+                            "Print the object nearest to each point, the nearest point on it "
+                            "and its distance");
+  cmd_->add_option("SCENE", a.scene, "Scene file (.obj, .gltf, .glb, .json)")->required();
+  CLI::Option_group* source =
+      cmd_->add_option_group("points", "Where the points come from: one point or a file");
+  source->add_option("--point", a.point, "One point: x,y,z");
+  source->add_option("--points", a.points,
+                     "Points file, one 'x y z' per line (the rays file's rules); '-' reads "
+                     "stdin");
+  source->require_option(1);
+  add_enum_option(*cmd_, "--mode", a.mode, mode_names(),
+                  "obb: nearest point of the objects' oriented boxes, 0 inside (default); "
+                  "mesh: nearest point of their triangles");
+  cmd_->add_option("--max-distance", a.max_distance,
+                   "Only objects within D of the point (default: unbounded)")
+      ->transform(float_at_least(0.0));
+  cmd_->add_option("--mask", a.mask,
+                   "Only objects whose pick mask shares a bit with M (decimal or 0x-hex)")
+      ->transform(whole_number(0, 0xFFFFFFFFu));
+  cmd_->add_option("--format", a.format,
+                   "Output: text (default for --point), json (one point), jsonl (default for "
+                   "--points)")
+      ->check(CLI::IsMember({"text", "json", "jsonl"}));
+  add_load_options(*cmd_, a.load);
+}
+
+NearestCommand::~NearestCommand() = default;
+NearestCommand::operator bool() const { return cmd_->parsed(); }
+const std::string& NearestCommand::scene() const { return args_->scene; }
+
+int NearestCommand::run() const {
+  const NearestArgs& a = *args_;
+  if (a.points && a.points->empty()) {
+    return fail(kExitUsage, "nearest: --points needs a file name, or '-' for standard input");
+  }
+  const std::string format = !a.format.empty() ? a.format : (a.point ? "text" : "jsonl");
+  if (format == "json" && !a.point) {
+    return fail(kExitUsage,
+                "nearest: --format json is for a single --point; use --format jsonl with "
+                "--points");
+  }
+  // Every point is read and checked before anything is printed.
+  std::vector<glm::dvec3> points;
+  if (a.point) {
+    std::string error;
+    const std::optional<glm::dvec3> p = parse_point(*a.point, error);
+    if (!p) return fail(kExitBadInput, "--point '" + printable(*a.point, 80) + "': " + error);
+    points.push_back(*p);
+  } else {
+    tools::Point3List list = tools::read_points3(*a.points);
+    if (!list.ok()) return fail(kExitBadInput, list.error);
+    points = std::move(list.points);
+  }
+  int status = 0;
+  std::optional<Loaded> loaded = load_or_report(a.scene, a.load, status);
+  if (!loaded) return status;
+  const Picker picker(loaded->scene, picker_config(a.mode));
+  std::vector<std::string> names;
+  for (const Object& o : loaded->scene.objects) names.push_back(o.name);
+  const std::vector<PointHit> hits =
+      picker.closest_points(points, QueryOptions(a.mode, a.mask), a.max_distance);
+  std::string out;
+  for (std::size_t i = 0; i < hits.size(); ++i) {
+    write_buffered(out, answer(i, hits[i], a.mode, format, names));
+  }
+  std::fwrite(out.data(), 1, out.size(), stdout);
+  return finish_output(0);
+}
+
+}  // namespace raypick::cli

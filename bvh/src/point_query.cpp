@@ -1,0 +1,234 @@
+// Point queries: the object nearest to a point (Picker::closest_point).
+#include "picker_impl.h"
+
+#include "raypick/core/assert.h"
+#include "raypick/core/closest_point.h"
+
+#include <glm/geometric.hpp>
+#include <glm/mat3x3.hpp>
+
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+
+#include <algorithm>
+#include <cmath>
+#include <queue>
+#include <vector>
+
+namespace raypick {
+namespace {
+
+// Squared distance from p to the box, 0 inside or on it; +inf for an empty
+// box. In double from the float box, so a lower bound of the distance to
+// anything the box contains.
+double box_distance2(const Aabb& b, const glm::dvec3& p) {
+  if (b.empty()) return std::numeric_limits<double>::infinity();
+  double d2 = 0.0;
+  for (int a = 0; a < 3; ++a) {
+    const double d = std::max({double(b.min[a]) - p[a], 0.0, p[a] - double(b.max[a])});
+    d2 += d * d;
+  }
+  return d2;
+}
+
+// An object's matrix in double (exact from its float entries).
+struct Placement {
+  glm::dmat3 linear;
+  glm::dvec3 origin;
+
+  explicit Placement(const glm::mat4x3& m)
+      : linear(glm::dvec3(m[0]), glm::dvec3(m[1]), glm::dvec3(m[2])), origin(m[3]) {}
+  glm::dvec3 apply(const glm::vec3& v) const { return linear * glm::dvec3(v) + origin; }
+  // The world box of the local box, by the abs-matrix method in double: it
+  // contains the placed box up to double rounding (far below the boxes'
+  // float padding), so its distance bounds the distance to the triangles.
+  Aabb world_box(const Aabb& local) const {
+    if (local.empty()) return local;
+    const glm::dvec3 c = (glm::dvec3(local.min) + glm::dvec3(local.max)) * 0.5;
+    const glm::dvec3 e = (glm::dvec3(local.max) - glm::dvec3(local.min)) * 0.5;
+    glm::dvec3 wc = linear * c + origin, we{0.0};
+    for (int col = 0; col < 3; ++col) {
+      for (int r = 0; r < 3; ++r) we[r] += std::abs(linear[col][r]) * e[col];
+    }
+    // Widened by a relative 2^-40 so that the rounding of the sums above
+    // (a few double ulps) never leaves a corner outside.
+    const glm::dvec3 slack = (glm::abs(wc) + we) * 0x1p-40;
+    Aabb out;
+    out.min = glm::vec3(wc - we - slack);
+    out.max = glm::vec3(wc + we + slack);
+    // Rounding to float outward.
+    for (int a = 0; a < 3; ++a) {
+      if (double(out.min[a]) > wc[a] - we[a]) out.min[a] = std::nextafter(out.min[a], -INFINITY);
+      if (double(out.max[a]) < wc[a] + we[a]) out.max[a] = std::nextafter(out.max[a], INFINITY);
+    }
+    return out;
+  }
+};
+
+// The best answer so far, in the contract's order: distance, then object
+// id, then triangle id.
+struct Best {
+  double d2;
+  PointHit hit;
+
+  bool better(double candidate_d2, std::uint32_t object, std::uint32_t triangle) const {
+    if (candidate_d2 != d2) return candidate_d2 < d2;
+    if (object != hit.object) return object < hit.object;
+    return triangle < hit.triangle;
+  }
+  void take(double candidate_d2, std::uint32_t object, const TrianglePoint& t,
+            std::uint32_t triangle) {
+    d2 = candidate_d2;
+    hit.object = object;
+    hit.triangle = triangle;
+    hit.point = t.point;
+    hit.u = t.u;
+    hit.v = t.v;
+  }
+};
+
+// Whether p lies inside or on the box `local` placed by `place`: its local
+// coordinates, solved in double by the 3x3 inverse, within the box (a box
+// of zero extent on an axis holds the points of its plane only up to the
+// rounding of the solve; the faces' triangles measure those anyway).
+bool inside(const Placement& place, const Aabb& local, const glm::dvec3& p) {
+  const double det = glm::determinant(place.linear);
+  if (!(std::abs(det) > 0.0) || !std::isfinite(det)) return false;
+  const glm::dvec3 x = glm::inverse(place.linear) * (p - place.origin);
+  for (int a = 0; a < 3; ++a) {
+    if (!(x[a] >= double(local.min[a]) && x[a] <= double(local.max[a]))) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+PointHit Picker::Impl::closest_point(const glm::dvec3& p, const QueryOptions& options,
+                                     double max_distance) const {
+  RAYPICK_ASSERT(!structure_dirty_ && dirty_.empty(), "commit() the picker before querying it");
+  Best best{std::numeric_limits<double>::infinity(), PointHit{}};
+  if (!std::isfinite(p.x) || !std::isfinite(p.y) || !std::isfinite(p.z) ||
+      !(max_distance >= 0.0)) {
+    return best.hit;
+  }
+  best.d2 = max_distance * max_distance;  // +inf stays +inf
+  const std::span<const WideNode> nodes = top_.nodes();
+  if (nodes.empty()) return best.hit;
+
+  // One object: its OBB or its triangles, in world space.
+  auto visit_object = [&](std::uint32_t entry) {
+    const LeafObb& leaf = leaf_[entry];
+    if (leaf.mesh == kInvalidId || !accepts(leaf, options)) return;
+    const ObjectRec& rec = objects_[leaf.object];
+    const MeshAccel& mesh = meshes_[leaf.mesh];
+    const Placement place(rec.to_world);
+    if (options.mode == PickMode::kObb) {
+      const Aabb& local = mesh.bounds;
+      if (inside(place, local, p)) {
+        if (best.better(0.0, leaf.object, kInvalidId)) {
+          best.take(0.0, leaf.object, TrianglePoint{p, 0.0, 0.0, 0.0}, kInvalidId);
+        }
+        return;
+      }
+      // Outside: the nearest point of the box's surface, its 12 triangles
+      // (box_mesh's faces) placed in the world.
+      const Mesh box = box_mesh(local);
+      glm::dvec3 corner[8];
+      for (int i = 0; i < 8; ++i) corner[i] = place.apply(box.positions[i]);
+      for (const glm::uvec3& t : box.triangles) {
+        const TrianglePoint tp = closest_point_on_triangle(p, corner[t.x], corner[t.y], corner[t.z]);
+        if (best.better(tp.distance2, leaf.object, kInvalidId)) {
+          best.take(tp.distance2, leaf.object, TrianglePoint{tp.point, 0.0, 0.0, 0.0}, kInvalidId);
+        }
+      }
+      return;
+    }
+    auto visit_triangle = [&](std::uint32_t tri, const glm::vec3& a, const glm::vec3& b,
+                              const glm::vec3& c) {
+      const TrianglePoint tp =
+          closest_point_on_triangle(p, place.apply(a), place.apply(b), place.apply(c));
+      if (best.better(tp.distance2, leaf.object, tri)) best.take(tp.distance2, leaf.object, tp, tri);
+    };
+    if (!mesh.bvh_built) {
+      // A picker built without mesh trees: every triangle.
+      for (std::uint32_t t = 0; t < mesh.triangles.size(); ++t) {
+        const glm::uvec3& idx = mesh.triangles[t];
+        visit_triangle(t, mesh.positions[idx.x], mesh.positions[idx.y], mesh.positions[idx.z]);
+      }
+      return;
+    }
+    // Best-first over the mesh's tree, each local box carried to a world
+    // box to bound the world distance.
+    const std::span<const WideNode> mnodes = mesh.bvh.nodes();
+    if (mnodes.empty()) return;
+    using Item = std::pair<double, std::uint32_t>;  // distance^2, node
+    std::priority_queue<Item, std::vector<Item>, std::greater<>> open;
+    open.push({0.0, 0});
+    while (!open.empty()) {
+      const auto [d2, n] = open.top();
+      open.pop();
+      if (d2 > best.d2) break;
+      const WideNode& node = mnodes[n];
+      for (int s = 0; s < WideNode::kWidth; ++s) {
+        if (node.child[s] == WideNode::kInvalidSlot) continue;
+        const double sd2 = box_distance2(place.world_box(node.slot_box(s)), p);
+        if (sd2 > best.d2) continue;
+        if (node.is_inner(s)) {
+          open.push({sd2, node.child[s]});
+          continue;
+        }
+        for (std::uint32_t e = node.child[s]; e < node.child[s] + node.count[s]; ++e) {
+          const auto& v = mesh.verts[e];
+          visit_triangle(mesh.bvh.prim_id(e), v[0], v[1], v[2]);
+        }
+      }
+    }
+  };
+
+  // Best-first over the top level by the distance to the padded world
+  // boxes (which contain the objects); a box farther than the best so far
+  // is skipped, one at the same distance kept for the tie rule.
+  using Item = std::pair<double, std::uint32_t>;
+  std::priority_queue<Item, std::vector<Item>, std::greater<>> open;
+  open.push({0.0, 0});
+  while (!open.empty()) {
+    const auto [d2, n] = open.top();
+    open.pop();
+    if (d2 > best.d2) break;
+    const WideNode& node = nodes[n];
+    for (int s = 0; s < WideNode::kWidth; ++s) {
+      if (node.child[s] == WideNode::kInvalidSlot) continue;
+      const double sd2 = box_distance2(node.slot_box(s), p);
+      if (sd2 > best.d2) continue;
+      if (node.is_inner(s)) {
+        open.push({sd2, node.child[s]});
+        continue;
+      }
+      for (std::uint32_t e = node.child[s]; e < node.child[s] + node.count[s]; ++e) {
+        visit_object(e);
+      }
+    }
+  }
+  if (best.hit.hit()) best.hit.distance = std::sqrt(best.d2);
+  return best.hit;
+}
+
+PointHit Picker::closest_point(const glm::dvec3& p, const QueryOptions& options,
+                               double max_distance) const {
+  return impl_->closest_point(p, options, max_distance);
+}
+
+std::vector<PointHit> Picker::closest_points(std::span<const glm::dvec3> points,
+                                             const QueryOptions& options,
+                                             double max_distance) const {
+  std::vector<PointHit> out(points.size());
+  tbb::parallel_for(tbb::blocked_range<std::size_t>(0, points.size(), 256),
+                    [&](const tbb::blocked_range<std::size_t>& r) {
+                      for (std::size_t i = r.begin(); i != r.end(); ++i) {
+                        out[i] = impl_->closest_point(points[i], options, max_distance);
+                      }
+                    });
+  return out;
+}
+
+}  // namespace raypick

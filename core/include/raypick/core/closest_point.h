@@ -1,0 +1,27 @@
+// Closest points: a point's nearest point on a triangle, in double
+// precision. What point queries (Picker::closest_point) measure with.
+#pragma once
+
+#include <glm/ext/vector_double3.hpp>
+
+namespace raypick {
+
+// The nearest point of the triangle (a, b, c) to p, as a + u (b - a) +
+// v (c - a) with u, v >= 0 and u + v <= 1, and its squared distance.
+struct TrianglePoint {
+  glm::dvec3 point;
+  double u = 0.0;
+  double v = 0.0;
+  double distance2 = 0.0;
+};
+
+// The exact nearest point by the triangle's Voronoi regions (vertex, edge,
+// face), as in Ericson's "Real-Time Collision Detection", 5.1.5. A
+// degenerate triangle (zero area: collinear or coincident corners) gives
+// the nearest point of its three edges. Points exactly on an edge or at a
+// corner belong to that edge or corner (distance 0). Cost: a few dozen
+// double operations; no division but one in the face region.
+TrianglePoint closest_point_on_triangle(const glm::dvec3& p, const glm::dvec3& a,
+                                        const glm::dvec3& b, const glm::dvec3& c);
+
+}  // namespace raypick
