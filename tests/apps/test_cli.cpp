@@ -357,11 +357,11 @@ TEST_CASE("usage errors say plainly what is wrong, exit 2") {
         "(see raypick --help)\n");
   CHECK(err("frob") ==
         "raypick: unknown command 'frob' (commands: pick, validate, info, bench, "
-              "select, render; see "
+              "select, render, nearest; see "
         "raypick --help)\n");
   CHECK(err("") ==
         "raypick: no command given (commands: pick, validate, info, bench, select, "
-              "render; see raypick "
+              "render, nearest; see raypick "
         "--help)\n");
   // Exactly one source of rays, and a SCENE or --boxes: CLI11's option
   // groups say which options and how many.
