@@ -5,6 +5,7 @@
 #include "apps/cli_runner.h"
 #include "gltf_builder.h"
 #include "loader_test_util.h"
+#include "test_util.h"
 
 #include "raypick/bvh/picker.h"
 #include "raypick/core/text.h"
@@ -16,6 +17,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
+#include <thread>
 #include <string>
 #include <vector>
 
@@ -768,4 +770,52 @@ TEST_CASE("an OBJ material library is only looked for, never read, so it costs n
   const std::string message = refusal(path, with_budget(obj.size() - 1, kMany, kMany, kMany));
   CHECK(message == "load budget max_bytes exceeded: the scene needs more than " +
                        std::to_string(obj.size() - 1) + " bytes of files read");
+}
+
+TEST_CASE("concurrent loads of several scenes, each with its own budget, equal the loads one by one") {
+  // Loaders keep no state between calls: four threads load four files at
+  // once (one of them refused by its own small budget) and get what one
+  // thread gets loading them in turn. "concurrent": the TSan step runs it.
+  const std::string src = RAYPICK_SOURCE_DIR;
+  struct Job {
+    std::string path;
+    LoadOptions options;
+  };
+  std::vector<Job> jobs = {
+      {src + "/apps/examples/room.obj", {}},
+      {src + "/apps/examples/shelf.json", {}},
+      {test::assimp_model("glTF2/2CylinderEngine-glTF-Binary/2CylinderEngine.glb").string(), {}},
+      {test::assimp_model("glTF2/2CylinderEngine-glTF-Binary/2CylinderEngine.glb").string(), {}},
+  };
+  jobs[3].options.budget.max_triangles = 1000;  // refused by its own budget
+  auto summary = [](const LoadResult& r) {
+    if (!r.ok()) return "error: " + r.error().to_string();
+    std::string s = std::to_string(r.scene().objects.size()) + " objects:";
+    for (const Object& o : r.scene().objects) {
+      s += " " + o.name + "/" + std::to_string(o.mesh);
+      for (int c = 0; c < 4; ++c) {
+        for (int k = 0; k < 4; ++k) s += "," + std::to_string(o.matrix[c][k]);
+      }
+    }
+    for (const Mesh& m : r.scene().meshes) {
+      s += " mesh " + std::to_string(m.positions.size()) + "/" + std::to_string(m.triangles.size());
+    }
+    return s;
+  };
+  std::vector<std::string> one_by_one;
+  for (const Job& j : jobs) one_by_one.push_back(summary(load_scene(j.path, j.options)));
+  CHECK(one_by_one[3].rfind("error: ", 0) == 0);
+  CHECK(one_by_one[3].find("max_triangles") != std::string::npos);
+  for (int round = 0; round < 3; ++round) {
+    std::vector<std::string> together(jobs.size());
+    std::vector<std::thread> threads;
+    for (std::size_t k = 0; k < jobs.size(); ++k) {
+      threads.emplace_back([&, k] { together[k] = summary(load_scene(jobs[k].path, jobs[k].options)); });
+    }
+    for (std::thread& t : threads) t.join();
+    for (std::size_t k = 0; k < jobs.size(); ++k) {
+      CAPTURE(k);
+      CHECK(together[k] == one_by_one[k]);
+    }
+  }
 }
