@@ -168,6 +168,13 @@ void add_load_options(CLI::App& command, LoadOptions& options) {
       {"--max-objects", &b.max_objects,
        "Refuse a scene with more than N objects"},
   };
+  command.add_option("--max-memory", b.max_memory,
+                     "Refuse a scene whose load and build would take more than about N bytes "
+                     "of memory (estimated before anything is allocated); 0, the default, is "
+                     "256 MiB or 64 times the bytes read, whichever is more")
+      ->type_name("N")
+      ->capture_default_str()
+      ->transform(whole_number(0));
   for (const auto& budget : budgets) {
     command.add_option(budget.name, *budget.value, budget.help)
         ->type_name("N")

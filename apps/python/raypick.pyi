@@ -36,4 +36,5 @@ class Scene:
 
 def load(path: str, mode: str = "obb", root: Optional[str] = None,
          max_bytes: Optional[int] = None, max_vertices: Optional[int] = None,
-         max_triangles: Optional[int] = None, max_objects: Optional[int] = None) -> Scene: ...
+         max_triangles: Optional[int] = None, max_objects: Optional[int] = None,
+         max_memory: Optional[int] = None) -> Scene: ...

@@ -525,7 +525,8 @@ class Scene {
 
 Scene load(const std::string& path, const std::string& mode, std::optional<std::string> root,
            std::optional<std::uint64_t> max_bytes, std::optional<std::uint64_t> max_vertices,
-           std::optional<std::uint64_t> max_triangles, std::optional<std::uint64_t> max_objects) {
+           std::optional<std::uint64_t> max_triangles, std::optional<std::uint64_t> max_objects,
+           std::optional<std::uint64_t> max_memory) {
   const PickMode m = mode_of(mode);
   LoadOptions options;
   if (root) options.root = *root;
@@ -533,6 +534,7 @@ Scene load(const std::string& path, const std::string& mode, std::optional<std::
   if (max_vertices) options.budget.max_vertices = *max_vertices;
   if (max_triangles) options.budget.max_triangles = *max_triangles;
   if (max_objects) options.budget.max_objects = *max_objects;
+  if (max_memory) options.budget.max_memory = *max_memory;
   std::optional<LoadResult> r;
   {
     py::gil_scoped_release release;
@@ -622,7 +624,7 @@ PYBIND11_MODULE(raypick, m) {
   m.def("load", &raypick::python::load, py::arg("path"), py::arg("mode") = "obb",
         py::arg("root") = py::none(), py::arg("max_bytes") = py::none(),
         py::arg("max_vertices") = py::none(), py::arg("max_triangles") = py::none(),
-        py::arg("max_objects") = py::none(),
+        py::arg("max_objects") = py::none(), py::arg("max_memory") = py::none(),
         "Loads an OBJ, glTF/GLB or raypick JSON scene (same rules, confinement and budgets as "
         "the CLI) into a committed Scene. Raises raypick.LoadError (a ValueError) naming the "
         "file and line.");

@@ -21,16 +21,24 @@ class Budget {
 
   explicit Budget(const LoadBudget& limits)
       : limit_{limits.max_bytes, limits.max_vertices, limits.max_triangles,
-               limits.max_objects} {}
+               limits.max_objects},
+        max_memory_(limits.max_memory) {}
 
+  // Each take also charges the memory estimate (LoadBudget::max_memory)
+  // and is refused, naming max_memory, when that would pass it.
   std::optional<std::string> take(Resource r, std::uint64_t n);
   // The message take(r, ...) refuses with.
   std::string exceeded(Resource r) const;
   std::uint64_t left(Resource r) const { return limit_[r] - used_[r]; }
 
  private:
+  // The memory limit now: max_memory, or the automatic one.
+  std::uint64_t memory_limit() const;
+
   std::uint64_t limit_[4];
   std::uint64_t used_[4] = {0, 0, 0, 0};
+  std::uint64_t max_memory_;
+  std::uint64_t memory_ = 0;  // the estimate so far
 };
 
 // The loaders with the budget of the load they are part of. They may throw

@@ -62,7 +62,10 @@ std::string read_or_fail(const std::string& path, Budget& budget) {
     fail(LoadError::Kind::kIo,
          "cannot read file: " + std::generic_category().message(err));
   }
-  (void)budget.take(Budget::kBytes, data.size());  // fits: checked above
+  // Fits max_bytes (checked above); an explicit max_memory may still refuse.
+  if (auto refused = budget.take(Budget::kBytes, data.size())) {
+    fail(LoadError::Kind::kMalformed, *refused);
+  }
   return data;
 }
 

@@ -819,3 +819,55 @@ TEST_CASE("concurrent loads of several scenes, each with its own budget, equal t
     }
   }
 }
+
+TEST_CASE("memory budget: a few hundred bytes of glTF asking for gigabytes is refused before allocating") {
+  // An index accessor of 3 (2^26 - 1) zeros with no buffer view: within
+  // the triangle count budget (2^26), but about 8 GiB to load and build.
+  TempDir dir;
+  GltfBuilder b;
+  const int pos = b.add_positions({{0, 0, 0}, {1, 0, 0}, {0, 1, 0}});
+  const int idx = b.add_accessor({{"componentType", 5125},
+                                  {"count", 3 * ((std::int64_t{1} << 26) - 1)},
+                                  {"type", "SCALAR"}});
+  b.add_mesh(Json::array({Json{{"attributes", {{"POSITION", pos}}}, {"indices", idx}}}));
+  b.add_node({{"mesh", 0}});
+  const std::string path = dir.write("zeros.gltf", b.gltf_embedded());
+  CHECK(std::filesystem::file_size(path) < 1024);
+  const std::string message = refusal(path);
+  CHECK(contains(message, "load budget max_memory exceeded: loading and building the scene "
+                          "needs an estimated 819"));
+  CHECK(contains(message, " MiB, more than the 256 MiB allowed (256 MiB, or 64 times the "));
+  CHECK(contains(message, "raise it with --max-memory"));
+  // Raised explicitly past the estimate, the count budgets still hold.
+  LoadOptions raised;
+  raised.budget.max_memory = std::uint64_t{16} << 30;
+  raised.budget.max_triangles = 1000;
+  CHECK(contains(refusal(path, raised), "max_triangles exceeded"));
+  // An explicit budget smaller than an ordinary file's needs refuses it.
+  LoadOptions tiny;
+  tiny.budget.max_memory = 1000;
+  GltfBuilder one = triangle_builder();
+  one.add_node({{"mesh", 0}});
+  const std::string ordinary = dir.write("tri.gltf", one.gltf_embedded());
+  CHECK(contains(refusal(ordinary, tiny), "max_memory exceeded"));
+  CHECK(loads(ordinary).objects.size() == 1);  // the default allows it
+}
+
+TEST_CASE("memory budget: a legitimate instanced JSON scene (1M instances of one mesh) loads under the defaults") {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  constexpr int kInstances = 100000;  // the sanitizer builds: the same path, smaller
+#else
+  constexpr int kInstances = 1000000;
+#endif
+  TempDir dir;
+  std::string json = R"({"raypick_scene": 1, "meshes": [{"name": "m", "box": {"min": [0,0,0], "max": [1,1,1]}}], "objects": [)";
+  json.reserve(std::size_t(kInstances) * 48);
+  for (int i = 0; i < kInstances; ++i) {
+    json += (i ? ",\n" : "") + std::string(R"({"mesh":"m","translate":[)") + std::to_string(i % 1000) +
+            "," + std::to_string(i / 1000) + ",0]}";
+  }
+  json += "]}";
+  const std::string path = dir.write("instances.json", json);
+  const Scene scene = loads(path);
+  CHECK(scene.objects.size() == std::size_t(kInstances));
+}

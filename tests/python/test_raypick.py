@@ -245,3 +245,9 @@ def test_closest_points_equal_the_cli_nearest(mode, tmp_path):
         assert np.float32(got["distance"][i]) == np.float32(row["distance"])
         assert np.array_equal(got["point"][i].astype(np.float32), np.float32(row["closest"]))
     assert hits > 20
+
+
+def test_load_takes_the_memory_budget():
+    with pytest.raises(raypick.LoadError, match="max_memory"):
+        raypick.load(SCENES[0], max_memory=1000)
+    assert len(raypick.load(SCENES[0], max_memory=1 << 30)) == 10

@@ -75,6 +75,27 @@ struct LoadBudget {
   std::uint64_t max_triangles = std::uint64_t{1} << 26;  // 67,108,864
   // Objects, in the scene and in the mesh files a JSON scene loads.
   std::uint64_t max_objects = std::uint64_t{1} << 23;  // 8,388,608
+  // Bytes of memory the load and the picker built from it may take at
+  // their peak, estimated before anything is allocated from what the files
+  // announce: kMemoryPerVertex per vertex position, kMemoryPerTriangle per
+  // triangle, kMemoryPerObject per object, plus the bytes read. 0 (the
+  // default) is automatic, as expat bounds entity expansion: a fixed
+  // kMemoryAllowance, or kMemoryFactor times the bytes read when that is
+  // more. So data a file does not contain (an index accessor without a
+  // buffer view, a JSON scene's instances) is charged for what it expands
+  // to, and a small file cannot ask for gigabytes.
+  std::uint64_t max_memory = 0;
+
+  static constexpr std::uint64_t kMemoryAllowance = std::uint64_t{256} << 20;  // 256 MiB
+  static constexpr std::uint64_t kMemoryFactor = 64;
+  // The estimate's costs, in bytes: a position in the scene and the
+  // picker's copy; a triangle's indices, its copy, the mesh tree's vertex
+  // copy, build records and nodes; an object's record in the scene (name
+  // included) and the picker's object record, leaf copy, build record and
+  // nodes.
+  static constexpr std::uint64_t kMemoryPerVertex = 24;
+  static constexpr std::uint64_t kMemoryPerTriangle = 128;
+  static constexpr std::uint64_t kMemoryPerObject = 384;
 };
 
 // How to load. Files that a scene refers to (glTF buffers, a JSON scene's
