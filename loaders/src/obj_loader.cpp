@@ -18,6 +18,7 @@
 #include <optional>
 #include <set>
 #include <streambuf>
+#include <span>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -25,6 +26,7 @@
 #include <vector>
 
 #include "budget.h"
+#include "polygon.h"
 #include "file_io.h"
 #include "raypick/core/text.h"
 #include "raypick/loaders/load.h"
@@ -192,6 +194,9 @@ struct PreScan {
   // Each `mtllib` line: its number and what follows the keyword.
   std::vector<std::pair<std::size_t, std::string>> mtllib_lines;
   std::size_t face_triangles = 0;
+  // Each face's corner count, in file order: tinyobjloader keeps it in a
+  // byte (modulo 256) when it does not triangulate.
+  std::vector<std::uint32_t> face_corners;
   std::optional<LoadError> error;
 };
 
@@ -217,8 +222,8 @@ std::optional<std::string> check_vertex(std::string_view rest) {
   return std::nullopt;
 }
 
-// Corners a face may have. tinyobjloader's ear clipping costs the square of
-// the corners (about 0.1 s for 4096, 30 s for 100,000), so larger polygons
+// Corners a face may have. Ear clipping (polygon.cpp) is about n log n on
+// ordinary polygons but quadratic at worst, so larger polygons
 // are refused with their line rather than triangulated slowly.
 constexpr std::size_t kMaxFaceCorners = 4096;
 
@@ -341,7 +346,10 @@ PreScan prescan(std::string& data, const std::string& file) {
     } else if (keyword("f")) {
       FaceCheck face = check_face(body.substr(1), scan.vertex_lines.size());
       problem = std::move(face.problem);
-      if (!problem) scan.face_triangles += face.corners - 2;
+      if (!problem) {
+        scan.face_triangles += face.corners - 2;
+        scan.face_corners.push_back(static_cast<std::uint32_t>(face.corners));
+      }
     } else if (keyword("mtllib")) {
       scan.mtllib_lines.emplace_back(line_no, std::string(body.substr(6)));
     } else if (keyword("t") || keyword("vw")) {
@@ -406,7 +414,8 @@ std::size_t line_in_message(const std::string& message) {
 std::optional<std::string> build_scene(
     const tinyobj::attrib_t& attrib,
     const std::vector<tinyobj::shape_t>& shapes, detail::Budget& budget,
-    Scene& scene) {
+    Scene& scene, std::span<const std::uint32_t> face_corners, std::size_t& crossed) {
+  std::size_t face = 0;  // the next face, in file order
   constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
   const std::size_t vertex_count = attrib.vertices.size() / 3;
   std::vector<std::uint32_t> owner(vertex_count, kNone);
@@ -414,6 +423,7 @@ std::optional<std::string> build_scene(
 
   scene.meshes.resize(shapes.size());
   scene.objects.resize(shapes.size());
+  std::vector<glm::vec3> polygon;
   for (std::size_t s = 0; s < shapes.size(); ++s) {
     const tinyobj::shape_t& shape = shapes[s];
     const auto id = static_cast<std::uint32_t>(s);
@@ -453,16 +463,35 @@ std::optional<std::string> build_scene(
     }
     std::size_t first = 0;
     mesh.triangles.reserve(indices.size() / 3);
-    for (const unsigned int corners : shape.mesh.num_face_vertices) {
+    for (const unsigned char stored : shape.mesh.num_face_vertices) {
+      // The shapes' faces, one after the other, are the file's faces in
+      // order; the byte must agree with the count the pre-scan read.
+      if (face >= face_corners.size() || (face_corners[face] & 0xFFu) != stored) {
+        return "shape " + std::to_string(s) + " has inconsistent face data";
+      }
+      const std::size_t corners = face_corners[face++];
       if (first + corners > indices.size()) {
         return "shape " + std::to_string(s) + " has inconsistent face data";
       }
-      // Triangulation is on, so `corners` is 3; a fan covers anything else.
-      for (std::size_t k = 1; k + 1 < corners; ++k) {
+      if (corners == 3) {
         const std::uint32_t a = remap(indices[first]);
-        const std::uint32_t b = remap(indices[first + k]);
-        const std::uint32_t c = remap(indices[first + k + 1]);
+        const std::uint32_t b = remap(indices[first + 1]);
+        const std::uint32_t c = remap(indices[first + 2]);
         mesh.triangles.emplace_back(a, b, c);
+      } else if (corners > 3) {
+        // A polygon: triangles that cover its outline (polygon.h).
+        polygon.clear();
+        for (std::size_t k = 0; k < corners; ++k) {
+          const auto v = static_cast<std::size_t>(indices[first + k].vertex_index);
+          polygon.emplace_back(attrib.vertices[3 * v], attrib.vertices[3 * v + 1],
+                               attrib.vertices[3 * v + 2]);
+        }
+        const detail::PolygonTriangles tris = detail::triangulate_polygon(polygon);
+        if (!tris.simple) ++crossed;
+        for (const auto& t : tris.triangles) {
+          mesh.triangles.emplace_back(remap(indices[first + t[0]]), remap(indices[first + t[1]]),
+                                      remap(indices[first + t[2]]));
+        }
       }
       first += corners;
     }
@@ -510,7 +539,7 @@ LoadResult detail::load_obj(const std::string& path, const LoadOptions& options,
   MtlFileReader material_reader(path, options.root);
   const bool parsed =
       tinyobj::LoadObj(&attrib, &shapes, &materials, &warn, &err, &stream,
-                       &material_reader, /*triangulate=*/true,
+                       &material_reader, /*triangulate=*/false,
                        /*default_vcols_fallback=*/false);
 
   // Warnings, one per line and each once, without the file name (the caller
@@ -578,21 +607,19 @@ LoadResult detail::load_obj(const std::string& path, const LoadOptions& options,
                       std::move(warnings));
   }
   Scene scene;
+  std::size_t crossed = 0;
   if (std::optional<std::string> problem =
-          build_scene(attrib, shapes, budget, scene)) {
+          build_scene(attrib, shapes, budget, scene, scan.face_corners, crossed)) {
     return LoadResult(LoadError{LoadError::Kind::kMalformed, path, 0, std::move(*problem)},
                       std::move(warnings));
   }
-  // tinyobjloader's ear clipping stops, without a word, on a polygon it finds
-  // no ear in (one that touches itself, say), and the rest of it is lost. The
-  // contract keeps its triangles; the user is told what cannot be hit.
-  if (scene.triangle_count() < scan.face_triangles) {
-    warnings.push_back("polygon triangulation gave " +
-                       std::to_string(scene.triangle_count()) +
-                       " triangles where the faces need " +
-                       std::to_string(scan.face_triangles) +
-                       "; parts of some polygons are missing and cannot be "
-                       "hit");
+  // A face that crosses itself has no outline to cover: its corners that
+  // ear clipping could not cut off are fanned, and the user is told.
+  if (crossed > 0) {
+    warnings.push_back(std::to_string(crossed) + " polygon" + (crossed == 1 ? "" : "s") +
+                       " cross" + (crossed == 1 ? "es" : "") +
+                       " itself: its triangles (ear clipping, the rest fanned) may cover more "
+                       "or less than its outline");
   }
   return LoadResult(std::move(scene), std::move(warnings));
 }

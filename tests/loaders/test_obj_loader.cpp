@@ -495,11 +495,10 @@ TEST_CASE("tinyobjloader's tag and skin weight extensions are ignored") {
   CHECK(scene.triangle_count() == 1);
 }
 
-TEST_CASE(
-    "a polygon tinyobjloader cannot fully triangulate loads with a warning") {
-  // A square with a square hole, joined by a doubled bridge edge: 10 corners
-  // that need 8 triangles. tinyobjloader's ear clipping finds no ear once the
-  // bridge is reached.
+TEST_CASE("a polygon with a hole joined by a bridge loads as drawn, without a warning") {
+  // A square with a square hole, joined by a doubled bridge edge: 10
+  // corners, 8 triangles covering the ring (tests/loaders/test_polygon.cpp
+  // checks the cover point by point).
   TempDir dir;
   const std::string path = dir.write("holed.obj",
                                      "v 0 0 0\nv 4 0 0\nv 4 4 0\nv 0 4 0\n"
@@ -507,14 +506,8 @@ TEST_CASE(
                                      "f 1 2 3 4 1 5 6 7 8 5\n");
   const LoadResult result = raypick::load_scene(path);
   REQUIRE(result.ok());
-  // The contract keeps tinyobjloader's triangles (5 with 2.0.0rc10); should
-  // a later version triangulate all of it, this test needs a new polygon.
-  const std::size_t triangles = result.scene().triangle_count();
-  REQUIRE(triangles < 8);
-  CHECK(result.warnings ==
-        std::vector<std::string>{"polygon triangulation gave " + std::to_string(triangles) +
-                                 " triangles where the faces need 8; parts of some "
-                                 "polygons are missing and cannot be hit"});
+  CHECK(result.scene().triangle_count() == 8);
+  CHECK(result.warnings.empty());
 }
 
 TEST_CASE("a missing file is an I/O error naming the file") {
@@ -773,17 +766,16 @@ TEST_CASE(
     CHECK(mesh_of(scene, 0).triangles.empty());
   }
 
-  SUBCASE("concave_polygon.obj: a 66-corner polygon, partly triangulated") {
-    // Its one face repeats corners 31 and 32 (a hole joined by a bridge);
-    // tinyobjloader's ear clipping stops after 44 of the 64 triangles.
+  SUBCASE("concave_polygon.obj: a 66-corner polygon with a hole, triangulated whole") {
+    // Its one face repeats corners 31 and 32 (a hole joined by a bridge):
+    // 64 triangles cover the ring (test_polygon.cpp casts rays through it).
     const LoadResult result =
         raypick::load_scene((models / "concave_polygon.obj").string());
     REQUIRE(result.ok());
     REQUIRE(result.scene().objects.size() == 1);
     CHECK(result.scene().objects[0].name == "default");
-    CHECK(result.scene().triangle_count() == 44);
-    REQUIRE(result.warnings.size() == 1);
-    CHECK(result.warnings[0].find("triangles where the faces need 64") != std::string::npos);
+    CHECK(result.scene().triangle_count() == 64);
+    CHECK(result.warnings.empty());
   }
 
   SUBCASE("number_formats.obj: '3.1+e2' is not a number") {
