@@ -77,10 +77,10 @@ CLI::Validator whole_number(std::uint64_t min, std::uint64_t max) {
             (ec != std::errc() && ec != std::errc::result_out_of_range)) {
           return "expected a whole number " + range + ", got " + in_quotes(text);
         }
+        // A whole number, but not one in range: say so.
         if (ec == std::errc::result_out_of_range || value < min ||
             value > max) {
-          return "expected a whole number " + range + ", got " +
-                 in_quotes(text);
+          return in_quotes(text) + " is out of range: expected a whole number " + range;
         }
         text = std::to_string(value);
         return {};

@@ -326,7 +326,7 @@ int run_main(int argc, char** argv) {
                         "mirrored, sheared, flat and coincident ones)")
       ->transform(cli::whole_number(1, 10000000));
   val_scene->require_option(1);
-  val_cmd->add_option("--rays", val.rays, "Number of random rays")
+  CLI::Option* val_rays = val_cmd->add_option("--rays", val.rays, "Number of random rays")
       ->capture_default_str()
       ->transform(cli::whole_number(1, 100000000));
   val_cmd->add_option("--seed", val.seed, "Seed of the random rays")
@@ -406,6 +406,12 @@ int run_main(int argc, char** argv) {
   }
   if (*pick_cmd) {
     return guarded("pick", pick.scene, [&] { return run_pick(pick); });
+  }
+  if (*val_cmd && validate_image.chosen() && val_rays->count() > 0) {
+    // An option that does not apply is an error, never silence.
+    return fail(kExitUsage,
+                "validate: --rays does not apply with --image (it casts one ray per pixel "
+                "centre of the image)");
   }
   if (*val_cmd && validate_image.chosen()) {
     return guarded("validate", val.scene, [&] {

@@ -343,17 +343,17 @@ TEST_CASE("usage errors say plainly what is wrong, exit 2") {
             "--out x.png --mode 0") ==
         "raypick: --mode: 0 not in {obb,mesh} (see raypick --help)\n");
   CHECK(err(pick + "--all --limit 0") ==
-        "raypick: --limit: expected a whole number >= 1, got '0' (see raypick --help)\n");
+        "raypick: --limit: '0' is out of range: expected a whole number >= 1 (see raypick --help)\n");
   CHECK(err(pick + "--max-t 1x") ==
         "raypick: --max-t: expected a number >= 0, got '1x' (see raypick --help)\n");
   CHECK(err(pick + "--mask 4294967296") ==
-        "raypick: --mask: expected a whole number from 0 to 4294967295, got '4294967296' "
+        "raypick: --mask: '4294967296' is out of range: expected a whole number from 0 to 4294967295 "
         "(see raypick --help)\n");
   CHECK(err("validate --boxes 10 --seed 99999999999999999999") ==
-        "raypick: --seed: expected a whole number >= 0, got '99999999999999999999' "
+        "raypick: --seed: '99999999999999999999' is out of range: expected a whole number >= 0 "
         "(see raypick --help)\n");
   CHECK(err("bench --threads 0") ==
-        "raypick: --threads: expected a whole number from 1 to 1024, got '0' "
+        "raypick: --threads: '0' is out of range: expected a whole number from 1 to 1024 "
         "(see raypick --help)\n");
   CHECK(err("frob") ==
         "raypick: unknown command 'frob' (commands: pick, validate, info, bench, "

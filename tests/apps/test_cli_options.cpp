@@ -39,14 +39,18 @@ TEST_CASE("whole numbers are decimal or 0x-hex, in range, and never saturate") {
   CHECK(parse_one(whole_number(0), "0x1F", v).empty());
   CHECK(v == 31);
   CHECK(parse_one(whole_number(0), "99999999999999999999", v) ==
-        "--n: expected a whole number >= 0, got '99999999999999999999'");
+        "--n: '99999999999999999999' is out of range: expected a whole number >= 0");
+  // A whole number too large for the option is out of range, not "not a
+  // whole number".
+  CHECK(parse_one(whole_number(1), "99999999999999999999", v) ==
+        "--n: '99999999999999999999' is out of range: expected a whole number >= 1");
   CHECK(parse_one(whole_number(0), "-1", v) == "--n: expected a whole number >= 0, got '-1'");
   CHECK(parse_one(whole_number(0), "1.5", v) == "--n: expected a whole number >= 0, got '1.5'");
   CHECK(parse_one(whole_number(0), "", v) == "--n: expected a whole number >= 0, got ''");
-  CHECK(parse_one(whole_number(1), "0", v) == "--n: expected a whole number >= 1, got '0'");
+  CHECK(parse_one(whole_number(1), "0", v) == "--n: '0' is out of range: expected a whole number >= 1");
   std::uint32_t mask = 0;
   CHECK(parse_one(whole_number(0, 0xFFFFFFFFu), "4294967296", mask) ==
-        "--n: expected a whole number from 0 to 4294967295, got '4294967296'");
+        "--n: '4294967296' is out of range: expected a whole number from 0 to 4294967295");
   CHECK(parse_one(whole_number(0, 0xFFFFFFFFu), "0xFFFFFFFF", mask).empty());
   CHECK(mask == 0xFFFFFFFFu);
   int runs = 0;
@@ -114,7 +118,7 @@ TEST_CASE("the load options fill LoadOptions: --root and every budget, with Load
 
   raypick::LoadOptions bad;
   CHECK(parse({"--max-objects", "0"}, bad) ==
-        "--max-objects: expected a whole number >= 1, got '0'");
+        "--max-objects: '0' is out of range: expected a whole number >= 1");
   CHECK(parse({"--root", dir + "/README.md"}, bad) ==
         "--root: '" + dir + "/README.md' is not a directory");
   CHECK(parse({"--root", dir + "/no_such_dir"}, bad) ==

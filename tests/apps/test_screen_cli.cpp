@@ -298,6 +298,12 @@ TEST_CASE("render and validate --image check the PNG's path before any work, and
                   png.string() + "'");
   CHECK(r.status == 1);
   CHECK_FALSE(fs::exists(png));
+  // --rays does not apply to --image: a usage error, not silence.
+  r = run_raypick("validate '" + scene.string() + "' --camera main --size 8x8 --rays 5 --image '" +
+                  png.string() + "'");
+  CHECK(r.status == 2);
+  CHECK(r.err.find("--rays does not apply with --image") != std::string::npos);
+  CHECK_FALSE(fs::exists(png));
   // One that was there is left as it was: here, the scene file itself.
   r = run_raypick("render '" + scene.string() + "' --camera main --size 8x8 --out '" +
                   scene.string() + "'");
@@ -321,7 +327,7 @@ TEST_CASE("screen commands' number options get plain messages, and an option is 
   CHECK(err("pick " + s + cam + " --pixel 1,1 --radius two") ==
         "raypick: --radius: expected a number, got 'two' (see raypick --help)\n");
   CHECK(err("select " + s + cam + " --rect 0,0,5,5 --mask 4294967296") ==
-        "raypick: --mask: expected a whole number from 0 to 4294967295, got '4294967296' "
+        "raypick: --mask: '4294967296' is out of range: expected a whole number from 0 to 4294967295 "
         "(see raypick --help)\n");
   CHECK(err("render " + s + cam + " --out x.png --highlight 1,-2") ==
         "raypick: --highlight: expected a whole number from 0 to 4294967295, got '-2' "
