@@ -3,7 +3,8 @@
 #
 #   ./setup.sh demo    install what is missing, build, run the example job
 #   ./setup.sh test    install what is missing, build, run the whole test suite
-#                      (Release, then again under ASan + UBSan, and the
+#                      (Release, with the Python module's pytest suite; every
+#                      fuzz corpus scene under ulimit -v; then under ASan + UBSan, and the
 #                      concurrency tests under TSan; the same answers from a
 #                      -march=native build; then the fuzz targets over their
 #                      corpora and for RAYPICK_FUZZ_SECONDS each)
@@ -82,6 +83,8 @@ demo() {
 run_tests() {
   log "running the test suite"
   ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$JOBS"
+  log "every corpus and regression scene under ulimit -v (memory budget + base)"
+  tests/fuzz/under_ulimit.sh "$BUILD_DIR/apps/raypick"
   sanitizer_tests
   determinism_test
   install_deps "${FUZZ_PACKAGES[@]}"
@@ -197,5 +200,5 @@ case "${1:-}" in
     seconds=${2:-60}
     [[ "$seconds" =~ ^[1-9][0-9]*$ ]] || { echo "usage: ./setup.sh fuzz [SECONDS]" >&2; exit 2; }
     install_deps "${FUZZ_PACKAGES[@]}"; fuzz_build; fuzz_run "$seconds" ;;
-  *) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+  *) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
 esac
