@@ -102,48 +102,10 @@ struct QBvh {
 
 namespace qbvh_detail {
 
-struct Entry {
-  std::uint32_t index;  // node, or first entry of a leaf
-  std::uint32_t count;  // 0: node
-  float tnear;
-};
+// The wide tree's stack entry and child order, over QNodes.
+using wide_detail::Entry;
+using wide_detail::order_hits;
 inline constexpr int kStackSize = (QNode::kWidth - 1) * kBvhMaxDepth + 8;
-
-// Nearest hit slot to cur, the others pushed farthest first (WideBvh's
-// order_hits, over a QNode).
-[[gnu::always_inline]] inline Entry order_hits(const QNode& n, unsigned mask, const float* tn,
-                                               Entry* stack, int& top) {
-  const int s0 = std::countr_zero(mask);
-  mask &= mask - 1;
-  const Entry e0{n.child[s0], n.count[s0], tn[s0]};
-  if (mask == 0) return e0;
-  const int s1 = std::countr_zero(mask);
-  mask &= mask - 1;
-  const Entry e1{n.child[s1], n.count[s1], tn[s1]};
-  if (mask == 0) {
-    const bool first = e0.tnear <= e1.tnear;
-    stack[top++] = first ? e1 : e0;
-    return first ? e0 : e1;
-  }
-  Entry hits[QNode::kWidth] = {e0, e1};
-  int k = 2;
-  while (mask != 0) {
-    const int sk = std::countr_zero(mask);
-    mask &= mask - 1;
-    hits[k++] = Entry{n.child[sk], n.count[sk], tn[sk]};
-  }
-  for (int i = 1; i < k; ++i) {
-    const Entry h = hits[i];
-    int j = i;
-    while (j > 0 && hits[j - 1].tnear < h.tnear) {
-      hits[j] = hits[j - 1];
-      --j;
-    }
-    hits[j] = h;
-  }
-  for (int j = 0; j + 1 < k; ++j) stack[top++] = hits[j];
-  return hits[k - 1];
-}
 
 }  // namespace qbvh_detail
 

@@ -101,6 +101,35 @@ bool inside(const Placement& place, const Aabb& local, const glm::dvec3& p) {
   return true;
 }
 
+// Best-first over a wide tree: nodes in order of their box distance,
+// slot_distance2(box) for each slot box, leaf(first, count) for each leaf
+// slot whose box is within best_d2() (inclusive: equal distances are kept
+// for the tie rule); stops when the nearest open node is farther.
+template <class SlotDistance2, class BestD2, class Leaf>
+void best_first(std::span<const WideNode> nodes, SlotDistance2&& slot_distance2, BestD2&& best_d2,
+                Leaf&& leaf) {
+  if (nodes.empty()) return;
+  using Item = std::pair<double, std::uint32_t>;  // distance^2, node
+  std::priority_queue<Item, std::vector<Item>, std::greater<>> open;
+  open.push({0.0, 0});
+  while (!open.empty()) {
+    const auto [d2, n] = open.top();
+    open.pop();
+    if (d2 > best_d2()) break;
+    const WideNode& node = nodes[n];
+    for (int s = 0; s < WideNode::kWidth; ++s) {
+      if (node.child[s] == WideNode::kInvalidSlot) continue;
+      const double sd2 = slot_distance2(node.slot_box(s));
+      if (sd2 > best_d2()) continue;
+      if (node.is_inner(s)) {
+        open.push({sd2, node.child[s]});
+      } else {
+        leaf(node.child[s], node.count[s]);
+      }
+    }
+  }
+}
+
 }  // namespace
 
 PointHit Picker::Impl::closest_point(const glm::dvec3& p, const QueryOptions& options,
@@ -159,56 +188,24 @@ PointHit Picker::Impl::closest_point(const glm::dvec3& p, const QueryOptions& op
     }
     // Best-first over the mesh's tree, each local box carried to a world
     // box to bound the world distance.
-    const std::span<const WideNode> mnodes = mesh.bvh.nodes();
-    if (mnodes.empty()) return;
-    using Item = std::pair<double, std::uint32_t>;  // distance^2, node
-    std::priority_queue<Item, std::vector<Item>, std::greater<>> open;
-    open.push({0.0, 0});
-    while (!open.empty()) {
-      const auto [d2, n] = open.top();
-      open.pop();
-      if (d2 > best.d2) break;
-      const WideNode& node = mnodes[n];
-      for (int s = 0; s < WideNode::kWidth; ++s) {
-        if (node.child[s] == WideNode::kInvalidSlot) continue;
-        const double sd2 = box_distance2(place.world_box(node.slot_box(s)), p);
-        if (sd2 > best.d2) continue;
-        if (node.is_inner(s)) {
-          open.push({sd2, node.child[s]});
-          continue;
-        }
-        for (std::uint32_t e = node.child[s]; e < node.child[s] + node.count[s]; ++e) {
-          const auto& v = mesh.verts[e];
-          visit_triangle(mesh.bvh.prim_id(e), v[0], v[1], v[2]);
-        }
-      }
-    }
+    best_first(
+        mesh.bvh.nodes(), [&](const Aabb& box) { return box_distance2(place.world_box(box), p); },
+        [&] { return best.d2; },
+        [&](std::uint32_t first, std::uint32_t count) {
+          for (std::uint32_t e = first; e < first + count; ++e) {
+            const auto& v = mesh.verts[e];
+            visit_triangle(mesh.bvh.prim_id(e), v[0], v[1], v[2]);
+          }
+        });
   };
 
   // Best-first over the top level by the distance to the padded world
-  // boxes (which contain the objects); a box farther than the best so far
-  // is skipped, one at the same distance kept for the tie rule.
-  using Item = std::pair<double, std::uint32_t>;
-  std::priority_queue<Item, std::vector<Item>, std::greater<>> open;
-  open.push({0.0, 0});
-  while (!open.empty()) {
-    const auto [d2, n] = open.top();
-    open.pop();
-    if (d2 > best.d2) break;
-    const WideNode& node = nodes[n];
-    for (int s = 0; s < WideNode::kWidth; ++s) {
-      if (node.child[s] == WideNode::kInvalidSlot) continue;
-      const double sd2 = box_distance2(node.slot_box(s), p);
-      if (sd2 > best.d2) continue;
-      if (node.is_inner(s)) {
-        open.push({sd2, node.child[s]});
-        continue;
-      }
-      for (std::uint32_t e = node.child[s]; e < node.child[s] + node.count[s]; ++e) {
-        visit_object(e);
-      }
-    }
-  }
+  // boxes (which contain the objects).
+  best_first(
+      nodes, [&](const Aabb& box) { return box_distance2(box, p); }, [&] { return best.d2; },
+      [&](std::uint32_t first, std::uint32_t count) {
+        for (std::uint32_t e = first; e < first + count; ++e) visit_object(e);
+      });
   if (best.hit.hit()) best.hit.distance = std::sqrt(best.d2);
   return best.hit;
 }

@@ -587,7 +587,10 @@ struct NodeRay8 {
 // Given a node's hit slots (mask != 0): returns the nearest, to be visited
 // next, and pushes the others, farthest deepest. One and two hits, the
 // common cases, need no sort.
-RAYPICK_GEOMETRY_INLINE Entry order_hits(const WideNode& n, unsigned mask, const float* tn,
+// Node: WideNode, or any node with child[] and count[] arrays of 8 slots
+// (raypick_floor's compressed prototype).
+template <class Node>
+RAYPICK_GEOMETRY_INLINE Entry order_hits(const Node& n, unsigned mask, const float* tn,
                         Entry* stack, int& top) {
   const int s0 = std::countr_zero(mask);
   mask &= mask - 1;
