@@ -239,6 +239,19 @@ int run_info(const std::string& path, const LoadOptions& options) {
   if (scene.objects.size() > 20) {
     std::printf("  ... %zu more objects\n", scene.objects.size() - 20);
   }
+  // A glTF file's cameras, by the index and name --camera takes.
+  if (!scene.cameras.empty()) std::printf("cameras:    %zu\n", scene.cameras.size());
+  for (std::size_t i = 0; i < scene.cameras.size(); ++i) {
+    const SceneCamera& c = scene.cameras[i];
+    const std::string name = !c.name.empty() ? c.name : c.camera_name;
+    std::printf("  camera %zu %s: %s\n", i,
+                name.empty() ? "(no name)" : ("'" + printable(name) + "'").c_str(),
+                c.projection == Projection::kPerspective
+                    ? ("perspective, vertical fov " +
+                       tools::format_float(static_cast<float>(c.fov_deg)) + " degrees").c_str()
+                    : ("orthographic, view height " +
+                       tools::format_float(static_cast<float>(c.ortho_height))).c_str());
+  }
   return finish_output(0);
 }
 

@@ -428,3 +428,17 @@ TEST_CASE("render out of memory is one message naming the command and scene, and
   CHECK_FALSE(fs::exists(png));
 }
 #endif
+
+TEST_CASE("info lists a glTF file's cameras: index, name, kind, field of view or view height") {
+  const std::string model = raypick::test::assimp_model("glTF2/cameras/Cameras.gltf").string();
+  const Run r = run_raypick("info '" + model + "'");
+  REQUIRE(r.status == 0);
+  CHECK(r.out.find("cameras:    2\n") != std::string::npos);
+  // yfov 0.7 radians is 40.1070457 degrees; ymag 1 is a view height of 2.
+  CHECK(r.out.find("  camera 0 (no name): perspective") != std::string::npos);
+  CHECK(r.out.find("perspective, vertical fov 40.1070") != std::string::npos);
+  CHECK(r.out.find("orthographic, view height 2\n") != std::string::npos);
+  // A scene without cameras prints no camera line.
+  const Run none = run_raypick("info '" + std::string(RAYPICK_SOURCE_DIR) + "/apps/examples/room.obj'");
+  CHECK(none.out.find("camera") == std::string::npos);
+}
