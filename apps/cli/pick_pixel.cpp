@@ -176,6 +176,25 @@ int PixelPick::run(const PickArgs& a) const {
   const Scene& scene = view->loaded.scene;
   const Camera& cam = view->camera;
 
+  // A point outside the image still has a ray (the camera's plane goes on),
+  // but is most likely a mistake: one warning, naming the first.
+  std::size_t outside = 0, first_outside = 0;
+  for (std::size_t i = 0; i < points.points.size(); ++i) {
+    const glm::dvec2& p = points.points[i];
+    if (p.x >= 0.0 && p.y >= 0.0 && p.x <= cam.width() && p.y <= cam.height()) continue;
+    if (outside++ == 0) first_outside = i;
+  }
+  if (outside > 0) {
+    const glm::dvec2& p = points.points[first_outside];
+    std::fprintf(stderr,
+                 "raypick: warning: %zu pixel point%s outside the %dx%d image (the first: %s,%s%s); "
+                 "answered as the camera's rays through them\n",
+                 outside, outside == 1 ? " lies" : "s lie", cam.width(), cam.height(),
+                 tools::format_float(static_cast<float>(p.x)).c_str(),
+                 tools::format_float(static_cast<float>(p.y)).c_str(),
+                 one ? "" : (", line " + std::to_string(points.lines[first_outside])).c_str());
+  }
+
   const PickMode mode = a.mode;
   const Picker picker(scene, picker_config(mode));
   const std::vector<std::string> names = object_names(scene);

@@ -442,3 +442,20 @@ TEST_CASE("info lists a glTF file's cameras: index, name, kind, field of view or
   const Run none = run_raypick("info '" + std::string(RAYPICK_SOURCE_DIR) + "/apps/examples/room.obj'");
   CHECK(none.out.find("camera") == std::string::npos);
 }
+
+TEST_CASE("a pixel point outside the image gets one warning naming it, and is still answered") {
+  const fs::path scene = write("poles_outside.obj", poles_scene());
+  Run r = run_raypick("pick '" + scene.string() + "'" + kCam + " --pixel 500,500 --format json");
+  CHECK(r.status == 0);
+  CHECK(r.err == "raypick: warning: 1 pixel point lies outside the 200x200 image (the first: "
+                 "500,500); answered as the camera's rays through them\n");
+  CHECK(nlohmann::json::parse(r.out)["pixel"] == nlohmann::json::array({500, 500}));
+  const fs::path pixels = write("pixels_outside.txt", "10 10\n-1 5\n200,200\n3 400\n");
+  r = run_raypick("pick '" + scene.string() + "'" + kCam + " --pixels '" + pixels.string() + "'");
+  CHECK(r.status == 0);
+  CHECK(r.err.find("2 pixel points lie outside the 200x200 image (the first: -1,5, line 2)") !=
+        std::string::npos);
+  // Inside, the image's edges included: no warning.
+  r = run_raypick("pick '" + scene.string() + "'" + kCam + " --pixel 200,0");
+  CHECK(r.err.empty());
+}
