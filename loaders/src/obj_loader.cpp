@@ -18,6 +18,7 @@
 #include <optional>
 #include <set>
 #include <streambuf>
+#include <algorithm>
 #include <span>
 #include <string>
 #include <string_view>
@@ -520,6 +521,14 @@ LoadResult detail::load_obj(const std::string& path, const LoadOptions& options,
                 "file is UTF-16 encoded (OBJ files must be ASCII or UTF-8)");
   }
   if (data.compare(0, 3, "\xEF\xBB\xBF") == 0) data.erase(0, 3);
+  // A NUL byte never belongs in a text OBJ: a binary file (a GLB, an image)
+  // given the .obj extension would otherwise load as "no objects".
+  if (const std::size_t nul = data.find('\0'); nul != std::string::npos) {
+    const auto line = static_cast<std::size_t>(
+        std::count(data.begin(), data.begin() + static_cast<std::ptrdiff_t>(nul), '\n') + 1);
+    return fail(LoadError::Kind::kMalformed, path, line,
+                "a NUL byte: this is binary data, not a text OBJ file");
+  }
 
   PreScan scan = prescan(data, path);
   if (scan.error) return LoadResult(std::move(*scan.error));

@@ -822,3 +822,14 @@ TEST_CASE("assimp's invalid OBJ models give the sensible outcome") {
     CHECK(error.message == "face has 0 corners (expected at least 3)");
   }
 }
+
+TEST_CASE("a binary file named .obj is refused as binary, naming the line of its first NUL byte") {
+  TempDir dir;
+  const std::string path = dir.write("model.obj", std::string("glTF\x02\x00\x00\x00\n\x01", 10));
+  const LoadResult result = raypick::load_scene(path);
+  REQUIRE_FALSE(result.ok());
+  CHECK(result.error().line == 1);
+  CHECK(result.error().message == "a NUL byte: this is binary data, not a text OBJ file");
+  const std::string later = dir.write("later.obj", std::string("v 0 0 0\nv 1 0 0\n\0", 17));
+  CHECK(raypick::load_scene(later).error().line == 3);
+}
