@@ -82,6 +82,10 @@ class Picker::Impl {
   glm::vec3 world_normal(const Hit& hit) const;
   PointHit closest_point(const glm::dvec3& p, const QueryOptions& options,
                          double max_distance) const;  // point_query.cpp
+  std::uint32_t containing_object(const glm::dvec3& p, const QueryOptions& options) const;
+  double signed_distance(const glm::dvec3& p, const QueryOptions& options,
+                         double max_distance) const;
+  double winding_number(std::uint32_t id, const glm::dvec3& p) const;
   Aabb world_box(std::uint32_t id) const;
   std::size_t memory_bytes() const;
   // Whether the trees take the AVX node test: config_.isa, resolved once

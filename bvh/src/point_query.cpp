@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numbers>
 #include <queue>
 #include <vector>
 
@@ -130,7 +131,128 @@ void best_first(std::span<const WideNode> nodes, SlotDistance2&& slot_distance2,
   }
 }
 
+
+// How deep p lies in the box `local` placed by `place`, measured in the
+// world: the distance to the nearest of its six face planes (for a
+// parallelepiped, the distance to its surface from inside). p inside.
+double box_depth(const Placement& place, const Aabb& local, const glm::dvec3& p) {
+  const glm::dmat3 inv = glm::inverse(place.linear);
+  const glm::dvec3 x = inv * (p - place.origin);
+  double depth = std::numeric_limits<double>::infinity();
+  for (int a = 0; a < 3; ++a) {
+    // Local coordinate a grows by |row a of inv| per world unit across
+    // the face planes.
+    const double rate = glm::length(glm::dvec3(inv[0][a], inv[1][a], inv[2][a]));
+    const double gap = std::min(x[a] - double(local.min[a]), double(local.max[a]) - x[a]);
+    depth = std::min(depth, std::max(gap, 0.0) / rate);
+  }
+  return depth;
+}
+
+// Whether p lies on one of the triangles of `mesh` placed by `place`: a
+// closest point at distance 0, measured as closest_point measures.
+template <class MeshAccel>
+bool on_surface(const MeshAccel& mesh, const Placement& place, const glm::dvec3& p) {
+  bool found = false;
+  auto test = [&](const glm::vec3& a, const glm::vec3& b, const glm::vec3& c) {
+    if (!found) {
+      found = closest_point_on_triangle(p, place.apply(a), place.apply(b), place.apply(c))
+                  .distance2 == 0.0;
+    }
+  };
+  if (!mesh.bvh_built) {
+    for (const glm::uvec3& t : mesh.triangles) {
+      test(mesh.positions[t.x], mesh.positions[t.y], mesh.positions[t.z]);
+    }
+    return found;
+  }
+  best_first(
+      mesh.bvh.nodes(), [&](const Aabb& box) { return box_distance2(place.world_box(box), p); },
+      [&] { return found ? -1.0 : 0.0; },
+      [&](std::uint32_t first, std::uint32_t count) {
+        for (std::uint32_t e = first; e < first + count; ++e) {
+          test(mesh.verts[e][0], mesh.verts[e][1], mesh.verts[e][2]);
+        }
+      });
+  return found;
+}
+
+// The generalized winding number of `mesh` placed by `place` at p: its
+// triangles' solid angles, in world space, over 4 pi.
+template <class MeshAccel>
+double winding(const MeshAccel& mesh, const Placement& place, const glm::dvec3& p) {
+  double sum = 0.0;
+  for (const glm::uvec3& t : mesh.triangles) {
+    sum += solid_angle(p, place.apply(mesh.positions[t.x]), place.apply(mesh.positions[t.y]),
+                       place.apply(mesh.positions[t.z]));
+  }
+  return sum / (4.0 * std::numbers::pi);
+}
+
 }  // namespace
+
+std::uint32_t Picker::Impl::containing_object(const glm::dvec3& p,
+                                              const QueryOptions& options) const {
+  RAYPICK_ASSERT(!structure_dirty_ && dirty_.empty(), "commit() the picker before querying it");
+  if (!std::isfinite(p.x) || !std::isfinite(p.y) || !std::isfinite(p.z)) return kInvalidId;
+  std::uint32_t found = kInvalidId;
+  // Every entry whose padded world box holds p (distance 0).
+  best_first(
+      top_.nodes(), [&](const Aabb& box) { return box_distance2(box, p); }, [] { return 0.0; },
+      [&](std::uint32_t first, std::uint32_t count) {
+        for (std::uint32_t e = first; e < first + count; ++e) {
+          const LeafObb& leaf = leaf_[e];
+          if (leaf.mesh == kInvalidId || leaf.object >= found || !accepts(leaf, options)) continue;
+          const Placement place(objects_[leaf.object].to_world);
+          const MeshAccel& mesh = meshes_[leaf.mesh];
+          if (options.mode == PickMode::kObb) {
+            if (inside(place, mesh.bounds, p)) found = leaf.object;
+            continue;
+          }
+          if (box_distance2(place.world_box(mesh.bounds), p) > 0.0) continue;
+          if (on_surface(mesh, place, p) || std::abs(winding(mesh, place, p)) >= 0.5) {
+            found = leaf.object;
+          }
+        }
+      });
+  return found;
+}
+
+double Picker::Impl::signed_distance(const glm::dvec3& p, const QueryOptions& options,
+                                     double max_distance) const {
+  const double inf = std::numeric_limits<double>::infinity();
+  if (options.mode == PickMode::kMesh) {
+    const PointHit h = closest_point(p, options, max_distance);
+    const bool in = containing_object(p, options) != kInvalidId;
+    return in ? -h.distance : h.distance;
+  }
+  // obb mode: outside every box, the distance to the nearest; inside, minus
+  // the depth in the box that holds p deepest.
+  if (!std::isfinite(p.x) || !std::isfinite(p.y) || !std::isfinite(p.z) ||
+      !(max_distance >= 0.0)) {
+    return inf;
+  }
+  double deepest = -1.0;
+  best_first(
+      top_.nodes(), [&](const Aabb& box) { return box_distance2(box, p); }, [] { return 0.0; },
+      [&](std::uint32_t first, std::uint32_t count) {
+        for (std::uint32_t e = first; e < first + count; ++e) {
+          const LeafObb& leaf = leaf_[e];
+          if (leaf.mesh == kInvalidId || !accepts(leaf, options)) continue;
+          const Placement place(objects_[leaf.object].to_world);
+          const Aabb& local = meshes_[leaf.mesh].bounds;
+          if (inside(place, local, p)) deepest = std::max(deepest, box_depth(place, local, p));
+        }
+      });
+  if (deepest >= 0.0) return deepest <= max_distance ? -deepest : -inf;
+  return closest_point(p, options, max_distance).distance;
+}
+
+double Picker::Impl::winding_number(std::uint32_t id, const glm::dvec3& p) const {
+  if (id >= objects_.size() || !objects_[id].alive) return 0.0;
+  const ObjectRec& rec = objects_[id];
+  return winding(meshes_[rec.mesh], Placement(rec.to_world), p);
+}
 
 PointHit Picker::Impl::closest_point(const glm::dvec3& p, const QueryOptions& options,
                                      double max_distance) const {
@@ -161,10 +283,9 @@ PointHit Picker::Impl::closest_point(const glm::dvec3& p, const QueryOptions& op
       }
       // Outside: the nearest point of the box's surface, its 12 triangles
       // (box_mesh's faces) placed in the world.
-      const Mesh box = box_mesh(local);
       glm::dvec3 corner[8];
-      for (int i = 0; i < 8; ++i) corner[i] = place.apply(box.positions[i]);
-      for (const glm::uvec3& t : box.triangles) {
+      for (int i = 0; i < 8; ++i) corner[i] = place.apply(box_corner(local, i));
+      for (const glm::uvec3& t : box_triangles()) {
         const TrianglePoint tp = closest_point_on_triangle(p, corner[t.x], corner[t.y], corner[t.z]);
         if (best.better(tp.distance2, leaf.object, kInvalidId)) {
           best.take(tp.distance2, leaf.object, TrianglePoint{tp.point, 0.0, 0.0, 0.0}, kInvalidId);
@@ -223,6 +344,53 @@ std::vector<PointHit> Picker::closest_points(std::span<const glm::dvec3> points,
                     [&](const tbb::blocked_range<std::size_t>& r) {
                       for (std::size_t i = r.begin(); i != r.end(); ++i) {
                         out[i] = impl_->closest_point(points[i], options, max_distance);
+                      }
+                    });
+  return out;
+}
+
+double Picker::distance(const glm::dvec3& p, const QueryOptions& options,
+                        double max_distance) const {
+  return impl_->closest_point(p, options, max_distance).distance;
+}
+
+std::uint32_t Picker::containing_object(const glm::dvec3& p, const QueryOptions& options) const {
+  return impl_->containing_object(p, options);
+}
+
+bool Picker::contains(const glm::dvec3& p, const QueryOptions& options) const {
+  return impl_->containing_object(p, options) != kInvalidId;
+}
+
+double Picker::signed_distance(const glm::dvec3& p, const QueryOptions& options,
+                               double max_distance) const {
+  return impl_->signed_distance(p, options, max_distance);
+}
+
+double Picker::winding_number(std::uint32_t object, const glm::dvec3& p) const {
+  return impl_->winding_number(object, p);
+}
+
+std::vector<std::uint32_t> Picker::containing_objects(std::span<const glm::dvec3> points,
+                                                      const QueryOptions& options) const {
+  std::vector<std::uint32_t> out(points.size());
+  tbb::parallel_for(tbb::blocked_range<std::size_t>(0, points.size(), 64),
+                    [&](const tbb::blocked_range<std::size_t>& r) {
+                      for (std::size_t i = r.begin(); i != r.end(); ++i) {
+                        out[i] = impl_->containing_object(points[i], options);
+                      }
+                    });
+  return out;
+}
+
+std::vector<double> Picker::signed_distances(std::span<const glm::dvec3> points,
+                                             const QueryOptions& options,
+                                             double max_distance) const {
+  std::vector<double> out(points.size());
+  tbb::parallel_for(tbb::blocked_range<std::size_t>(0, points.size(), 64),
+                    [&](const tbb::blocked_range<std::size_t>& r) {
+                      for (std::size_t i = r.begin(); i != r.end(); ++i) {
+                        out[i] = impl_->signed_distance(points[i], options, max_distance);
                       }
                     });
   return out;

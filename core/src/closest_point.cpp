@@ -3,6 +3,7 @@
 #include <glm/geometric.hpp>
 
 #include <algorithm>
+#include <cmath>
 
 namespace raypick {
 namespace {
@@ -75,6 +76,18 @@ TrianglePoint closest_point_on_triangle(const glm::dvec3& p, const glm::dvec3& a
   const double denom = va + vb + vc;
   if (!(denom > 0.0)) return nearest_edge(p, a, b, c);
   return make(p, a, b, c, vb / denom, vc / denom);
+}
+
+double solid_angle(const glm::dvec3& p, const glm::dvec3& a, const glm::dvec3& b,
+                   const glm::dvec3& c) {
+  const glm::dvec3 x = a - p, y = b - p, z = c - p;
+  const double lx = glm::length(x), ly = glm::length(y), lz = glm::length(z);
+  const double num = glm::dot(x, glm::cross(y, z));
+  if (num == 0.0) return 0.0;  // in the plane: no angle off the surface
+  const double den = lx * ly * lz + glm::dot(x, y) * lz + glm::dot(y, z) * lx + glm::dot(z, x) * ly;
+  // num = n . (a - p) for the normal n = (b - a) x (c - a): positive
+  // behind the triangle.
+  return 2.0 * std::atan2(num, den);
 }
 
 }  // namespace raypick

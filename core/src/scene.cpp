@@ -22,18 +22,26 @@ Aabb Mesh::triangle_bounds() const {
   return box;
 }
 
+glm::vec3 box_corner(const Aabb& box, int i) {
+  return {(i & 1) ? box.max.x : box.min.x, (i & 2) ? box.max.y : box.min.y,
+          (i & 4) ? box.max.z : box.min.z};
+}
+
+std::span<const glm::uvec3, 12> box_triangles() {
+  static const glm::uvec3 kTriangles[12] = {{0, 4, 6}, {0, 6, 2},   // -x
+                                                {1, 3, 7}, {1, 7, 5},   // +x
+                                                {0, 1, 5}, {0, 5, 4},   // -y
+                                                {2, 6, 7}, {2, 7, 3},   // +y
+                                                {0, 2, 3}, {0, 3, 1},   // -z
+                                                {4, 5, 7}, {4, 7, 6}};  // +z
+  return std::span<const glm::uvec3, 12>(kTriangles);
+}
+
 Mesh box_mesh(const Aabb& box) {
   Mesh m;
-  for (int i = 0; i < 8; ++i) {
-    m.positions.push_back({(i & 1) ? box.max.x : box.min.x, (i & 2) ? box.max.y : box.min.y,
-                           (i & 4) ? box.max.z : box.min.z});
-  }
-  m.triangles = {{0, 4, 6}, {0, 6, 2},   // -x
-                 {1, 3, 7}, {1, 7, 5},   // +x
-                 {0, 1, 5}, {0, 5, 4},   // -y
-                 {2, 6, 7}, {2, 7, 3},   // +y
-                 {0, 2, 3}, {0, 3, 1},   // -z
-                 {4, 5, 7}, {4, 7, 6}};  // +z
+  for (int i = 0; i < 8; ++i) m.positions.push_back(box_corner(box, i));
+  const auto t = box_triangles();
+  m.triangles.assign(t.begin(), t.end());
   return m;
 }
 

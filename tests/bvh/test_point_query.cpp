@@ -8,6 +8,8 @@
 #include <glm/geometric.hpp>
 #include <glm/mat3x3.hpp>
 
+#include <cmath>
+#include <numbers>
 #include <random>
 
 namespace raypick {
@@ -170,6 +172,182 @@ TEST_CASE("closest_point measures in world space under non-uniform scale and far
   // Inside the box: distance 0 in obb mode, the nearest face in mesh mode.
   CHECK(picker.closest_point({1e6 + 4.0, 0.0, 0.0}, QueryOptions{PickMode::kObb}).distance == 0.0);
   CHECK(picker.closest_point({1e6 + 4.0, 0.0, 0.0}, QueryOptions{PickMode::kMesh}).distance == 0.5);
+}
+
+// Ground truth for a closed convex mesh (the cube and the sphere meshes):
+// p is inside when it lies on the same side of every face plane, whichever
+// way the faces are wound. Returns 1 inside, 0 outside, -1 within `margin`
+// of a plane (undecided). A flat mesh (the quad) holds no point off it.
+int convex_inside(const Object& o, const Mesh& mesh, const glm::dvec3& p, double margin) {
+  if (mesh.triangles.size() < 4) return 0;
+  const glm::dmat3 lin{glm::dvec3(o.matrix[0]), glm::dvec3(o.matrix[1]), glm::dvec3(o.matrix[2])};
+  const glm::dvec3 t{o.matrix[3]};
+  int below = 0, above = 0;
+  for (const glm::uvec3& tr : mesh.triangles) {
+    const glm::dvec3 a = lin * glm::dvec3(mesh.positions[tr.x]) + t;
+    const glm::dvec3 b = lin * glm::dvec3(mesh.positions[tr.y]) + t;
+    const glm::dvec3 c = lin * glm::dvec3(mesh.positions[tr.z]) + t;
+    const double d = glm::dot(glm::normalize(glm::cross(b - a, c - a)), p - a);
+    if (std::abs(d) < margin) return -1;
+    (d < 0.0 ? below : above) += 1;
+  }
+  return below == 0 || above == 0 ? 1 : 0;
+}
+
+TEST_CASE("contains: points on faces, seams, edges and corners of boxes count as inside") {
+  // Cubes of side 2 at the origin and, mirrored, at x = 5; a grid with step
+  // 0.25 lands exactly on faces, on the diagonal seams between a face's two
+  // triangles, on edges and on corners.
+  Scene scene;
+  scene.meshes.push_back(box_mesh(Aabb{glm::vec3{-0.5f}, glm::vec3{0.5f}}));
+  Object a, b;
+  a.matrix = glm::scale(glm::mat4{1.0f}, glm::vec3{2.0f});
+  b.matrix = glm::translate(glm::mat4{1.0f}, glm::vec3{5.0f, 0.0f, 0.0f}) *
+             glm::scale(glm::mat4{1.0f}, glm::vec3{-2.0f, 2.0f, 2.0f});
+  scene.objects = {a, b};
+  PickerConfig config;
+  config.mesh_mode = true;
+  const Picker picker(scene, config);
+  std::size_t on_surface = 0, inside = 0, outside = 0;
+  for (double x = -1.5; x <= 6.5; x += 0.25) {
+    for (double y = -1.5; y <= 1.5; y += 0.25) {
+      for (double z = -1.5; z <= 1.5; z += 0.25) {
+        const glm::dvec3 p{x, y, z};
+        auto within = [&](double cx) {
+          return std::abs(x - cx) <= 1.0 && std::abs(y) <= 1.0 && std::abs(z) <= 1.0;
+        };
+        const std::uint32_t want = within(0.0) ? 0u : within(5.0) ? 1u : kInvalidId;
+        const bool surface = want != kInvalidId &&
+                             std::max({std::abs(x - (want ? 5.0 : 0.0)), std::abs(y), std::abs(z)}) == 1.0;
+        CAPTURE(p);
+        for (PickMode mode : {PickMode::kObb, PickMode::kMesh}) {
+          CHECK(picker.containing_object(p, QueryOptions{mode}) == want);
+          const double sd = picker.signed_distance(p, QueryOptions{mode});
+          if (surface) {
+            CHECK(sd == 0.0);
+          } else {
+            CHECK((sd < 0.0) == (want != kInvalidId));
+          }
+        }
+        on_surface += surface;
+        inside += want != kInvalidId && !surface;
+        outside += want == kInvalidId;
+      }
+    }
+  }
+  CHECK(on_surface > 500);
+  CHECK(inside > 500);
+  CHECK(outside > 500);
+  // The winding number: +1 inside the cube, -1 inside the mirrored one
+  // (its triangles face inwards in the world), 0 outside.
+  CHECK(picker.winding_number(0, {0.1, 0.2, 0.3}) == doctest::Approx(1.0));
+  CHECK(picker.winding_number(1, {5.1, 0.2, 0.3}) == doctest::Approx(-1.0));
+  CHECK(picker.winding_number(0, {5.1, 0.2, 0.3}) == doctest::Approx(0.0));
+}
+
+TEST_CASE("contains and signed_distance equal the convex ground truth on random placed meshes") {
+  // Boxes and spheres (both convex), mirrored, sheared, non-uniformly scaled.
+  const Scene scene = mixed_scene(5, 200);
+  PickerConfig config;
+  config.mesh_mode = true;
+  const Picker picker(scene, config);
+  const Aabb bounds = world_bounds(scene);
+  std::mt19937_64 rng(6);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  std::vector<glm::dvec3> points;
+  std::vector<std::uint32_t> want;
+  while (points.size() < 3000) {
+    glm::dvec3 p;
+    for (int a = 0; a < 3; ++a) p[a] = bounds.min[a] + u(rng) * (bounds.max[a] - bounds.min[a]);
+    if (points.size() % 2 == 0) {
+      // Near an object: its frame's [-0.7, 0.7]^3, around the unit cube or
+      // the sphere of radius 0.5.
+      const Object& o = scene.objects[std::size_t(u(rng) * double(scene.objects.size()))];
+      const glm::dvec3 local{1.4 * u(rng) - 0.7, 1.4 * u(rng) - 0.7, 1.4 * u(rng) - 0.7};
+      p = glm::dvec3(glm::dmat4(o.matrix) * glm::dvec4(local, 1.0));
+    }
+    std::uint32_t lowest = kInvalidId;
+    bool undecided = false;
+    for (std::uint32_t id = 0; id < scene.objects.size() && lowest == kInvalidId; ++id) {
+      const Object& o = scene.objects[id];
+      const int in = convex_inside(o, scene.meshes[o.mesh], p, 1e-9);
+      undecided = undecided || in < 0;
+      if (in == 1) lowest = id;
+    }
+    if (undecided) continue;
+    points.push_back(p);
+    want.push_back(lowest);
+  }
+  const QueryOptions mesh{PickMode::kMesh};
+  const std::vector<std::uint32_t> batch = picker.containing_objects(points, mesh);
+  const std::vector<double> signed_batch = picker.signed_distances(points, mesh);
+  std::size_t inside = 0;
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    CAPTURE(i);
+    CHECK(picker.containing_object(points[i], mesh) == want[i]);
+    CHECK(batch[i] == want[i]);
+    const double unsigned_d = brute(scene, points[i], PickMode::kMesh, INFINITY).distance;
+    const double sd = picker.signed_distance(points[i], mesh);
+    CHECK(sd == (want[i] != kInvalidId ? -unsigned_d : unsigned_d));
+    CHECK(signed_batch[i] == sd);
+    inside += want[i] != kInvalidId;
+  }
+  CHECK(inside > 100);
+  CHECK(inside < points.size() - 100);
+  // obb mode: the same points against the boxes (the cube's box is the cube).
+  const QueryOptions obb{PickMode::kObb};
+  const std::vector<double> obb_batch = picker.signed_distances(points, obb);
+  for (std::size_t i = 0; i < points.size(); i += 7) {
+    const bool in_box = brute(scene, points[i], PickMode::kObb, INFINITY).distance == 0.0;
+    CHECK((picker.containing_object(points[i], obb) != kInvalidId) == in_box);
+    CHECK((obb_batch[i] < 0.0) == in_box);
+  }
+}
+
+TEST_CASE("signed_distance in obb mode is minus the depth to the nearest face plane") {
+  // A unit cube scaled 10x along x at x = 1e6: from (1e6 + 4, 0, 0) the
+  // nearest faces are y = +-0.5 and z = +-0.5; from (1e6 + 4.75, 0, 0) it is
+  // x = 1e6 + 5, 0.25 away.
+  Scene scene;
+  scene.meshes.push_back(box_mesh(Aabb{glm::vec3{-0.5f}, glm::vec3{0.5f}}));
+  Object o;
+  o.matrix = glm::translate(glm::mat4{1.0f}, glm::vec3{1e6f, 0.0f, 0.0f}) *
+             glm::scale(glm::mat4{1.0f}, glm::vec3{10.0f, 1.0f, 1.0f});
+  scene.objects = {o};
+  const Picker picker(scene);
+  const QueryOptions obb{PickMode::kObb};
+  CHECK(picker.signed_distance({1e6 + 4.0, 0.0, 0.0}, obb) == doctest::Approx(-0.5));
+  CHECK(picker.signed_distance({1e6 + 4.75, 0.0, 0.0}, obb) == doctest::Approx(-0.25));
+  CHECK(picker.signed_distance({1e6 + 4.0, 0.0, 0.0}, obb, 0.1) == -INFINITY);
+  CHECK(picker.signed_distance({1e6 + 3.0, 7.5, 0.25}, obb) == 7.0);
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  CHECK_FALSE(picker.contains({nan, 0.0, 0.0}));
+  CHECK(picker.signed_distance({nan, 0.0, 0.0}, obb) == INFINITY);
+}
+
+TEST_CASE("winding number of an open box from its centre is the solid angle of five faces") {
+  // A cube missing its +z face: from the centre each face subtends 4 pi / 6,
+  // so the winding number is 5/6 and the centre counts as inside. At height
+  // h = 1/2 from the opening, the missing face (side 2) subtends
+  // 4 atan(1 / (h sqrt(2 + h^2))): a closed box would give 1 below it and
+  // 0 above it, so the open one gives 1 - that / 4 pi below and + that / 4 pi
+  // above.
+  Mesh open = box_mesh(Aabb{glm::vec3{-1.0f}, glm::vec3{1.0f}});
+  open.triangles.resize(10);  // box_mesh's last two triangles are +z
+  Scene scene;
+  scene.meshes.push_back(open);
+  scene.objects.push_back(Object{});
+  PickerConfig config;
+  config.mesh_mode = true;
+  const Picker picker(scene, config);
+  const QueryOptions mesh{PickMode::kMesh};
+  const double gap = 4.0 * std::atan(1.0 / (0.5 * std::sqrt(2.25))) / (4.0 * std::numbers::pi);
+  CHECK(picker.winding_number(0, {0.0, 0.0, 0.0}) == doctest::Approx(5.0 / 6.0));
+  CHECK(picker.contains({0.0, 0.0, 0.0}, mesh));
+  CHECK(picker.winding_number(0, {0.0, 0.0, 0.5}) == doctest::Approx(1.0 - gap));
+  CHECK(picker.contains({0.0, 0.0, 0.5}, mesh));
+  CHECK(picker.winding_number(0, {0.0, 0.0, 1.5}) == doctest::Approx(gap));
+  CHECK_FALSE(picker.contains({0.0, 0.0, 1.5}, mesh));
 }
 
 }  // namespace

@@ -24,4 +24,16 @@ struct TrianglePoint {
 TrianglePoint closest_point_on_triangle(const glm::dvec3& p, const glm::dvec3& a,
                                         const glm::dvec3& b, const glm::dvec3& c);
 
+// The signed solid angle (steradians, in [-2 pi, 2 pi]) that the triangle
+// (a, b, c) subtends at p: positive when p lies behind it, on the side
+// its normal (b - a) x (c - a) points away from. Summed over a closed, outward-wound
+// mesh and divided by 4 pi it is the mesh's winding number at p: 1 inside,
+// 0 outside. By the formula of Van Oosterom and Strackee (1983),
+// tan(omega / 2) = [a b c] / (|a||b||c| + (a.b)|c| + (b.c)|a| + (c.a)|b|)
+// with the corners taken relative to p; 0 when p lies in the triangle's
+// plane (the sum is undefined on the surface: the caller tests that
+// itself, see on_triangle).
+double solid_angle(const glm::dvec3& p, const glm::dvec3& a, const glm::dvec3& b,
+                   const glm::dvec3& c);
+
 }  // namespace raypick

@@ -8,6 +8,7 @@
 #include <glm/vec3.hpp>
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,9 @@ struct Mesh {
 // the order -x, +x, -y, +y, -z, +z (triangles 0-1 on x = min, 2-3 on
 // x = max, and so on): the triangle ids a JSON scene's "box" mesh has.
 Mesh box_mesh(const Aabb& box);
+// box_mesh's corner i and its 12 triangles, without building a Mesh.
+glm::vec3 box_corner(const Aabb& box, int i);
+std::span<const glm::uvec3, 12> box_triangles();
 
 // One pickable object: a mesh placed in the world by a 4x4 affine matrix
 // (column-major, as glm and glTF store it).
