@@ -29,17 +29,9 @@ namespace {
 std::optional<glm::dvec3> parse_vec3(const char* option, const std::string& text,
                                      std::string& error) {
   std::string why;
-  const auto v = tools::parse_numbers(text, 3, "X,Y,Z", why);
-  if (!v) {
-    error = std::string(option) + " " + in_quotes(text) + ": " + why;
-    return std::nullopt;
-  }
-  const glm::dvec3 out{(*v)[0], (*v)[1], (*v)[2]};
-  if (!std::isfinite(out.x) || !std::isfinite(out.y) || !std::isfinite(out.z)) {
-    error = std::string(option) + " " + in_quotes(text) + ": not finite";
-    return std::nullopt;
-  }
-  return out;
+  const std::optional<glm::dvec3> p = tools::parse_point<3>(text, why);
+  if (!p) error = std::string(option) + " " + in_quotes(text) + ": " + why;
+  return p;
 }
 
 // "WxH" with decimal sides; sides out of range are left to check_camera.

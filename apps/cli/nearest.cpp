@@ -24,43 +24,37 @@ struct NearestArgs {
   double max_distance = std::numeric_limits<double>::infinity();
   std::uint32_t mask = ~0u;
   std::string format;
+  bool inside = false;       // --inside: say whether each point is inside
+  bool signed_distance = false;  // --signed: negative distances inside
   LoadOptions load;
 };
 
 namespace {
 
-// One point "x y z" (or "x,y,z"), finite; as the rays file's rules.
-std::optional<glm::dvec3> parse_point(std::string_view text, std::string& error) {
-  const std::optional<std::vector<double>> v = tools::parse_numbers(text, 3, "x,y,z", error);
-  if (!v) return std::nullopt;
-  const glm::dvec3 p{(*v)[0], (*v)[1], (*v)[2]};
-  if (!std::isfinite(p.x) || !std::isfinite(p.y) || !std::isfinite(p.z)) {
-    error = "point is not finite";
-    return std::nullopt;
-  }
-  return p;
-}
-
-// The answer for point i, in `format` (text, json or jsonl).
-std::string answer(std::size_t i, const PointHit& h, PickMode mode, const std::string& format,
-                   const std::vector<std::string>& names) {
+// The answer for point i, in `format` (text, json or jsonl). `inside` is
+// 1 or 0 for --inside, -1 without it; with --signed, h.distance is
+// already signed.
+std::string answer(std::size_t i, const PointHit& h, int inside, PickMode mode,
+                   const std::string& format, const std::vector<std::string>& names) {
   using tools::format_float;
   const auto f = [](double v) { return format_float(static_cast<float>(v)); };
   if (format == "text") {
     std::string s = "point " + std::to_string(i) + ": ";
-    if (!h.hit()) return s + "nothing within reach\n";
+    const std::string where = inside < 0 ? "" : inside ? " (inside)" : " (outside)";
+    if (!h.hit()) return s + "nothing within reach" + where + "\n";
     s += "object " + std::to_string(h.object) + " '" + printable(names[h.object]) + "'";
     if (mode == PickMode::kMesh) s += " triangle " + std::to_string(h.triangle);
     return s + " at distance " + f(h.distance) + ", closest (" + f(h.point.x) + ", " +
-           f(h.point.y) + ", " + f(h.point.z) + ")\n";
+           f(h.point.y) + ", " + f(h.point.z) + ")" + where + "\n";
   }
   std::string s = "{\"point\":" + std::to_string(i);
-  if (!h.hit()) return s + ",\"hit\":false}\n";
+  const std::string where = inside < 0 ? "" : inside ? ",\"inside\":true" : ",\"inside\":false";
+  if (!h.hit()) return s + ",\"hit\":false" + where + "}\n";
   s += ",\"hit\":true,\"object\":" + std::to_string(h.object) +
        ",\"name\":" + tools::json_string(names[h.object]);
   if (mode == PickMode::kMesh) s += ",\"triangle\":" + std::to_string(h.triangle);
   return s + ",\"distance\":" + f(h.distance) + ",\"closest\":[" + f(h.point.x) + "," +
-         f(h.point.y) + "," + f(h.point.z) + "]}\n";
+         f(h.point.y) + "," + f(h.point.z) + "]" + where + "}\n";
 }
 
 }  // namespace
@@ -91,6 +85,11 @@ NearestCommand::NearestCommand(CLI::App& app) : args_(std::make_unique<NearestAr
                    "Output: text (default for --point), json (one point), jsonl (default for "
                    "--points)")
       ->check(CLI::IsMember({"text", "json", "jsonl"}));
+  cmd_->add_flag("--inside", a.inside,
+                 "mesh mode: also say whether each point is inside an object (winding "
+                 "number; points on a surface are inside)");
+  cmd_->add_flag("--signed", a.signed_distance,
+                 "mesh mode: the distance is negative for points inside an object");
   add_load_options(*cmd_, a.load);
 }
 
@@ -109,15 +108,20 @@ int NearestCommand::run() const {
                 "nearest: --format json is for a single --point; use --format jsonl with "
                 "--points");
   }
+  if ((a.inside || a.signed_distance) && a.mode != PickMode::kMesh) {
+    return fail(kExitUsage,
+                std::string("nearest: ") + (a.inside ? "--inside" : "--signed") +
+                    " needs --mode mesh (inside means inside the triangles)");
+  }
   // Every point is read and checked before anything is printed.
   std::vector<glm::dvec3> points;
   if (a.point) {
     std::string error;
-    const std::optional<glm::dvec3> p = parse_point(*a.point, error);
+    const std::optional<glm::dvec3> p = tools::parse_point<3>(*a.point, error);
     if (!p) return fail(kExitBadInput, "--point '" + printable(*a.point, 80) + "': " + error);
     points.push_back(*p);
   } else {
-    tools::Point3List list = tools::read_points3(*a.points);
+    tools::Point3List list = tools::read_points<3>(*a.points);
     if (!list.ok()) return fail(kExitBadInput, list.error);
     points = std::move(list.points);
   }
@@ -127,11 +131,17 @@ int NearestCommand::run() const {
   const Picker picker(loaded->scene, picker_config(a.mode));
   std::vector<std::string> names;
   for (const Object& o : loaded->scene.objects) names.push_back(o.name);
-  const std::vector<PointHit> hits =
-      picker.closest_points(points, QueryOptions(a.mode, a.mask), a.max_distance);
+  const QueryOptions options(a.mode, a.mask);
+  std::vector<PointHit> hits = picker.closest_points(points, options, a.max_distance);
+  std::vector<std::uint32_t> holder;
+  if (a.inside || a.signed_distance) holder = picker.containing_objects(points, options);
   std::string out;
   for (std::size_t i = 0; i < hits.size(); ++i) {
-    write_buffered(out, answer(i, hits[i], a.mode, format, names));
+    const bool in = !holder.empty() && holder[i] != kInvalidId;
+    // Mesh mode's signed distance (Picker::signed_distance): the distance,
+    // negated inside.
+    if (a.signed_distance && in && hits[i].distance > 0.0) hits[i].distance = -hits[i].distance;
+    write_buffered(out, answer(i, hits[i], a.inside ? int(in) : -1, a.mode, format, names));
   }
   std::fwrite(out.data(), 1, out.size(), stdout);
   return finish_output(0);

@@ -158,14 +158,11 @@ int PixelPick::run(const PickArgs& a) const {
   tools::PointList points;
   if (one) {
     std::string why;
-    const auto v = tools::parse_numbers(pixel_, 2, "X,Y", why);
-    if (v && !(std::isfinite((*v)[0]) && std::isfinite((*v)[1]))) why = "not finite";
-    if (!v || !why.empty()) {
-      return fail(kExitUsage, "pick: --pixel " + in_quotes(pixel_) + ": " + why);
-    }
-    points.points.push_back({(*v)[0], (*v)[1]});
+    const std::optional<glm::dvec2> p = tools::parse_point<2>(pixel_, why);
+    if (!p) return fail(kExitUsage, "pick: --pixel " + in_quotes(pixel_) + ": " + why);
+    points.points.push_back(*p);
   } else {
-    points = tools::read_points(pixels_);
+    points = tools::read_points<2>(pixels_);
   }
   if (!points.ok()) return fail(kExitBadInput, points.error);
 

@@ -324,55 +324,48 @@ RayList read_rays_text(std::string_view text, const std::string& source) {
   return finished(std::move(out), std::move(error));
 }
 
-PointList read_points(const std::string& path) {
-  PointList out;
+template <int N>
+std::optional<glm::vec<N, double>> parse_point(std::string_view text, std::string& error) {
+  const std::optional<std::vector<double>> v =
+      parse_numbers(text, N, N == 2 ? "X Y" : "x y z", error);
+  if (!v) return std::nullopt;
+  glm::vec<N, double> p;
+  for (int a = 0; a < N; ++a) {
+    p[a] = (*v)[a];
+    if (!std::isfinite(p[a])) {
+      error = "the point is not finite";
+      return std::nullopt;
+    }
+  }
+  return p;
+}
+
+template <int N>
+PointsFile<N> read_points(const std::string& path) {
+  PointsFile<N> out;
   const std::string error = read_lines(
       path, [&out](std::size_t number, std::string_view line) -> std::string {
         const std::string_view body = trim(line);
         if (body.empty() || body.front() == '#') return {};
         std::string why;
-        const std::optional<std::vector<double>> v =
-            parse_numbers(body, 2, "X Y", why);
-        if (!v) return why;
-        if (!(std::isfinite((*v)[0]) && std::isfinite((*v)[1]))) {
-          return "the point is not finite";
-        }
-        out.points.push_back({(*v)[0], (*v)[1]});
+        const std::optional<glm::vec<N, double>> p = parse_point<N>(body, why);
+        if (!p) return why;
+        out.points.push_back(*p);
         out.lines.push_back(number);
         return {};
       });
   if (!error.empty()) {
-    out.error = error;
     out.points.clear();
     out.lines.clear();
+    out.error = error;
   }
   return out;
 }
 
-Point3List read_points3(const std::string& path) {
-  Point3List out;
-  const std::string error = read_lines(
-      path, [&out](std::size_t number, std::string_view line) -> std::string {
-        const std::string_view body = trim(line);
-        if (body.empty() || body.front() == '#') return {};
-        std::string why;
-        const std::optional<std::vector<double>> v = parse_numbers(body, 3, "x y z", why);
-        if (!v) return why;
-        const glm::dvec3 p{(*v)[0], (*v)[1], (*v)[2]};
-        if (!(std::isfinite(p.x) && std::isfinite(p.y) && std::isfinite(p.z))) {
-          return "the point is not finite";
-        }
-        out.points.push_back(p);
-        out.lines.push_back(number);
-        return {};
-      });
-  if (!error.empty()) {
-    out.points.clear();
-    out.lines.clear();
-    out.error = error;
-  }
-  return out;
-}
+template std::optional<glm::dvec2> parse_point<2>(std::string_view, std::string&);
+template std::optional<glm::dvec3> parse_point<3>(std::string_view, std::string&);
+template PointList read_points<2>(const std::string&);
+template Point3List read_points<3>(const std::string&);
 
 std::string format_float(float v) {
   char buf[32];

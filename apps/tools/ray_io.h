@@ -95,30 +95,29 @@ RayList read_rays(const std::string& path);
 // The same on text already in memory, named `source` in messages.
 RayList read_rays_text(std::string_view text, const std::string& source);
 
-struct PointList {
-  std::vector<glm::dvec2> points;  // image-plane points (X, Y)
+// One point of N finite numbers ("X Y" for pixels, "x y z" for world
+// points), separated as parse_numbers separates them. nullopt with `error`
+// set ("expected 3 numbers (x y z), found 2", "the point is not finite")
+// on failure.
+template <int N>
+std::optional<glm::vec<N, double>> parse_point(std::string_view text, std::string& error);
+
+template <int N>
+struct PointsFile {
+  std::vector<glm::vec<N, double>> points;
   std::vector<std::size_t> lines;  // 1-based source line of each
   std::string error;               // "source:line: message"; empty when ok
   bool ok() const { return error.empty(); }
 };
+using PointList = PointsFile<2>;   // image-plane points (X, Y): --pixels
+using Point3List = PointsFile<3>;  // world points (x, y, z): nearest --points
 
-// Reads a pixels file: one point "X Y" or "X,Y" per line, finite numbers;
-// blank lines and '#' lines skipped, as read_rays. `path` as for read_lines
-// (so the same bounds apply: lines of at most kMaxLineBytes).
-PointList read_points(const std::string& path);
-
-struct Point3List {
-  std::vector<glm::dvec3> points;  // world points (x, y, z)
-  std::vector<std::size_t> lines;  // 1-based source line of each
-  std::string error;               // "source:line: message"; empty when ok
-  bool ok() const { return error.empty(); }
-};
-
-// Reads a points file for `nearest`: one point "x y z" (or "x,y,z") per
-// line, finite numbers, the rays file's rules otherwise (blank and '#'
-// lines skipped, lines of at most kMaxLineBytes). An error leaves `points`
-// empty.
-Point3List read_points3(const std::string& path);
+// Reads a points file: one point per line as parse_point<N> reads it;
+// blank lines and '#' lines skipped, as read_rays. `path` as for
+// read_lines (so the same bounds apply: lines of at most kMaxLineBytes).
+// An error leaves `points` empty.
+template <int N>
+PointsFile<N> read_points(const std::string& path);
 
 // %.9g: enough digits for every float to read back to itself.
 std::string format_float(float v);

@@ -149,15 +149,29 @@ double box_depth(const Placement& place, const Aabb& local, const glm::dvec3& p)
   return depth;
 }
 
+// How near to a surface counts as on it, squared, for an object whose
+// world box is `box`: 2^-36 of the box's size plus its distance from the
+// origin, far below the float precision of the vertices, so that a point
+// the user puts on a face (0.1 rounds) counts, and only such points.
+double surface_tolerance2(const Aabb& box) {
+  double size = 0.0;
+  for (int a = 0; a < 3; ++a) {
+    size = std::max({size, std::abs(double(box.min[a])), std::abs(double(box.max[a])),
+                     double(box.max[a]) - double(box.min[a])});
+  }
+  const double tol = size * 0x1p-36;
+  return tol * tol;
+}
+
 // Whether p lies on one of the triangles of `mesh` placed by `place`: a
-// closest point at distance 0, measured as closest_point measures.
+// closest point (measured as closest_point measures) within tol2.
 template <class MeshAccel>
-bool on_surface(const MeshAccel& mesh, const Placement& place, const glm::dvec3& p) {
+bool on_surface(const MeshAccel& mesh, const Placement& place, const glm::dvec3& p, double tol2) {
   bool found = false;
   auto test = [&](const glm::vec3& a, const glm::vec3& b, const glm::vec3& c) {
     if (!found) {
       found = closest_point_on_triangle(p, place.apply(a), place.apply(b), place.apply(c))
-                  .distance2 == 0.0;
+                  .distance2 <= tol2;
     }
   };
   if (!mesh.bvh_built) {
@@ -168,7 +182,7 @@ bool on_surface(const MeshAccel& mesh, const Placement& place, const glm::dvec3&
   }
   best_first(
       mesh.bvh.nodes(), [&](const Aabb& box) { return box_distance2(place.world_box(box), p); },
-      [&] { return found ? -1.0 : 0.0; },
+      [&] { return found ? -1.0 : tol2; },
       [&](std::uint32_t first, std::uint32_t count) {
         for (std::uint32_t e = first; e < first + count; ++e) {
           test(mesh.verts[e][0], mesh.verts[e][1], mesh.verts[e][2]);
@@ -209,8 +223,10 @@ std::uint32_t Picker::Impl::containing_object(const glm::dvec3& p,
             if (inside(place, mesh.bounds, p)) found = leaf.object;
             continue;
           }
-          if (box_distance2(place.world_box(mesh.bounds), p) > 0.0) continue;
-          if (on_surface(mesh, place, p) || std::abs(winding(mesh, place, p)) >= 0.5) {
+          const Aabb box = place.world_box(mesh.bounds);
+          const double tol2 = surface_tolerance2(box);
+          if (box_distance2(box, p) > tol2) continue;
+          if (on_surface(mesh, place, p, tol2) || std::abs(winding(mesh, place, p)) >= 0.5) {
             found = leaf.object;
           }
         }

@@ -567,6 +567,47 @@ TEST_CASE("nearest --points writes one JSON line per point, misses beyond --max-
   CHECK(rows[2]["closest"] == nlohmann::json::array({0, 0, 10.5}));
 }
 
+TEST_CASE("nearest --inside and --signed: inside the cubes, on a face, outside, and past --max-distance") {
+  // Two closed, outward-wound cubes (JSON "box" meshes): [-0.5, 0.5]^3 and
+  // the same at z = 10.
+  const fs::path scene = write("cubes.json", R"({"raypick_scene": 1,
+    "meshes": [{"name": "cube", "box": {"min": [-0.5, -0.5, -0.5], "max": [0.5, 0.5, 0.5]}}],
+    "objects": [{"name": "near", "mesh": "cube"},
+                {"name": "far", "mesh": "cube", "translate": [0, 0, 10]}]})");
+  // Inside the far cube 0.25 below its top; on the near cube's top face;
+  // 2.5 above it.
+  const fs::path points = write("points.txt", "0 0 10.25\n0.1 0.2 0.5\n0 0 3\n");
+  Run r = run_raypick("nearest '" + scene.string() + "' --points '" + points.string() +
+                      "' --mode mesh --inside --signed");
+  REQUIRE(r.status == 0);
+  std::istringstream lines(r.out);
+  std::string line;
+  std::vector<nlohmann::json> rows;
+  while (std::getline(lines, line)) rows.push_back(nlohmann::json::parse(line));
+  REQUIRE(rows.size() == 3);
+  CHECK(rows[0]["name"] == "far");
+  CHECK(rows[0]["inside"] == true);
+  CHECK(rows[0]["distance"].get<double>() == -0.25);
+  CHECK(rows[1]["name"] == "near");
+  CHECK(rows[1]["inside"] == true);  // on the surface counts as inside
+  CHECK(std::abs(rows[1]["distance"].get<double>()) < 1e-12);
+  CHECK(rows[2]["inside"] == false);
+  CHECK(rows[2]["distance"].get<double>() == 2.5);
+  // Without --signed the distance stays positive; a miss still says inside.
+  r = run_raypick("nearest '" + scene.string() +
+                  "' --point 0,0,10.25 --mode mesh --inside --max-distance 0.2 --format json");
+  CHECK(r.out == "{\"point\":0,\"hit\":false,\"inside\":true}\n");
+  r = run_raypick("nearest '" + scene.string() + "' --point 0,0,10.25 --mode mesh --inside");
+  CHECK(r.out ==
+        "point 0: object 1 'far' triangle 10 at distance 0.25, closest (0, 0, 10.5) (inside)\n");
+  // obb mode has no triangles to be inside of.
+  r = run_raypick("nearest '" + scene.string() + "' --point 0,0,0 --inside");
+  CHECK(r.status == 2);
+  CHECK(r.err.find("--inside needs --mode mesh") != std::string::npos);
+  r = run_raypick("nearest '" + scene.string() + "' --point 0,0,0 --signed");
+  CHECK(r.status == 2);
+}
+
 TEST_CASE("nearest refuses bad points with file and line, and bad options with exit 2") {
   const fs::path scene = write("scene.obj", kScene);
   const fs::path points = write("bad_points.txt", "0 0 0\n\n1 2\n");

@@ -337,8 +337,11 @@ class Picker {
   // filter and mode of `options` apply as for rays.
   //   obb mode: p inside or on the object's OBB (its local coordinates,
   //     solved in double, within the box).
-  //   mesh mode: p on one of the object's triangles (a closest point at
-  //     distance 0, measured as closest_point() measures), or the
+  //   mesh mode: p on one of the object's triangles (a closest point, as
+  //     closest_point() measures it, within 2^-36 of the size of the
+  //     object's world box and its distance from the origin: far below
+  //     float precision, but enough for a point put on a face, whose
+  //     closest point rounds a few double ulps away), or the
   //     object's generalized winding number at p at least 1/2 in
   //     magnitude. The winding number is the sum of the solid angles
   //     that the object's triangles, placed in the world in double,
