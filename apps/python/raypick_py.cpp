@@ -337,14 +337,10 @@ class Scene {
     return out;
   }
 
-  py::dict closest_points(const py::handle& points, std::optional<double> max_distance,
-                          std::optional<std::uint32_t> mask, int threads) const {
-    check_committed();
+  // `points` as world points: (N, 3), finite.
+  static std::vector<glm::dvec3> world_points(const py::handle& points) {
     const auto a = as_array<double>(points, "points", "(N, 3)");
     require_shape(a, "points", 3, "(N, 3)");
-    if (max_distance && !(*max_distance >= 0.0)) {
-      throw py::value_error("max_distance: expected a number >= 0");
-    }
     std::vector<glm::dvec3> p(static_cast<std::size_t>(a.shape(0)));
     const double* d = a.data();
     for (std::size_t i = 0; i < p.size(); ++i) {
@@ -353,10 +349,59 @@ class Scene {
         throw py::value_error("points[" + std::to_string(i) + "]: must be finite");
       }
     }
+    return p;
+  }
+  static double reach(std::optional<double> max_distance) {
+    if (max_distance && !(*max_distance >= 0.0)) {
+      throw py::value_error("max_distance: expected a number >= 0");
+    }
+    return max_distance.value_or(std::numeric_limits<double>::infinity());
+  }
+
+  py::array_t<double> distance(const py::handle& points, std::optional<double> max_distance,
+                               std::optional<std::uint32_t> mask, int threads) const {
+    check_committed();
+    const std::vector<glm::dvec3> p = world_points(points);
+    const double limit = reach(max_distance);
+    std::vector<PointHit> hits;
+    run_parallel(threads, [&] { hits = picker_->closest_points(p, options_of(mask), limit); });
+    py::array_t<double> out(static_cast<py::ssize_t>(hits.size()));
+    auto o = out.mutable_unchecked<1>();
+    for (std::size_t i = 0; i < hits.size(); ++i) o(py::ssize_t(i)) = hits[i].distance;
+    return out;
+  }
+
+  py::array_t<double> signed_distance(const py::handle& points,
+                                      std::optional<double> max_distance,
+                                      std::optional<std::uint32_t> mask, int threads) const {
+    check_committed();
+    const std::vector<glm::dvec3> p = world_points(points);
+    const double limit = reach(max_distance);
+    std::vector<double> d;
+    run_parallel(threads, [&] { d = picker_->signed_distances(p, options_of(mask), limit); });
+    return py::array_t<double>(static_cast<py::ssize_t>(d.size()), d.data());
+  }
+
+  py::array_t<bool> contains(const py::handle& points, std::optional<std::uint32_t> mask,
+                             int threads) const {
+    check_committed();
+    const std::vector<glm::dvec3> p = world_points(points);
+    std::vector<std::uint32_t> holder;
+    run_parallel(threads, [&] { holder = picker_->containing_objects(p, options_of(mask)); });
+    py::array_t<bool> out(static_cast<py::ssize_t>(holder.size()));
+    auto o = out.mutable_unchecked<1>();
+    for (std::size_t i = 0; i < holder.size(); ++i) o(py::ssize_t(i)) = holder[i] != kInvalidId;
+    return out;
+  }
+
+  py::dict closest_points(const py::handle& points, std::optional<double> max_distance,
+                          std::optional<std::uint32_t> mask, int threads) const {
+    check_committed();
+    const std::vector<glm::dvec3> p = world_points(points);
+    const double limit = reach(max_distance);
     std::vector<PointHit> hits;
     run_parallel(threads, [&] {
-      hits = picker_->closest_points(p, options_of(mask),
-                                     max_distance.value_or(std::numeric_limits<double>::infinity()));
+      hits = picker_->closest_points(p, options_of(mask), limit);
     });
     const auto n = static_cast<py::ssize_t>(hits.size());
     py::array_t<std::int64_t> object(n), triangle(n);
@@ -607,6 +652,22 @@ PYBIND11_MODULE(raypick, m) {
            "arrays: object (N,) int64, -1 when nothing lies within max_distance; triangle "
            "(N,) int64, -1 in obb mode; distance (N,) float64, inf on a miss; point (N, 3) "
            "float64, NaN on a miss. Ties: lower object id, then triangle id.")
+      .def("distance", &Scene::distance, py::arg("points"), py::arg("max_distance") = py::none(),
+           py::arg("mask") = py::none(), py::arg("threads") = 0,
+           "(N,) float64: each point's distance to the nearest object, as closest_points "
+           "measures it (obb mode 0 inside a box); inf when nothing lies within max_distance.")
+      .def("signed_distance", &Scene::signed_distance, py::arg("points"),
+           py::arg("max_distance") = py::none(), py::arg("mask") = py::none(),
+           py::arg("threads") = 0,
+           "(N,) float64: the distance to the nearest surface, negative inside. mesh mode: "
+           "inside as contains() says, -inf inside with no surface within max_distance; obb "
+           "mode: minus the depth in the box that holds the point deepest. For closed meshes; "
+           "see docs/python.md for open ones.")
+      .def("contains", &Scene::contains, py::arg("points"), py::arg("mask") = py::none(),
+           py::arg("threads") = 0,
+           "(N,) bool: whether each point (N, 3) is inside an object or on its surface. obb "
+           "mode: inside its box; mesh mode: the object's generalized winding number (the "
+           "solid angle its triangles subtend, over 4 pi) is at least 1/2 in magnitude.")
       .def("_time_batch", &Scene::time_batch, py::arg("rays"), py::arg("threads") = 0,
            "Seconds the C++ intersect_batch alone takes on float64 rays (N, 6), for "
            "apps/python/bench_python.py.")

@@ -217,7 +217,8 @@ def test_no_memory_growth_over_1000_calls():
 def test_version_is_the_projects():
     cmake = open(os.path.join(SOURCE, "CMakeLists.txt")).read()
     assert f"project(raypick VERSION {raypick.__version__} " in cmake
-    assert "shapes" in raypick.Scene.cast_rays.__doc__ or "(N, 6)" in raypick.Scene.cast_rays.__doc__
+    doc = raypick.Scene.cast_rays.__doc__
+    assert "(N, 6)" in doc and "float64" in doc and "units of the given direction" in doc
 
 
 @pytest.mark.parametrize("mode", ["obb", "mesh"])
@@ -245,6 +246,62 @@ def test_closest_points_equal_the_cli_nearest(mode, tmp_path):
         assert np.float32(got["distance"][i]) == np.float32(row["distance"])
         assert np.array_equal(got["point"][i].astype(np.float32), np.float32(row["closest"]))
     assert hits > 20
+
+
+# A closed cube [-0.5, 0.5]^3, wound outward: corner i takes +0.5 on axis k
+# when bit k of i is set.
+CUBE_VERTICES = np.array([[(i & 1) - 0.5, ((i >> 1) & 1) - 0.5, ((i >> 2) & 1) - 0.5]
+                          for i in range(8)])
+CUBE_TRIANGLES = np.array([[0, 4, 6], [0, 6, 2], [1, 3, 7], [1, 7, 5], [0, 1, 5], [0, 5, 4],
+                           [2, 6, 7], [2, 7, 3], [0, 2, 3], [0, 3, 1], [4, 5, 7], [4, 7, 6]])
+
+
+@pytest.mark.parametrize("mode", ["obb", "mesh"])
+def test_contains_and_signed_distance_of_placed_cubes(mode):
+    # A cube scaled 2 at the origin and a mirrored one (x scale -1) at x = 5.
+    scene = raypick.Scene(mode=mode)
+    mesh = scene.add_mesh(CUBE_VERTICES, CUBE_TRIANGLES)
+    scene.add_object(mesh, np.diag([2.0, 2.0, 2.0, 1.0]))
+    mirrored = np.diag([-1.0, 1.0, 1.0, 1.0])
+    mirrored[0, 3] = 5.0
+    scene.add_object(mesh, mirrored)
+    scene.commit()
+    points = np.array([[0.0, 0.0, 0.0],    # centre of the first: 1 deep
+                       [0.75, 0.0, 0.0],   # 0.25 inside its +x face
+                       [1.0, 0.3, -0.2],   # on its +x face
+                       [2.5, 0.0, 0.0],    # between them: 1.5 from the first
+                       [5.0, 0.25, 0.0],   # in the mirrored one: 0.25 from y = 0.5
+                       [0.0, 3.0, 0.0]])   # above the first: 2 away
+    assert scene.contains(points).tolist() == [True, True, True, False, True, False]
+    sd = scene.signed_distance(points)
+    assert sd.dtype == np.float64 and sd.shape == (6,)
+    assert sd[[0, 1, 3, 4, 5]].tolist() == [-1.0, -0.25, 1.5, -0.25, 2.0]
+    assert abs(sd[2]) < 1e-12
+    d = scene.distance(points)
+    if mode == "mesh":
+        assert np.array_equal(d, np.abs(sd))
+    else:  # a box's inside is at distance 0
+        assert d[[0, 1, 4]].tolist() == [0.0, 0.0, 0.0]
+    assert np.array_equal(d, scene.closest_points(points)["distance"])
+    assert scene.distance(points, max_distance=1.0)[3] == np.inf
+    with pytest.raises(ValueError, match="points"):
+        scene.contains(np.zeros((2, 2)))
+
+
+def test_signed_distance_equals_the_cli_nearest_signed(tmp_path):
+    path = SCENES[0]
+    scene = raypick.load(path, mode="mesh")
+    pts = np.random.default_rng(22).uniform(-3, 3, size=(300, 3))
+    f = tmp_path / "points.txt"
+    f.write_text("".join(" ".join(repr(float(x)) for x in p) + "\n" for p in pts))
+    out = subprocess.run([EXE, "nearest", path, "--points", str(f), "--mode", "mesh",
+                          "--inside", "--signed"], check=True, capture_output=True,
+                         text=True).stdout
+    rows = [json.loads(line) for line in out.splitlines()]
+    inside = scene.contains(pts)
+    sd = scene.signed_distance(pts)
+    assert [r["inside"] for r in rows] == inside.tolist()
+    assert [np.float32(r["distance"]) for r in rows] == [np.float32(x) for x in sd]
 
 
 def test_load_takes_the_memory_budget():
