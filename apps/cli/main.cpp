@@ -342,7 +342,13 @@ int run_main(int argc, char** argv) {
   CLI::Option* val_rays = val_cmd->add_option("--rays", val.rays, "Number of random rays")
       ->capture_default_str()
       ->transform(cli::whole_number(1, 100000000));
-  val_cmd->add_option("--seed", val.seed, "Seed of the random rays")
+  CLI::Option* val_points =
+      val_cmd
+          ->add_option("--points", val.points,
+                       "Check N random closest-point queries instead of rays: raypick against "
+                       "Embree's rtcPointQuery and brute force in double")
+          ->transform(cli::whole_number(1, 10000000));
+  val_cmd->add_option("--seed", val.seed, "Seed of the random rays (or points)")
       ->capture_default_str()
       ->transform(cli::whole_number(0));
   cli::add_enum_option(*val_cmd, "--mode", val.mode, cli::mode_names(),
@@ -425,6 +431,17 @@ int run_main(int argc, char** argv) {
     return fail(kExitUsage,
                 "validate: --rays does not apply with --image (it casts one ray per pixel "
                 "centre of the image)");
+  }
+  if (*val_cmd && val_points->count() > 0) {
+    if (validate_image.chosen() || val_rays->count() > 0 || !val.dump.empty()) {
+      return fail(kExitUsage,
+                  std::string("validate: --points does not go with ") +
+                      (validate_image.chosen() ? "--image"
+                       : val_rays->count() > 0 ? "--rays"
+                                               : "--dump") +
+                      " (it checks closest points, not rays)");
+    }
+    return guarded("validate", val.scene, [&] { return cli::run_validate_points(val); });
   }
   if (*val_cmd && validate_image.chosen()) {
     return guarded("validate", val.scene, [&] {

@@ -107,12 +107,17 @@ struct ValidateArgs {
   std::string scene;
   std::size_t boxes = 0;
   std::size_t rays = 100000;
+  std::size_t points = 0;  // --points: closest points instead of rays
   std::uint64_t seed = 1;
   PickMode mode = PickMode::kObb;
   std::string dump;
   LoadOptions load;
   std::vector<double> offset;  // X, Y, Z, or empty
 };
+
+// `validate --points N`: closest points against Embree's rtcPointQuery and
+// brute force (validate_points.cpp). The exit status.
+int run_validate_points(const ValidateArgs& a);
 
 // The scene validate checks: SCENE loaded with a.load, or the generated
 // boxes-N of a.seed (in a.mode's flavour), with `label` naming it for

@@ -608,6 +608,22 @@ TEST_CASE("nearest --inside and --signed: inside the cubes, on a face, outside, 
   CHECK(r.status == 2);
 }
 
+TEST_CASE("validate --points checks closest points against Embree and brute force") {
+  Run r = run_raypick("validate --boxes 300 --points 1500 --mode mesh");
+  CHECK(r.status == 0);
+  CHECK(r.out.find("points:         1500 (seed 1)") != std::string::npos);
+  CHECK(r.out.find("agree:          1500 ") != std::string::npos);
+  CHECK(r.out.find("real mismatches: 0\n") != std::string::npos);
+  r = run_raypick("validate --boxes 300 --points 1500 --offset 1e5,-2e5,3e5");
+  CHECK(r.status == 0);
+  CHECK(r.out.find("agree:          1500 ") != std::string::npos);
+  r = run_raypick("validate --boxes 30 --points 10 --rays 5");
+  CHECK(r.status == 2);
+  CHECK(r.err.find("--points does not go with --rays") != std::string::npos);
+  r = run_raypick("validate --boxes 30 --points 0");
+  CHECK(r.status == 2);
+}
+
 TEST_CASE("nearest refuses bad points with file and line, and bad options with exit 2") {
   const fs::path scene = write("scene.obj", kScene);
   const fs::path points = write("bad_points.txt", "0 0 0\n\n1 2\n");

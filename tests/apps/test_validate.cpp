@@ -2,6 +2,8 @@
 // scenes and on real OBJ models, and a broken picker is caught.
 #include "test_util.h"
 
+#include "embree_bench.h"
+#include "embree_points.h"
 #include "embree_scene.h"
 #include "scene_gen.h"
 #include "validate.h"
@@ -159,4 +161,41 @@ TEST_CASE("the agreement rule of validate and bench: t within 1e-4 * scale from 
   ray.org = {0.0f, 0.0f, 0.0f};
   ray.dir = {1.0f, 0.0f, 0.0f};
   CHECK(none.scale(ray) == doctest::Approx(1.0));
+}
+
+TEST_CASE("Embree's rtcPointQuery reference and brute force give raypick's closest points bit for bit") {
+  const Scene scene = tools::make_mesh_scene(400, 77, tools::mixed_options(2.0));
+  const tools::EmbreeDevice device(1);
+  const Aabb bounds = world_bounds(scene);
+  std::mt19937_64 rng(78);
+  std::uniform_real_distribution<double> u(-0.1, 1.1);
+  std::vector<glm::dvec3> points;
+  for (int i = 0; i < 400; ++i) {
+    glm::dvec3 p;
+    for (int a = 0; a < 3; ++a) p[a] = bounds.min[a] + u(rng) * (bounds.max[a] - bounds.min[a]);
+    points.push_back(p);
+  }
+  PickerConfig config;
+  config.mesh_mode = true;
+  const Picker picker(scene, config);
+  for (PickMode mode : {PickMode::kObb, PickMode::kMesh}) {
+    CAPTURE(int(mode));
+    const tools::EmbreePointScene embree(device.get(), scene, mode);
+    const double reach = mode == PickMode::kObb ? INFINITY : 2.0;
+    std::size_t hits = 0;
+    for (const glm::dvec3& p : points) {
+      const PointHit want = tools::brute_closest_point(scene, p, mode, reach);
+      const PointHit em = embree.closest_point(p, reach);
+      const PointHit rp = picker.closest_point(p, QueryOptions{mode}, reach);
+      REQUIRE(em.object == want.object);
+      REQUIRE(rp.object == want.object);
+      CHECK(em.triangle == want.triangle);
+      CHECK(rp.triangle == want.triangle);
+      CHECK(em.distance == want.distance);
+      CHECK(rp.distance == want.distance);
+      CHECK(rp.point == want.point);
+      hits += want.hit();
+    }
+    CHECK(hits > 100);
+  }
 }
