@@ -60,6 +60,7 @@ def tables(all_rows, commit, command):
     # Ray rows carry no "row" key; the dynamic frame rows say "row": "frame".
     rows = [r for r in all_rows if r.get("row", "rays") == "rays"]
     frames = [r for r in all_rows if r.get("row") == "frame"]
+    points = [r for r in all_rows if r.get("row") == "points"]
     first = rows[0]
     load = ""
     if first.get("load_before", -1) >= 0:
@@ -118,7 +119,22 @@ def tables(all_rows, commit, command):
                 f"| {frame_label(key)} | {num(r['frame_ms'], 3)} | {num(e['frame_ms'], 3)} "
                 f"({e.get('embree_build', '?')}) | {ratio(e['frame_ms'], r['frame_ms'])} "
                 f"| {'ok' if r['valid'] else 'VOID'} |")
-    out += [""] + goals(groups, frame_groups(frames))
+    if points:
+        out += [
+            "",
+            "| closest points (obb, points near the surfaces) | raypick M/s single "
+            "| Embree M/s single | ratio | raypick M/s batch | Embree M/s batch | ratio | check |",
+            "|---|---|---|---|---|---|---|---|",
+        ]
+        for key, g in frame_groups(points).items():
+            r, e = g["raypick"], g["embree"]
+            out.append(
+                f"| {frame_label(key)}, {r['points']:,} points, batch {r['threads']} thr "
+                f"| {num(r['mqps_single'], 3)} | {num(e['mqps_single'], 3)} "
+                f"| {ratio(r['mqps_single'], e['mqps_single'])} | {num(r['mqps_batch'], 3)} "
+                f"| {num(e['mqps_batch'], 3)} | {ratio(r['mqps_batch'], e['mqps_batch'])} "
+                f"| {'ok' if r['valid'] else 'VOID'} |")
+    out += [""] + goals(groups, frame_groups(frames), frame_groups(points))
     return "\n".join(out) + "\n"
 
 
@@ -144,11 +160,12 @@ BUILD_GOAL = 1.0
 RSS_GOAL = 1.0
 UPDATE_GOAL = 1.0 / 30.0
 FRAME_GOAL = 10.0  # Embree's frame time ÷ raypick's (issue 25)
+POINTS_GOAL = 1.5  # closest points, raypick ÷ Embree's rtcPointQuery (issue 24)
 
 
-def goals(groups, frames=None):
+def goals(groups, frames=None, points=None):
     """The run's rows that the issues set a goal for, each against it."""
-    single, batch, build, rss, update, frame = [], [], [], [], [], []
+    single, batch, build, rss, update, frame, point = [], [], [], [], [], [], []
 
     def line(into, goal, row, value, upper, bound):
         met = value is not None and (value <= bound if upper else value >= bound)
@@ -187,8 +204,13 @@ def goals(groups, frames=None):
             r, e = g["raypick"], g["embree"]
             line(frame, f"dynamic frame ≥ {FRAME_GOAL:.0f}× (Embree ÷ raypick)", frame_label(key),
                  div(e["frame_ms"], r["frame_ms"]), False, FRAME_GOAL)
+    for key, g in (points or {}).items():
+        r, e = g["raypick"], g["embree"]
+        for kind in ("single", "batch"):
+            line(point, f"closest points ≥ {POINTS_GOAL:.1f}× ({kind})", frame_label(key),
+                 div(r[f"mqps_{kind}"], e[f"mqps_{kind}"]), False, POINTS_GOAL)
     return (["| goal | row | this run | met |", "|---|---|---|---|"] + single +
-            batch + build + rss + update + frame)
+            batch + build + rss + update + frame + point)
 
 
 def main():

@@ -7,6 +7,7 @@
 
 #include "../tools/bench_scenes.h"
 #include "../tools/embree_bench.h"
+#include "../tools/embree_points.h"
 #include "../tools/output_file.h"
 #include "../tools/reference.h"
 #include "../tools/scene_gen.h"
@@ -19,7 +20,9 @@
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
+#include <tbb/blocked_range.h>
 #include <tbb/global_control.h>
+#include <tbb/parallel_for.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -64,6 +67,7 @@ struct BenchArgs {
   std::vector<double> offset;  // X, Y, Z: every scene moved by it; or empty
   bool quick = false;
   bool no_frames = false;
+  bool no_points = false;
   Profile profile = Profile::kNone;
   int profile_passes = 1;
   LoadOptions load;  // for scene files and the crowd model
@@ -75,6 +79,7 @@ struct BenchArgs {
 
 namespace {
 
+constexpr std::size_t kPointQueries = 20000;  // the closest-point row
 constexpr int kExitVoid = kExitBadInput;  // a VOID row or a file problem
 // Mesh mode: at most this fraction of the rays may be excused as boundary
 // rays (see compare_answers).
@@ -199,6 +204,8 @@ struct Settings {
   int runs = 0;
   bool incoherent = false, camera = false;  // the ray sets
   bool frames = true;  // the dynamic frame row
+  bool points = true;  // the closest-point row
+  std::size_t point_count = 0;
 };
 
 struct RaySet {
@@ -871,6 +878,91 @@ bool frame_row(const Scene& scene, PickMode mode, const Aabb& bounds, std::uint6
   return check.ok;
 }
 
+// The closest-point row (obb mode): tools::make_validation_points' points
+// (near the surfaces, on edges and corners, and in the scene's box),
+// raypick's Picker::closest_point against Embree's rtcPointQuery over a
+// flat user geometry of the objects' world boxes whose callback measures an
+// OBB exactly (tools::EmbreePointScene). Single queries on one thread, and
+// batches (Picker::closest_points; Embree's queries in a TBB loop) on
+// `threads`; medians of `runs`. Both must give the same answers bit for
+// bit. Adds one line to `lines` and two JSON rows ("row": "points"); false
+// when the answers differ. (mesh mode is not benched: Embree's reference
+// there measures every triangle of an object, which is no fair rival.)
+bool points_row(const Scene& scene, std::size_t count, std::uint64_t seed, int threads, int runs,
+                const std::string& name, Progress& progress, std::string& lines,
+                nlohmann::json& rows) {
+  const std::vector<glm::dvec3> points =
+      tools::make_validation_points(scene, count, seed, PickMode::kObb);
+  progress.phase(name + ": closest points (build)");
+  const Picker picker(scene, picker_config(PickMode::kObb));
+  const tools::EmbreeDevice device(threads);
+  const tools::EmbreePointScene embree(device.get(), scene, PickMode::kObb);
+  std::vector<PointHit> rp(points.size()), em(points.size()), rp_batch, em_batch(points.size());
+  std::vector<double> rp_single, em_single, rp_many, em_many;
+  for (int r = 0; r < runs; ++r) {
+    progress.phase(name + ": closest points (raypick)");
+    {
+      const tbb::global_control one(tbb::global_control::max_allowed_parallelism, 1);
+      auto start = Clock::now();
+      for (std::size_t i = 0; i < points.size(); ++i) rp[i] = picker.closest_point(points[i]);
+      rp_single.push_back(ms_since(start));
+    }
+    const tbb::global_control cap(tbb::global_control::max_allowed_parallelism,
+                                  static_cast<std::size_t>(threads));
+    auto start = Clock::now();
+    rp_batch = picker.closest_points(points);
+    rp_many.push_back(ms_since(start));
+    progress.phase(name + ": closest points (Embree)");
+    start = Clock::now();
+    for (std::size_t i = 0; i < points.size(); ++i) em[i] = embree.closest_point(points[i], INFINITY);
+    em_single.push_back(ms_since(start));
+    start = Clock::now();
+    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, points.size(), 256),
+                      [&](const tbb::blocked_range<std::size_t>& b) {
+                        for (std::size_t i = b.begin(); i != b.end(); ++i) {
+                          em_batch[i] = embree.closest_point(points[i], INFINITY);
+                        }
+                      });
+    em_many.push_back(ms_since(start));
+  }
+  progress.clear();
+  std::size_t differ = 0;
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    for (const PointHit* other : {&em[i], &rp_batch[i], &em_batch[i]}) {
+      differ += !(other->object == rp[i].object && other->distance == rp[i].distance &&
+                  other->point == rp[i].point);
+    }
+  }
+  const bool ok = differ == 0;
+  const auto rate = [&](const std::vector<double>& ms) {
+    return double(points.size()) / (median(ms) * 1e3);  // M queries/s
+  };
+  char line[600];
+  std::snprintf(line, sizeof line,
+                "points %-14s obb: %zu closest points, M queries/s single (1 thread): raypick "
+                "%.2f, Embree %.2f (%s); batch (%d threads): raypick %.2f, Embree %.2f (%s); "
+                "%s\n",
+                name.c_str(), points.size(), rate(rp_single), rate(em_single),
+                ratio(median(em_single), median(rp_single)).c_str(), threads, rate(rp_many),
+                rate(em_many), ratio(median(em_many), median(rp_many)).c_str(),
+                ok ? "ok" : ("VOID: " + std::to_string(differ) + " answers differ").c_str());
+  lines += line;
+  for (int sys = 0; sys < 2; ++sys) {
+    rows.push_back({{"row", "points"},
+                    {"scene", name},
+                    {"n", scene.objects.size()},
+                    {"mode", "obb"},
+                    {"system", sys == 0 ? "raypick" : "embree"},
+                    {"points", points.size()},
+                    {"mqps_single", rate(sys == 0 ? rp_single : em_single)},
+                    {"mqps_batch", rate(sys == 0 ? rp_many : em_many)},
+                    {"threads", threads},
+                    {"runs", runs},
+                    {"valid", ok}});
+  }
+  return ok;
+}
+
 }  // namespace
 
 // ------------------------------------------------------------ command ---
@@ -939,6 +1031,9 @@ BenchCommand::BenchCommand(CLI::App& app)
   cmd_->add_flag("--no-frames", a.no_frames,
                  "Leave out the dynamic frame row (1% of the objects moved, a commit "
                  "and 1,000 camera rays per frame, against Embree's best dynamic build)");
+  cmd_->add_flag("--no-points", a.no_points,
+                 "Leave out the closest-point row (obb mode: 20,000 points near the surfaces "
+                 "and in the scene's box, against Embree's rtcPointQuery)");
   add_enum_option(*cmd_, "--profile", a.profile,
                   EnumNames<Profile>{{"raypick", Profile::kRaypick},
                                      {"embree", Profile::kEmbree}},
@@ -978,6 +1073,8 @@ std::optional<Settings> settings_of(const BenchArgs& a) {
   s.incoherent = a.ray_kind != RayKinds::kCamera;
   s.camera = a.ray_kind != RayKinds::kIncoherent;
   s.frames = !a.no_frames;
+  s.points = !a.no_points;
+  s.point_count = a.quick ? 2000 : kPointQueries;
   return s;
 }
 
@@ -1216,8 +1313,14 @@ int BenchCommand::run() const {
                  all_ok;
       }
     }
-    if (!profile && s.camera &&
-        std::find(modes.begin(), modes.end(), PickMode::kObb) != modes.end()) {
+    const bool obb = std::find(modes.begin(), modes.end(), PickMode::kObb) != modes.end();
+    if (!profile && s.points && obb) {
+      const int threads = *std::max_element(a.threads.begin(), a.threads.end());
+      all_ok = points_row(scene, s.point_count, a.seed, threads, s.runs, spec.name(), progress,
+                          select_lines, rows) &&
+               all_ok;
+    }
+    if (!profile && s.camera && obb) {
       all_ok = select_row(scene, bounds, s.width, s.height, s.runs, spec.name(), progress,
                           select_lines) &&
                all_ok;

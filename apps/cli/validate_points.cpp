@@ -7,82 +7,19 @@
 #include "../tools/embree_points.h"
 #include "../tools/ray_io.h"
 #include "../tools/scene_gen.h"
+#include "../tools/validate.h"
 
 #include "raypick/bvh/picker.h"
 #include "raypick/core/text.h"
 
 #include <cmath>
 #include <cstdio>
-#include <random>
 #include <string>
 #include <unistd.h>
 #include <vector>
 
 namespace raypick::cli {
 namespace {
-
-// Random points over the scene, deterministic for (scene, n, seed, mode):
-// - 40% near a random object's surface: a random point of one of its
-//   triangles (mesh mode) or of its box's faces (obb mode), moved along a
-//   random direction by up to 5% of the object's size, and a quarter of them
-//   not moved at all (exactly on the surface, up to the rounding of the
-//   placement);
-// - 20% on a random triangle's corner or edge midpoint (ties between the
-//   triangles that share them);
-// - 40% uniform in the scene's world box grown by 10% on each side.
-std::vector<glm::dvec3> make_points(const Scene& scene, std::size_t n, std::uint64_t seed,
-                                    PickMode mode) {
-  std::mt19937_64 rng(seed * 7919 + 3);
-  std::uniform_real_distribution<double> u(0.0, 1.0);
-  std::normal_distribution<double> g(0.0, 1.0);
-  const Aabb bounds = world_bounds(scene);
-  std::vector<std::uint32_t> usable;
-  for (std::uint32_t id = 0; id < scene.objects.size(); ++id) {
-    if (!scene.meshes[scene.objects[id].mesh].triangles.empty()) usable.push_back(id);
-  }
-  std::vector<glm::dvec3> out;
-  out.reserve(n);
-  for (std::size_t i = 0; i < n; ++i) {
-    const double kind = u(rng);
-    if (kind >= 0.6 || usable.empty()) {
-      glm::dvec3 p;
-      for (int a = 0; a < 3; ++a) {
-        const double lo = bounds.min[a], hi = bounds.max[a], pad = 0.1 * (hi - lo);
-        p[a] = lo - pad + u(rng) * (hi - lo + 2.0 * pad);
-      }
-      out.push_back(p);
-      continue;
-    }
-    const Object& o = scene.objects[usable[std::size_t(u(rng) * double(usable.size())) %
-                                           usable.size()]];
-    const glm::dmat4 m(o.matrix);
-    const Mesh box = box_mesh(scene.meshes[o.mesh].triangle_bounds());
-    const Mesh& mesh = mode == PickMode::kMesh ? scene.meshes[o.mesh] : box;
-    const glm::uvec3 t = mesh.triangles[std::size_t(u(rng) * double(mesh.triangles.size())) %
-                                        mesh.triangles.size()];
-    const glm::dvec3 a(mesh.positions[t.x]), b(mesh.positions[t.y]), c(mesh.positions[t.z]);
-    glm::dvec3 local;
-    if (kind < 0.2) {
-      local = u(rng) < 0.5 ? a : 0.5 * (a + b);
-    } else {
-      double s = u(rng), r = u(rng);
-      if (s + r > 1.0) {
-        s = 1.0 - s;
-        r = 1.0 - r;
-      }
-      local = a + s * (b - a) + r * (c - a);
-    }
-    glm::dvec3 p = glm::dvec3(m * glm::dvec4(local, 1.0));
-    if (kind >= 0.3) {
-      const glm::dvec3 lo(box.positions[0]), hi(box.positions[7]);
-      const double size = glm::length(glm::dmat3(m) * (hi - lo));
-      const glm::dvec3 dir = glm::normalize(glm::dvec3{g(rng), g(rng), g(rng)});
-      p += dir * (0.05 * size * u(rng));
-    }
-    out.push_back(p);
-  }
-  return out;
-}
 
 bool same(const PointHit& a, const PointHit& b) {
   return a.object == b.object && a.triangle == b.triangle && a.distance == b.distance &&
@@ -123,7 +60,7 @@ int run_validate_points(const ValidateArgs& a) {
   const tools::EmbreePointScene embree(device.get(), scene, mode);
   const double embree_ms = ms_since(start);
 
-  const std::vector<glm::dvec3> points = make_points(scene, a.points, a.seed, mode);
+  const std::vector<glm::dvec3> points = tools::make_validation_points(scene, a.points, a.seed, mode);
   const bool tty = isatty(fileno(stderr));
   start = Clock::now();
   const std::vector<PointHit> mine = picker.closest_points(points, QueryOptions{mode});

@@ -2,6 +2,10 @@
 
 #include "ray_io.h"
 
+#include <glm/ext/matrix_double4x4.hpp>
+#include <glm/geometric.hpp>
+#include <glm/mat3x3.hpp>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -326,6 +330,60 @@ void write_dump(std::ostream& out, const ValidateReport& report) {
         << format_float(d.ray.dir.y) << ' ' << format_float(d.ray.dir.z)
         << "\n";
   }
+}
+
+std::vector<glm::dvec3> make_validation_points(const Scene& scene, std::size_t n,
+                                               std::uint64_t seed, PickMode mode) {
+  std::mt19937_64 rng(seed * 7919 + 3);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  std::normal_distribution<double> g(0.0, 1.0);
+  const Aabb bounds = world_bounds(scene);
+  std::vector<std::uint32_t> usable;
+  for (std::uint32_t id = 0; id < scene.objects.size(); ++id) {
+    if (!scene.meshes[scene.objects[id].mesh].triangles.empty()) usable.push_back(id);
+  }
+  std::vector<glm::dvec3> out;
+  out.reserve(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const double kind = u(rng);
+    if (kind >= 0.6 || usable.empty()) {
+      glm::dvec3 p;
+      for (int a = 0; a < 3; ++a) {
+        const double lo = bounds.min[a], hi = bounds.max[a], pad = 0.1 * (hi - lo);
+        p[a] = lo - pad + u(rng) * (hi - lo + 2.0 * pad);
+      }
+      out.push_back(p);
+      continue;
+    }
+    const Object& o = scene.objects[usable[std::size_t(u(rng) * double(usable.size())) %
+                                           usable.size()]];
+    const glm::dmat4 m(o.matrix);
+    const Mesh box = box_mesh(scene.meshes[o.mesh].triangle_bounds());
+    const Mesh& mesh = mode == PickMode::kMesh ? scene.meshes[o.mesh] : box;
+    const glm::uvec3 t = mesh.triangles[std::size_t(u(rng) * double(mesh.triangles.size())) %
+                                        mesh.triangles.size()];
+    const glm::dvec3 a(mesh.positions[t.x]), b(mesh.positions[t.y]), c(mesh.positions[t.z]);
+    glm::dvec3 local;
+    if (kind < 0.2) {
+      local = u(rng) < 0.5 ? a : 0.5 * (a + b);
+    } else {
+      double s = u(rng), r = u(rng);
+      if (s + r > 1.0) {
+        s = 1.0 - s;
+        r = 1.0 - r;
+      }
+      local = a + s * (b - a) + r * (c - a);
+    }
+    glm::dvec3 p = glm::dvec3(m * glm::dvec4(local, 1.0));
+    if (kind >= 0.3) {
+      const glm::dvec3 lo(box.positions[0]), hi(box.positions[7]);
+      const double size = glm::length(glm::dmat3(m) * (hi - lo));
+      const glm::dvec3 dir = glm::normalize(glm::dvec3{g(rng), g(rng), g(rng)});
+      p += dir * (0.05 * size * u(rng));
+    }
+    out.push_back(p);
+  }
+  return out;
 }
 
 }  // namespace raypick::tools

@@ -31,6 +31,19 @@ std::vector<Ray> make_validation_rays(const Scene& scene, const Picker& picker,
                                       std::size_t n, std::uint64_t seed,
                                       PickMode mode = PickMode::kObb);
 
+// Random points for closest-point checks (validate --points, the bench's
+// point row), deterministic for (scene, n, seed, mode):
+// - 40% near a random object's surface: a random point of one of its
+//   triangles (mesh mode) or of its box's faces (obb mode), moved along a
+//   random direction by up to 5% of the object's size, and a quarter of
+//   them not moved at all (on the surface, up to the rounding of the
+//   placement);
+// - 20% on a random triangle's corner or edge midpoint (ties between the
+//   triangles that share them);
+// - 40% uniform in the scene's world box grown by 10% on each side.
+std::vector<glm::dvec3> make_validation_points(const Scene& scene, std::size_t n,
+                                               std::uint64_t seed, PickMode mode);
+
 // How one ray's answers relate, from best to worst.
 enum class Verdict {
   kAgree,         // same object and triangle (or both miss),

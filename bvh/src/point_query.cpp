@@ -102,35 +102,111 @@ bool inside(const Placement& place, const Aabb& local, const glm::dvec3& p) {
   return true;
 }
 
-// Best-first over a wide tree: nodes in order of their box distance,
-// slot_distance2(box) for each slot box, leaf(first, count) for each leaf
-// slot whose box is within best_d2() (inclusive: equal distances are kept
-// for the tie rule); stops when the nearest open node is farther.
-template <class SlotDistance2, class BestD2, class Leaf>
-void best_first(std::span<const WideNode> nodes, SlotDistance2&& slot_distance2, BestD2&& best_d2,
-                Leaf&& leaf) {
-  if (nodes.empty()) return;
-  using Item = std::pair<double, std::uint32_t>;  // distance^2, node
-  std::priority_queue<Item, std::vector<Item>, std::greater<>> open;
-  open.push({0.0, 0});
-  while (!open.empty()) {
-    const auto [d2, n] = open.top();
-    open.pop();
-    if (d2 > best_d2()) break;
-    const WideNode& node = nodes[n];
-    for (int s = 0; s < WideNode::kWidth; ++s) {
-      if (node.child[s] == WideNode::kInvalidSlot) continue;
-      const double sd2 = slot_distance2(node.slot_box(s));
-      if (sd2 > best_d2()) continue;
-      if (node.is_inner(s)) {
-        open.push({sd2, node.child[s]});
-      } else {
-        leaf(node.child[s], node.count[s]);
+// The squared distances from p to a node's 8 world slot boxes, in double
+// from the float boxes (lower bounds of the distance to anything inside);
+// +inf for empty slots. One pass the compiler vectorizes.
+void world_slot_distances2(const WideNode& node, const glm::dvec3& p, double* out) {
+#if RAYPICK_WIDE_SSE
+  // Two slots per SSE2 double register; the same operations, in the same
+  // order, as the scalar loop below, so the same bits.
+  __m128d sum[WideNode::kWidth / 2];
+  for (auto& v : sum) v = _mm_setzero_pd();
+  for (int a = 0; a < 3; ++a) {
+    const __m128d pa = _mm_set1_pd(p[a]);
+    for (int h = 0; h < WideNode::kWidth / 4; ++h) {
+      const __m128 lo = _mm_load_ps(node.bounds[a] + 4 * h);
+      const __m128 hi = _mm_load_ps(node.bounds[3 + a] + 4 * h);
+      const __m128d lo_pair[2] = {_mm_cvtps_pd(lo), _mm_cvtps_pd(_mm_movehl_ps(lo, lo))};
+      const __m128d hi_pair[2] = {_mm_cvtps_pd(hi), _mm_cvtps_pd(_mm_movehl_ps(hi, hi))};
+      for (int k = 0; k < 2; ++k) {
+        const __m128d below = _mm_sub_pd(lo_pair[k], pa);
+        const __m128d above = _mm_sub_pd(pa, hi_pair[k]);
+        const __m128d gap = _mm_max_pd(_mm_max_pd(below, above), _mm_setzero_pd());
+        sum[2 * h + k] = _mm_add_pd(sum[2 * h + k], _mm_mul_pd(gap, gap));
       }
     }
   }
+  for (int k = 0; k < WideNode::kWidth / 2; ++k) _mm_storeu_pd(out + 2 * k, sum[k]);
+#else
+  for (int s = 0; s < WideNode::kWidth; ++s) out[s] = 0.0;
+  for (int a = 0; a < 3; ++a) {
+    for (int s = 0; s < WideNode::kWidth; ++s) {
+      const double below = double(node.bounds[a][s]) - p[a];
+      const double above = p[a] - double(node.bounds[3 + a][s]);
+      const double d = below > above ? below : above;
+      const double gap = d > 0.0 ? d : 0.0;
+      out[s] += gap * gap;
+    }
+  }
+#endif
 }
 
+// The same for a mesh tree's local slot boxes, each carried to a world box
+// by `place` (Placement::world_box), so that the world distance bounds the
+// world distance to the triangles inside.
+template <class Place>
+void placed_slot_distances2(const WideNode& node, const Place& place, const glm::dvec3& p,
+                            double* out) {
+  for (int s = 0; s < WideNode::kWidth; ++s) {
+    out[s] = node.child[s] == WideNode::kInvalidSlot
+                 ? std::numeric_limits<double>::infinity()
+                 : box_distance2(place.world_box(node.slot_box(s)), p);
+  }
+}
+
+// An open item of the walk: a node (count == 0) or a leaf slot's run of
+// entries [index, index + count), with its box's squared distance.
+struct Open {
+  double d2;
+  std::uint32_t index;
+  std::uint32_t count;
+};
+
+// Nearest-first over a wide tree, depth first: a node's slots in order of
+// their box distance (nearest on top of the stack), slot_distances2(node,
+// d2) filling d2[s] with slot s's box distance squared (any value for
+// unused slots), leaf(first, count) for each leaf slot whose box is within
+// best_d2() (inclusive: equal distances are kept for the tie rule) when it
+// is popped. Depth first reaches a leaf at once, so the best distance
+// shrinks before most slots are looked at; a fixed stack, no allocation.
+template <class SlotDistances2, class BestD2, class Leaf>
+void best_first(std::span<const WideNode> nodes, SlotDistances2&& slot_distances2,
+                BestD2&& best_d2, Leaf&& leaf) {
+  if (nodes.empty()) return;
+  // Each level leaves at most kWidth - 1 siblings behind.
+  constexpr std::size_t kStack = std::size_t(wide_detail::kStackSize);
+  Open stack[kStack];
+  std::size_t top = 0;
+  stack[top++] = {0.0, 0, 0};
+  while (top > 0) {
+    const Open item = stack[--top];
+    if (item.d2 > best_d2()) continue;
+    if (item.count != 0) {
+      leaf(item.index, item.count);
+      continue;
+    }
+    const WideNode& node = nodes[item.index];
+    double d2[WideNode::kWidth];
+    slot_distances2(node, d2);
+    // The kept slots, sorted by distance, farthest first (insertion sort
+    // of at most 8), pushed so the nearest is popped first.
+    Open kept[WideNode::kWidth];
+    int n = 0;
+    const double bound = best_d2();
+    for (int s = 0; s < WideNode::kWidth; ++s) {
+      if (node.child[s] == WideNode::kInvalidSlot || d2[s] > bound) continue;
+      const Open o{d2[s], node.child[s], node.is_inner(s) ? 0u : node.count[s]};
+      int k = n++;
+      while (k > 0 && kept[k - 1].d2 < o.d2) {
+        kept[k] = kept[k - 1];
+        --k;
+      }
+      kept[k] = o;
+    }
+    RAYPICK_ASSERT(top + std::size_t(n) <= kStack, "point query stack overflow");
+    for (int k = 0; k < n; ++k) stack[top++] = kept[k];
+  }
+}
 
 // How deep p lies in the box `local` placed by `place`, measured in the
 // world: the distance to the nearest of its six face planes (for a
@@ -181,7 +257,7 @@ bool on_surface(const MeshAccel& mesh, const Placement& place, const glm::dvec3&
     return found;
   }
   best_first(
-      mesh.bvh.nodes(), [&](const Aabb& box) { return box_distance2(place.world_box(box), p); },
+      mesh.bvh.nodes(), [&](const WideNode& node, double* d2) { placed_slot_distances2(node, place, p, d2); },
       [&] { return found ? -1.0 : tol2; },
       [&](std::uint32_t first, std::uint32_t count) {
         for (std::uint32_t e = first; e < first + count; ++e) {
@@ -212,7 +288,7 @@ std::uint32_t Picker::Impl::containing_object(const glm::dvec3& p,
   std::uint32_t found = kInvalidId;
   // Every entry whose padded world box holds p (distance 0).
   best_first(
-      top_.nodes(), [&](const Aabb& box) { return box_distance2(box, p); }, [] { return 0.0; },
+      top_.nodes(), [&](const WideNode& node, double* d2) { world_slot_distances2(node, p, d2); }, [] { return 0.0; },
       [&](std::uint32_t first, std::uint32_t count) {
         for (std::uint32_t e = first; e < first + count; ++e) {
           const LeafObb& leaf = leaf_[e];
@@ -250,7 +326,7 @@ double Picker::Impl::signed_distance(const glm::dvec3& p, const QueryOptions& op
   }
   double deepest = -1.0;
   best_first(
-      top_.nodes(), [&](const Aabb& box) { return box_distance2(box, p); }, [] { return 0.0; },
+      top_.nodes(), [&](const WideNode& node, double* d2) { world_slot_distances2(node, p, d2); }, [] { return 0.0; },
       [&](std::uint32_t first, std::uint32_t count) {
         for (std::uint32_t e = first; e < first + count; ++e) {
           const LeafObb& leaf = leaf_[e];
@@ -283,12 +359,17 @@ PointHit Picker::Impl::closest_point(const glm::dvec3& p, const QueryOptions& op
   if (nodes.empty()) return best.hit;
 
   // One object: its OBB or its triangles, in world space.
-  auto visit_object = [&](std::uint32_t entry) {
+  // shared: the entry shares its leaf slot's box with others, so its own
+  // box may be farther.
+  auto visit_object = [&](std::uint32_t entry, bool shared) {
     const LeafObb& leaf = leaf_[entry];
     if (leaf.mesh == kInvalidId || !accepts(leaf, options)) return;
     const ObjectRec& rec = objects_[leaf.object];
     const MeshAccel& mesh = meshes_[leaf.mesh];
     const Placement place(rec.to_world);
+    // A leaf slot's box holds all its entries: this object's own box may
+    // be farther than the best so far.
+    if (shared && box_distance2(place.world_box(mesh.bounds), p) > best.d2) return;
     if (options.mode == PickMode::kObb) {
       const Aabb& local = mesh.bounds;
       if (inside(place, local, p)) {
@@ -326,7 +407,7 @@ PointHit Picker::Impl::closest_point(const glm::dvec3& p, const QueryOptions& op
     // Best-first over the mesh's tree, each local box carried to a world
     // box to bound the world distance.
     best_first(
-        mesh.bvh.nodes(), [&](const Aabb& box) { return box_distance2(place.world_box(box), p); },
+        mesh.bvh.nodes(), [&](const WideNode& node, double* d2) { placed_slot_distances2(node, place, p, d2); },
         [&] { return best.d2; },
         [&](std::uint32_t first, std::uint32_t count) {
           for (std::uint32_t e = first; e < first + count; ++e) {
@@ -339,9 +420,9 @@ PointHit Picker::Impl::closest_point(const glm::dvec3& p, const QueryOptions& op
   // Best-first over the top level by the distance to the padded world
   // boxes (which contain the objects).
   best_first(
-      nodes, [&](const Aabb& box) { return box_distance2(box, p); }, [&] { return best.d2; },
+      nodes, [&](const WideNode& node, double* d2) { world_slot_distances2(node, p, d2); }, [&] { return best.d2; },
       [&](std::uint32_t first, std::uint32_t count) {
-        for (std::uint32_t e = first; e < first + count; ++e) visit_object(e);
+        for (std::uint32_t e = first; e < first + count; ++e) visit_object(e, count > 1);
       });
   if (best.hit.hit()) best.hit.distance = std::sqrt(best.d2);
   return best.hit;

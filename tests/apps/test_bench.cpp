@@ -61,10 +61,25 @@ TEST_CASE("raypick bench --quick exits 0 with both systems and matching answers"
   const nlohmann::json all = nlohmann::json::parse(slurp(json));
   REQUIRE(all.is_array());
   // The dynamic frame rows ("row": "frame") follow the ray rows.
-  nlohmann::json rows = nlohmann::json::array(), frames = nlohmann::json::array();
-  for (const auto& row : all) (row.contains("row") ? frames : rows).push_back(row);
+  // The closest-point rows ("row": "points") too: boxes-1000 in obb mode.
+  nlohmann::json rows = nlohmann::json::array(), frames = nlohmann::json::array(),
+                 points = nlohmann::json::array();
+  for (const auto& row : all) {
+    const std::string kind = row.value("row", "rays");
+    (kind == "rays" ? rows : kind == "frame" ? frames : points).push_back(row);
+  }
   REQUIRE(rows.size() == 8);
   REQUIRE(frames.size() == 4);  // {boxes obb, crowd mesh} x {raypick, embree}
+  REQUIRE(points.size() == 2);  // boxes obb x {raypick, embree}
+  for (std::size_t k = 0; k < 2; ++k) {
+    CHECK(points[k]["row"] == "points");
+    CHECK(points[k]["scene"] == "boxes-1000");
+    CHECK(points[k]["system"] == (k == 0 ? "raypick" : "embree"));
+    CHECK(points[k]["points"] == 2000);
+    CHECK(points[k]["valid"] == true);
+    CHECK(points[k]["mqps_single"].get<double>() > 0.0);
+    CHECK(points[k]["mqps_batch"].get<double>() > 0.0);
+  }
   for (std::size_t k = 0; k < frames.size(); ++k) {
     CAPTURE(k);
     const nlohmann::json& f = frames[k];
@@ -116,11 +131,18 @@ TEST_CASE("raypick bench --quick exits 0 with both systems and matching answers"
     CHECK(line.substr(line.size() - 4) == "; ok");
   }
   CHECK(frame_lines == 2);
+  std::size_t point_lines = 0;
+  for (const std::string& line : lines_of(r.out)) {
+    if (line.rfind("points ", 0) != 0) continue;
+    ++point_lines;
+    CHECK(line.substr(line.size() - 4) == "; ok");
+  }
+  CHECK(point_lines == 1);
 }
 
 TEST_CASE("raypick bench --json writes rows with the documented keys") {
   const fs::path json = temp_dir() / "bench.json";
-  const Run r = run_raypick("bench --quick --scene boxes --n 500 --mode both --no-frames "
+  const Run r = run_raypick("bench --quick --scene boxes --n 500 --mode both --no-frames --no-points "
                             "--ray-kind incoherent --rays 3000 --json '" +
                             json.string() + "'");
   REQUIRE(r.status == 0);
@@ -165,7 +187,7 @@ TEST_CASE("apps/bench_table.py writes the README's table from bench --json rows"
                             "--camera 20x20 --json '" + json.string() + "'");
   REQUIRE(r.status == 0);
   const nlohmann::json rows = nlohmann::json::parse(slurp(json));
-  REQUIRE(rows.size() == 6);  // 2 ray kinds x 2 systems, then 2 frame rows
+  REQUIRE(rows.size() == 8);  // 2 ray kinds x 2 systems, then 2 frame and 2 point rows
   {
     std::ofstream out(readme);
     out << "# before\n<!-- bench_table begin -->\nstale\n<!-- bench_table end -->\nafter\n";
@@ -180,6 +202,10 @@ TEST_CASE("apps/bench_table.py writes the README's table from bench --json rows"
   CHECK(contains(text, "<!-- bench_table end -->\nafter\n"));
   CHECK(!contains(text, "stale"));
   CHECK(contains(text, "commit `abc1234`"));
+  // The closest-point rows: their table, and their goal lines.
+  CHECK(contains(text, "| closest points (obb, points near the surfaces) |"));
+  CHECK(contains(text, "| obb boxes-400, 2,000 points, batch 1 thr |"));
+  CHECK(contains(text, "| closest points ≥ 1.5× (single) | obb boxes-400 |"));
   CHECK(contains(text, rows[0]["cpu"].get<std::string>()));
   // The incoherent row carries the JSON's figures: raypick's and Embree's
   // single-ray Mrays/s, and Embree's packet figure, to 3 decimals.
