@@ -29,7 +29,7 @@ namespace {
 std::optional<glm::dvec3> parse_vec3(const char* option, const std::string& text,
                                      std::string& error) {
   std::string why;
-  const std::optional<glm::dvec3> p = tools::parse_point<3>(text, why);
+  const std::optional<glm::dvec3> p = tools::parse_point<3>(text, why, "X,Y,Z");
   if (!p) error = std::string(option) + " " + in_quotes(text) + ": " + why;
   return p;
 }
@@ -209,13 +209,7 @@ std::optional<Camera> CameraOptions::make_or_explain(const Scene& scene, int& st
     }
     return std::nullopt;
   }
-  const glm::dmat4& m = found->matrix;
-  s->eye = glm::dvec3(m[3]);
-  s->target = s->eye - glm::dvec3(m[2]);  // looking down the node's -Z
-  s->up = glm::dvec3(m[1]);
-  s->projection = found->projection;
-  s->fov_deg = found->fov_deg;
-  s->ortho_height = found->ortho_height;
+  s = camera_spec(*found, s->width, s->height);
   if (std::string e = check_camera(*s); !e.empty()) {
     error = "--camera " + in_quotes(camera_) + ": the camera cannot be used (its node matrix or "
             "projection is degenerate: " + e + ")";

@@ -2,6 +2,7 @@
 //  [--mode obb|mesh] [--visible] [--mask M] [--format text|jsonl]`.
 #include "screen.h"
 #include "../tools/ray_io.h"
+#include "../tools/screen_view.h"
 
 #include "raypick/bvh/picker.h"
 #include "raypick/core/text.h"
@@ -26,15 +27,6 @@ struct SelectArgs {
   std::string format = "text";
   LoadOptions load;
 };
-
-// The pixels whose centres (i + 0.5, j + 0.5) lie in [lo, hi] (boundary
-// included), clipped to [0, size): first and one past the last.
-std::pair<int, int> pixel_span(double lo, double hi, int size) {
-  const double first = std::ceil(lo - 0.5), last = std::floor(hi - 0.5);
-  const int a = int(std::clamp(first, 0.0, double(size)));
-  const int b = int(std::clamp(last + 1.0, 0.0, double(size)));
-  return {a, std::max(a, b)};
-}
 
 SelectCommand::SelectCommand(CLI::App& app) : args_(std::make_unique<SelectArgs>()) {
   SelectArgs& a = *args_;
@@ -88,25 +80,9 @@ int SelectCommand::run() const {
   const PickMode mode = a.mode;
   const Picker picker(scene, picker_config(mode));
   const QueryOptions options(mode, a.mask);
-  const auto [x0, y0, x1, y1] = *rect;
-  std::vector<std::uint32_t> ids =
-      picker.select(cam.frustum(x0, y0, x1, y1),
-                    a.rule == "contain" ? SelectRule::kContain : SelectRule::kTouch, options);
-  if (a.visible && !ids.empty()) {
-    // The objects the pick hits at the pixel centres inside the rectangle.
-    const auto [i0, i1] = pixel_span(std::min(x0, x1), std::max(x0, x1), cam.width());
-    const auto [j0, j1] = pixel_span(std::min(y0, y1), std::max(y0, y1), cam.height());
-    std::vector<std::uint8_t> seen(scene.objects.size(), 0);
-    std::vector<Ray> rays;
-    for (int j = j0; j < j1; ++j) {
-      rays.clear();
-      for (int i = i0; i < i1; ++i) rays.push_back(cam.ray(i + 0.5, j + 0.5));
-      for (const Hit& h : picker.intersect_batch(rays, options)) {
-        if (h.hit()) seen[h.object] = 1;
-      }
-    }
-    std::erase_if(ids, [&](std::uint32_t id) { return seen[id] == 0; });
-  }
+  const std::vector<std::uint32_t> ids = tools::select_in_view(
+      picker, cam, *rect, a.rule == "contain" ? SelectRule::kContain : SelectRule::kTouch,
+      a.visible, options);
   std::string out;
   for (std::uint32_t id : ids) {
     const std::string& name = scene.objects[id].name;

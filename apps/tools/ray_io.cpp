@@ -325,9 +325,10 @@ RayList read_rays_text(std::string_view text, const std::string& source) {
 }
 
 template <int N>
-std::optional<glm::vec<N, double>> parse_point(std::string_view text, std::string& error) {
+std::optional<glm::vec<N, double>> parse_point(std::string_view text, std::string& error,
+                                               const std::string& what) {
   const std::optional<std::vector<double>> v =
-      parse_numbers(text, N, N == 2 ? "X Y" : "x y z", error);
+      parse_numbers(text, N, !what.empty() ? what : N == 2 ? "X Y" : "x y z", error);
   if (!v) return std::nullopt;
   glm::vec<N, double> p;
   for (int a = 0; a < N; ++a) {
@@ -362,8 +363,10 @@ PointsFile<N> read_points(const std::string& path) {
   return out;
 }
 
-template std::optional<glm::dvec2> parse_point<2>(std::string_view, std::string&);
-template std::optional<glm::dvec3> parse_point<3>(std::string_view, std::string&);
+template std::optional<glm::dvec2> parse_point<2>(std::string_view, std::string&,
+                                                  const std::string&);
+template std::optional<glm::dvec3> parse_point<3>(std::string_view, std::string&,
+                                                  const std::string&);
 template PointList read_points<2>(const std::string&);
 template Point3List read_points<3>(const std::string&);
 

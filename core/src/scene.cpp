@@ -45,6 +45,20 @@ Mesh box_mesh(const Aabb& box) {
   return m;
 }
 
+CameraSpec camera_spec(const SceneCamera& camera, int width, int height) {
+  CameraSpec s;
+  const glm::dmat4& m = camera.matrix;
+  s.eye = glm::dvec3(m[3]);
+  s.target = s.eye - glm::dvec3(m[2]);  // looking down the node's -Z
+  s.up = glm::dvec3(m[1]);
+  s.projection = camera.projection;
+  s.fov_deg = camera.fov_deg;
+  s.ortho_height = camera.ortho_height;
+  s.width = width;
+  s.height = height;
+  return s;
+}
+
 std::size_t Scene::triangle_count() const {
   std::size_t n = 0;
   for (const Object& o : objects) {

@@ -61,6 +61,13 @@ struct SceneCamera {
                              // The image size decides the aspect, not this.
 };
 
+// The camera a scene file defines, as a CameraSpec for a width x height
+// image: the eye at the node's origin, the target one unit down its -Z,
+// up its +Y, and the file's projection (its aspect ratio is not used: the
+// image size decides). check_camera() tells whether the node's matrix can
+// place a camera (a degenerate one cannot).
+CameraSpec camera_spec(const SceneCamera& camera, int width, int height);
+
 // Objects in id order: object id = index in `objects`.
 struct Scene {
   std::vector<Mesh> meshes;
