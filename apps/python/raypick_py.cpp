@@ -7,6 +7,8 @@
 #include "raypick/core/text.h"
 #include "raypick/loaders/load.h"
 
+#include "screen_view.h"
+
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -15,9 +17,11 @@
 #include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
 
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -101,6 +105,139 @@ void run_parallel(int threads, F&& f) {
   arena.execute(f);
 }
 
+// A camera (the contract's screen space): raypick::Camera with the spec it
+// was made from and, for a scene file's camera, its name.
+static_assert(sizeof(tools::Rgb) == 3, "render() copies the image's pixels as bytes");
+
+class PyCamera {
+ public:
+  static CameraSpec checked(const CameraSpec& spec) {
+    std::string e = check_camera(spec);
+    if (!e.empty()) {
+      // The core words its checks with the CLI's option names.
+      for (std::size_t at; (at = e.find("--")) != std::string::npos;) e.erase(at, 2);
+      throw py::value_error("Camera: " + e);
+    }
+    return spec;
+  }
+  explicit PyCamera(const CameraSpec& spec, std::string name = {})
+      : camera_(checked(spec)), name_(std::move(name)) {}
+
+  static PyCamera make(const py::handle& eye, const py::handle& target, const py::handle& up,
+                       int width, int height, std::optional<double> fov,
+                       std::optional<double> ortho_height) {
+    CameraSpec s;
+    s.eye = vec3(eye, "eye");
+    s.target = vec3(target, "target");
+    s.up = vec3(up, "up");
+    s.width = width;
+    s.height = height;
+    if (fov && ortho_height) {
+      throw py::value_error("Camera: give fov (perspective) or ortho_height (orthographic), "
+                            "not both");
+    }
+    if (ortho_height) {
+      s.projection = Projection::kOrthographic;
+      s.ortho_height = *ortho_height;
+    } else {
+      s.fov_deg = fov.value_or(60.0);
+    }
+    return PyCamera(s);
+  }
+
+  const raypick::Camera& camera() const { return camera_; }
+  const CameraSpec& spec() const { return camera_.spec(); }
+  const std::string& name() const { return name_; }
+  py::tuple eye() const { return tuple3(spec().eye); }
+  py::tuple target() const { return tuple3(spec().target); }
+  py::tuple up() const { return tuple3(spec().up); }
+  std::string projection() const {
+    return spec().projection == Projection::kPerspective ? "perspective" : "orthographic";
+  }
+  py::object fov() const {
+    return spec().projection == Projection::kPerspective ? py::object(py::float_(spec().fov_deg))
+                                                         : py::object(py::none());
+  }
+  py::object ortho_height() const {
+    return spec().projection == Projection::kOrthographic
+               ? py::object(py::float_(spec().ortho_height))
+               : py::object(py::none());
+  }
+  PyCamera resized(int width, int height) const {
+    CameraSpec s = spec();
+    s.width = width;
+    s.height = height;
+    return PyCamera(s, name_);
+  }
+
+  // The rays through image-plane points (N, 2): (N, 6) float64, the
+  // float rays the CLI casts (raypick::Camera::ray), widened.
+  py::array_t<double> rays(const py::handle& pixels) const {
+    const std::vector<Ray> r = float_rays(pixels);
+    py::array_t<double> out({static_cast<py::ssize_t>(r.size()), py::ssize_t{6}});
+    auto o = out.mutable_unchecked<2>();
+    for (std::size_t i = 0; i < r.size(); ++i) {
+      for (int k = 0; k < 3; ++k) {
+        o(py::ssize_t(i), k) = r[i].org[k];
+        o(py::ssize_t(i), 3 + k) = r[i].dir[k];
+      }
+    }
+    return out;
+  }
+  std::vector<Ray> float_rays(const py::handle& pixels) const {
+    const auto a = as_array<double>(pixels, "pixels", "(N, 2)");
+    require_shape(a, "pixels", 2, "(N, 2)");
+    const double* p = a.data();
+    std::vector<Ray> out(static_cast<std::size_t>(a.shape(0)));
+    for (std::size_t i = 0; i < out.size(); ++i) {
+      if (!std::isfinite(p[2 * i]) || !std::isfinite(p[2 * i + 1])) {
+        throw py::value_error("pixels[" + std::to_string(i) + "]: must be finite");
+      }
+      out[i] = camera_.ray(p[2 * i], p[2 * i + 1]);
+    }
+    return out;
+  }
+  // The image-plane points of world points (N, 3): (N, 2) float64.
+  py::array_t<double> project(const py::handle& points) const {
+    const auto a = as_array<double>(points, "points", "(N, 3)");
+    require_shape(a, "points", 3, "(N, 3)");
+    const double* p = a.data();
+    const auto n = a.shape(0);
+    py::array_t<double> out({n, py::ssize_t{2}});
+    auto o = out.mutable_unchecked<2>();
+    for (py::ssize_t i = 0; i < n; ++i) {
+      const glm::dvec2 q = camera_.project({p[3 * i], p[3 * i + 1], p[3 * i + 2]});
+      o(i, 0) = q.x;
+      o(i, 1) = q.y;
+    }
+    return out;
+  }
+  std::string repr() const {
+    const CameraSpec& s = spec();
+    char buf[320];
+    std::snprintf(buf, sizeof buf,
+                  "<raypick.Camera%s%s: %s %dx%d, eye (%g, %g, %g), target (%g, %g, %g), %s %g>",
+                  name_.empty() ? "" : " ", printable(name_, 40).c_str(), projection().c_str(),
+                  s.width, s.height, s.eye.x, s.eye.y, s.eye.z, s.target.x, s.target.y,
+                  s.target.z, s.projection == Projection::kPerspective ? "fov" : "height",
+                  s.projection == Projection::kPerspective ? s.fov_deg : s.ortho_height);
+    return buf;
+  }
+
+ private:
+  static glm::dvec3 vec3(const py::handle& v, const char* what) {
+    const auto a = as_array<double>(v, what, "(3,)");
+    if (a.ndim() != 1 || a.shape(0) != 3) {
+      throw py::value_error(std::string(what) + ": expected shape (3,), got " + shape_of(a));
+    }
+    return {a.at(0), a.at(1), a.at(2)};
+  }
+  static py::tuple tuple3(const glm::dvec3& v) { return py::make_tuple(v.x, v.y, v.z); }
+
+  raypick::Camera camera_;
+  std::string name_;
+};
+
 class Scene {
  public:
   explicit Scene(const std::string& mode) : mode_(mode_of(mode)) {
@@ -125,6 +262,7 @@ class Scene {
       names_.push_back(std::move(o.name));
       object_mesh_.push_back(o.mesh);
     }
+    cameras_ = std::move(scene.cameras);
   }
 
   std::uint32_t add_mesh(const py::handle& vertices, const py::handle& triangles) {
@@ -237,6 +375,113 @@ class Scene {
       hits = single ? picker_->intersect_batch(as_float, options)
                     : picker_->intersect_batch(as_double, options);
     });
+    return hits_dict(hits, as_float, as_double);
+  }
+
+  // The scene file's cameras (glTF), each at 640x480, or 480 high and as
+  // wide as the file's aspect ratio says; cameras whose node cannot place
+  // one (a degenerate matrix) are left out. resized() sets another size.
+  py::list cameras() const {
+    py::list out;
+    for (const SceneCamera& c : cameras_) {
+      const int height = 480;
+      const int width = c.aspect > 0.0 && c.aspect < 64.0 ? int(std::lround(480.0 * c.aspect)) : 640;
+      const CameraSpec s = camera_spec(c, std::max(width, 1), height);
+      if (!check_camera(s).empty()) continue;
+      out.append(PyCamera(s, !c.name.empty() ? c.name : c.camera_name));
+    }
+    return out;
+  }
+
+  py::dict pick_pixels(const PyCamera& camera, const py::handle& pixels, std::optional<double> tmax,
+                       std::optional<std::uint32_t> mask, int threads) const {
+    check_committed();
+    if (tmax && !(*tmax >= 0.0)) throw py::value_error("tmax: expected a number >= 0");
+    std::vector<Ray> rays = camera.float_rays(pixels);
+    if (tmax) {
+      for (Ray& r : rays) r.tmax = static_cast<float>(*tmax);
+    }
+    std::vector<Hit> hits;
+    run_parallel(threads, [&] { hits = picker_->intersect_batch(rays, options_of(mask)); });
+    return hits_dict(hits, rays, {});
+  }
+
+  py::array_t<std::int64_t> select(const PyCamera& camera, const py::handle& rect,
+                                   const std::string& rule, bool visible_only,
+                                   std::optional<std::uint32_t> mask, int threads) const {
+    check_committed();
+    const auto r = as_array<double>(rect, "rect", "(4,)");
+    if (r.ndim() != 1 || r.shape(0) != 4) {
+      throw py::value_error("rect: expected (x0, y0, x1, y1), shape (4,), got " + shape_of(r));
+    }
+    const std::array<double, 4> box{r.at(0), r.at(1), r.at(2), r.at(3)};
+    for (double c : box) {
+      if (!std::isfinite(c)) throw py::value_error("rect: the corners must be finite");
+    }
+    if (rule != "touch" && rule != "contain") {
+      throw py::value_error("rule: expected 'touch' or 'contain', got '" + printable(rule, 40) +
+                            "'");
+    }
+    std::vector<std::uint32_t> ids;
+    run_parallel(threads, [&] {
+      ids = tools::select_in_view(*picker_, camera.camera(), box,
+                                  rule == "contain" ? SelectRule::kContain : SelectRule::kTouch,
+                                  visible_only, options_of(mask));
+    });
+    py::array_t<std::int64_t> out(static_cast<py::ssize_t>(ids.size()));
+    auto o = out.mutable_unchecked<1>();
+    for (std::size_t i = 0; i < ids.size(); ++i) o(py::ssize_t(i)) = ids[i];
+    return out;
+  }
+
+  py::array_t<std::uint8_t> render(const PyCamera& camera, const std::string& color,
+                                   const py::handle& highlight, int threads) const {
+    check_committed();
+    const std::optional<tools::Colouring> colouring = tools::colouring_of(color);
+    if (!colouring) {
+      throw py::value_error("color: expected 'shade', 'id', 'ids', 'depth' or 'normal', got '" +
+                            printable(color, 40) + "'");
+    }
+    std::vector<std::uint8_t> lit(picker_->object_count(), 0);
+    bool any = false;
+    if (!highlight.is_none()) {
+      const py::array h = py::array::ensure(highlight);
+      if (!h || (h.dtype().kind() != 'i' && h.dtype().kind() != 'u') || h.ndim() > 1) {
+        throw py::type_error("highlight: expected object ids (an integer array or list)");
+      }
+      if (*colouring == tools::Colouring::kIds && h.size() > 0) {
+        throw py::value_error("highlight: color='ids' is the exact id buffer; no highlight");
+      }
+      const auto ids = py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>::ensure(h);
+      for (py::ssize_t i = 0; i < ids.size(); ++i) {
+        const std::int64_t id = ids.data()[i];
+        if (id < 0 || id >= std::int64_t(lit.size())) {
+          throw py::index_error("highlight: object " + std::to_string(id) +
+                                " does not exist (the scene has " + std::to_string(lit.size()) +
+                                ")");
+        }
+        lit[std::size_t(id)] = 1;
+        any = true;
+      }
+    }
+    tools::RenderedView view;
+    run_parallel(threads, [&] {
+      view = tools::render_view(*picker_, camera.camera(), mode_, *colouring, lit);
+      if (any) tools::outline_lit(view, lit);
+    });
+    const py::ssize_t H = view.image.height, W = view.image.width;
+    py::array_t<std::uint8_t> out({H, W, py::ssize_t{3}});
+    std::memcpy(out.mutable_data(), view.image.pixels.data(), std::size_t(H * W * 3));
+    return out;
+  }
+
+ private:
+  // The cast_rays() dict of `hits`, the answers to `as_float` rays (or, when
+  // empty, to `as_double` rays): points o + t d in double from the rays as
+  // given, rounded once (as the CLI prints them).
+  py::dict hits_dict(const std::vector<Hit>& hits, const std::vector<Ray>& as_float,
+                     const std::vector<RayD>& as_double) const {
+    const bool single = !as_float.empty() || as_double.empty();
     const auto n = static_cast<py::ssize_t>(hits.size());
     py::array_t<float> t(n);
     py::array_t<std::int64_t> object(n), triangle(n);
@@ -275,6 +520,8 @@ class Scene {
     return out;
   }
 
+
+ public:
   py::array_t<bool> occluded(const py::handle& rays, std::optional<double> tmax,
                              std::optional<std::uint32_t> mask, int threads) const {
     check_committed();
@@ -566,6 +813,7 @@ class Scene {
   std::vector<std::uint32_t> object_mesh_;  // by object
   std::size_t triangles_ = 0;
   bool dirty_ = false;
+  std::vector<SceneCamera> cameras_;
 };
 
 Scene load(const std::string& path, const std::string& mode, std::optional<std::string> root,
@@ -596,6 +844,7 @@ Scene load(const std::string& path, const std::string& mode, std::optional<std::
 }  // namespace raypick::python
 
 PYBIND11_MODULE(raypick, m) {
+  using raypick::python::PyCamera;
   using raypick::python::Scene;
   m.doc() =
       "raypick: ray picking of objects in 3D scenes (BVH over oriented boxes, exact mesh hits).\n"
@@ -605,6 +854,40 @@ PYBIND11_MODULE(raypick, m) {
   raypick::python::g_load_error =
       PyErr_NewException("raypick.LoadError", PyExc_ValueError, nullptr);
   m.attr("LoadError") = py::handle(raypick::python::g_load_error);
+
+  py::class_<PyCamera>(m, "Camera",
+                       "A camera, as the contract's screen space defines it: pixel (i, j)'s "
+                       "centre is at (i + 0.5, j + 0.5), (0, 0) the image's top-left corner.")
+      .def(py::init(&PyCamera::make), py::arg("eye"), py::arg("target"),
+           py::arg("up") = py::make_tuple(0.0, 1.0, 0.0), py::arg("width") = 640,
+           py::arg("height") = 480, py::arg("fov") = py::none(),
+           py::arg("ortho_height") = py::none(),
+           "A look-at camera: eye and target (3,) world points, up (3,) a direction, an image "
+           "of width x height pixels; perspective with vertical field of view `fov` degrees "
+           "(default 60), or orthographic with a view `ortho_height` world units high. "
+           "Raises ValueError for an unusable one (eye == target, up along the view, ...).")
+      .def_property_readonly("eye", &PyCamera::eye)
+      .def_property_readonly("target", &PyCamera::target)
+      .def_property_readonly("up", &PyCamera::up)
+      .def_property_readonly("width", [](const PyCamera& c) { return c.spec().width; })
+      .def_property_readonly("height", [](const PyCamera& c) { return c.spec().height; })
+      .def_property_readonly("projection", &PyCamera::projection,
+                             "'perspective' or 'orthographic'.")
+      .def_property_readonly("fov", &PyCamera::fov, "Vertical field of view in degrees "
+                                                    "(perspective), else None.")
+      .def_property_readonly("ortho_height", &PyCamera::ortho_height,
+                             "View height in world units (orthographic), else None.")
+      .def_property_readonly("name", &PyCamera::name,
+                             "A scene file's camera: its node's name (or the camera's); '' "
+                             "otherwise.")
+      .def("resized", &PyCamera::resized, py::arg("width"), py::arg("height"),
+           "The same camera for an image of width x height pixels.")
+      .def("rays", &PyCamera::rays, py::arg("pixels"),
+           "The rays through image-plane points (N, 2) in pixels: (N, 6) float64 (origin, "
+           "direction), what pick_pixels casts.")
+      .def("project", &PyCamera::project, py::arg("points"),
+           "The image-plane points (N, 2) float64 of world points (N, 3) in front of the camera.")
+      .def("__repr__", &PyCamera::repr);
 
   py::class_<Scene>(m, "Scene",
                     "A scene to pick from: meshes placed by 4x4 affine matrices. Ids are "
@@ -671,6 +954,30 @@ PYBIND11_MODULE(raypick, m) {
       .def("_time_batch", &Scene::time_batch, py::arg("rays"), py::arg("threads") = 0,
            "Seconds the C++ intersect_batch alone takes on float64 rays (N, 6), for "
            "apps/python/bench_python.py.")
+      .def_property_readonly("cameras", &Scene::cameras,
+                             "The scene file's cameras (glTF) as Camera objects, 480 pixels high "
+                             "and as wide as the file's aspect ratio says (else 640); use "
+                             "Camera.resized() for another size. Empty for other scenes.")
+      .def("pick_pixels", &Scene::pick_pixels, py::arg("camera"), py::arg("pixels"),
+           py::arg("tmax") = py::none(), py::arg("mask") = py::none(), py::arg("threads") = 0,
+           "Picks through image-plane points (N, 2) of `camera` (pixel (i, j)'s centre is "
+           "(i + 0.5, j + 0.5)): the dict of cast_rays() for the camera's rays, as `raypick "
+           "pick --pixels` answers. The GIL is released.")
+      .def("select", &Scene::select, py::arg("camera"), py::arg("rect"),
+           py::arg("rule") = "touch", py::arg("visible_only") = false, py::arg("mask") = py::none(),
+           py::arg("threads") = 0,
+           "Marquee selection: the ids (int64, ascending) of the objects in the region the "
+           "rectangle rect = (x0, y0, x1, y1) of `camera`'s image covers (corners in either "
+           "order, boundary included). rule 'touch': the object meets the region, 'contain': "
+           "it lies in it; visible_only keeps those the pick also hits at a pixel centre inside "
+           "the rectangle. As `raypick select`.")
+      .def("render", &Scene::render, py::arg("camera"), py::arg("color") = "shade",
+           py::arg("highlight") = py::none(), py::arg("threads") = 0,
+           "The picture `camera` sees, one ray per pixel centre: (height, width, 3) uint8 RGB, "
+           "rows top to bottom, what `raypick render` writes to its PNG. color: 'shade' "
+           "(palette colour under a headlight), 'id' (palette, flat), 'ids' (the exact id "
+           "buffer: RGB = id + 1 big-endian, misses black), 'depth' or 'normal'. highlight: "
+           "object ids tinted and outlined.")
       .def_property_readonly("names", &Scene::names, "Object names, by id.")
       .def_property_readonly("mode", &Scene::mode, "'obb' or 'mesh'.")
       .def("boxes", &Scene::boxes,
