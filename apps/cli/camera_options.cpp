@@ -72,19 +72,28 @@ void CameraOptions::add_to(CLI::App& cmd) {
                    ->transform(a_number());
   size_opt_ = cmd.add_option("--size", size_, "Image size WxH in pixels (sides 1..16384)")
                  ->check(not_an_option());
+  view_opt_ = cmd.add_option("--view", view_,
+                             "Without --eye/--target/--camera: frame the whole scene, seen "
+                             "from iso (front, right and above; the default), front, back, "
+                             "left, right, top or bottom")
+                  ->check(CLI::IsMember({"iso", "front", "back", "left", "right", "top",
+                                         "bottom"}));
   camera_opt_ = cmd.add_option("--camera", camera_,
                                "A camera of a glTF scene, by node name, camera name or "
                                "index (instead of --eye/--target/--up/--fov/--ortho)")
                     ->check(not_an_option());
   fov_opt_->excludes(ortho_opt_);
-  for (CLI::Option* o : {eye_opt_, target_opt_, up_opt_, fov_opt_, ortho_opt_}) {
+  for (CLI::Option* o : {eye_opt_, target_opt_, up_opt_, fov_opt_, ortho_opt_, view_opt_}) {
     camera_opt_->excludes(o);
   }
+  view_opt_->excludes(eye_opt_);
+  view_opt_->excludes(target_opt_);
+  view_opt_->excludes(up_opt_);
 }
 
 bool CameraOptions::any_given() const {
   for (CLI::Option* o : {eye_opt_, target_opt_, up_opt_, fov_opt_, ortho_opt_,
-                         size_opt_, camera_opt_}) {
+                         size_opt_, camera_opt_, view_opt_}) {
     if (o->count() > 0) return true;
   }
   return false;
@@ -114,9 +123,27 @@ std::optional<CameraSpec> CameraOptions::spec_without_scene(std::string& error) 
     }
     return s;
   }
+  if (eye_opt_->count() == 0 && target_opt_->count() == 0) {
+    // Framed when the scene is known (make_or_explain); check the rest now
+    // with a stand-in eye and target.
+    s.eye = {0, 0, 1};
+    s.target = {0, 0, 0};
+    if (ortho_opt_->count() > 0) {
+      s.projection = Projection::kOrthographic;
+      s.ortho_height = ortho_;
+    } else {
+      s.fov_deg = fov_;
+    }
+    if (std::string e = check_camera(s); !e.empty()) {
+      error = e;
+      return std::nullopt;
+    }
+    return s;
+  }
   if (eye_opt_->count() == 0 || target_opt_->count() == 0) {
-    error = "a camera needs --eye X,Y,Z and --target X,Y,Z (or --camera NAME|INDEX), "
-            "and --size WxH";
+    error = std::string(eye_opt_->count() == 0 ? "--target" : "--eye") + " needs " +
+            (eye_opt_->count() == 0 ? "--eye X,Y,Z" : "--target X,Y,Z") +
+            " too (or neither, and the scene is framed; see --view)";
     return std::nullopt;
   }
   const auto eye = parse_vec3("--eye", eye_, error);
@@ -172,6 +199,26 @@ std::optional<Camera> CameraOptions::make_or_explain(const Scene& scene, int& st
   if (!s) {
     status = kExitUsage;
     return std::nullopt;
+  }
+  if (camera_opt_->count() == 0 && eye_opt_->count() == 0) {
+    // No camera given: frame the scene.
+    static const std::pair<const char*, ViewDirection> kViews[] = {
+        {"iso", ViewDirection::kIso},   {"front", ViewDirection::kFront},
+        {"back", ViewDirection::kBack}, {"left", ViewDirection::kLeft},
+        {"right", ViewDirection::kRight}, {"top", ViewDirection::kTop},
+        {"bottom", ViewDirection::kBottom}};
+    ViewDirection view = ViewDirection::kIso;
+    for (const auto& [name, v] : kViews) {
+      if (view_ == name) view = v;
+    }
+    if (ortho_opt_->count() == 0) s->ortho_height = 0.0;
+    const CameraSpec framed = framing_camera(world_bounds(scene), view, *s);
+    if (std::string e = check_camera(framed); !e.empty()) {
+      status = kExitBadInput;
+      error = "the scene cannot be framed: " + e;
+      return std::nullopt;
+    }
+    return Camera(framed);
   }
   if (camera_opt_->count() == 0) return Camera(*s);
   status = kExitBadInput;

@@ -56,7 +56,7 @@ class CameraOptions {
   std::optional<Camera> make_or_explain(const Scene& scene, int& status,
                                         std::string& error) const;
 
-  std::string eye_, target_, up_ = "0,1,0", size_, camera_;
+  std::string eye_, target_, up_ = "0,1,0", size_, camera_, view_ = "iso";
   double fov_ = 60.0, ortho_ = 0.0;
   CLI::Option* eye_opt_ = nullptr;
   CLI::Option* target_opt_ = nullptr;
@@ -65,6 +65,7 @@ class CameraOptions {
   CLI::Option* ortho_opt_ = nullptr;
   CLI::Option* size_opt_ = nullptr;
   CLI::Option* camera_opt_ = nullptr;
+  CLI::Option* view_opt_ = nullptr;
 };
 
 // Parses "X0,Y0,X1,Y1" (finite numbers); nullopt with `error` set.

@@ -30,6 +30,39 @@ std::string str(const glm::dvec3& v) {
 
 }  // namespace
 
+CameraSpec framing_camera(const Aabb& box, ViewDirection view, CameraSpec spec) {
+  const Aabb b = box.empty() ? Aabb{glm::vec3(-0.5f), glm::vec3(0.5f)} : box;
+  const glm::dvec3 lo(b.min), hi(b.max);
+  const glm::dvec3 centre = 0.5 * (lo + hi);
+  double radius = 0.5 * glm::length(hi - lo);
+  if (!(radius > 0.0)) radius = 0.5;  // a point: a unit's worth around it
+  glm::dvec3 from{0.0, 0.0, 1.0}, up{0.0, 1.0, 0.0};
+  switch (view) {
+    case ViewDirection::kIso: from = glm::normalize(glm::dvec3{1.0, 0.8, 1.4}); break;
+    case ViewDirection::kFront: from = {0.0, 0.0, 1.0}; break;
+    case ViewDirection::kBack: from = {0.0, 0.0, -1.0}; break;
+    case ViewDirection::kRight: from = {1.0, 0.0, 0.0}; break;
+    case ViewDirection::kLeft: from = {-1.0, 0.0, 0.0}; break;
+    case ViewDirection::kTop: from = {0.0, 1.0, 0.0}, up = {0.0, 0.0, -1.0}; break;
+    case ViewDirection::kBottom: from = {0.0, -1.0, 0.0}, up = {0.0, 0.0, 1.0}; break;
+  }
+  double distance = 2.0 * radius;
+  if (spec.projection == Projection::kPerspective) {
+    const double half_v = 0.5 * spec.fov_deg * std::numbers::pi / 180.0;
+    const double aspect = spec.height > 0 ? double(spec.width) / spec.height : 1.0;
+    const double half_h = std::atan(std::tan(half_v) * aspect);
+    const double half = std::min(half_v, half_h);
+    if (half > 0.0) distance = radius / std::sin(half) * 1.02;
+  } else if (!(spec.ortho_height > 0.0)) {
+    const double aspect = spec.height > 0 ? double(spec.width) / spec.height : 1.0;
+    spec.ortho_height = 2.0 * radius * 1.02 * std::max(1.0, 1.0 / aspect);
+  }
+  spec.target = centre;
+  spec.eye = centre + from * distance;
+  spec.up = up;
+  return spec;
+}
+
 std::string check_camera(const CameraSpec& s) {
   if (s.width < 1 || s.height < 1 || s.width > kMaxImageSide ||
       s.height > kMaxImageSide) {

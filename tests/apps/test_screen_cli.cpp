@@ -459,3 +459,53 @@ TEST_CASE("a pixel point outside the image gets one warning naming it, and is st
   r = run_raypick("pick '" + scene.string() + "'" + kCam + " --pixel 200,0");
   CHECK(r.err.empty());
 }
+
+TEST_CASE("no camera given: the scene is framed (--view), as the same camera given by --eye/--target") {
+  const fs::path dir = temp_dir();
+  const fs::path scene = write("framed.obj", obj_box("a", {0, 0, 0}, {1, 1, 1}, 1) +
+                                                 obj_box("b", {3, 0, -2}, {4, 2, -1}, 9));
+  for (const char* view : {"iso", "top", "left"}) {
+    CAPTURE(view);
+    const fs::path framed = dir / "framed.png", given = dir / "given.png";
+    Run r = run_raypick("render '" + scene.string() + "' --size 48x32 --mode mesh --view " +
+                        view + " --out '" + framed.string() + "'");
+    REQUIRE(r.status == 0);
+    // The same camera, computed by core's framing_camera and given by hand.
+    raypick::CameraSpec spec;
+    spec.width = 48;
+    spec.height = 32;
+    const raypick::ViewDirection v = std::string(view) == "iso"   ? raypick::ViewDirection::kIso
+                                     : std::string(view) == "top" ? raypick::ViewDirection::kTop
+                                                                  : raypick::ViewDirection::kLeft;
+    const raypick::CameraSpec c =
+        raypick::framing_camera(raypick::Aabb{{0, 0, -2}, {4, 2, 1}}, v, spec);
+    char cam[256];
+    std::snprintf(cam, sizeof cam, "--eye %.17g,%.17g,%.17g --target %.17g,%.17g,%.17g --up %g,%g,%g",
+                  c.eye.x, c.eye.y, c.eye.z, c.target.x, c.target.y, c.target.z, c.up.x, c.up.y,
+                  c.up.z);
+    r = run_raypick("render '" + scene.string() + "' --size 48x32 --mode mesh " + cam +
+                    " --out '" + given.string() + "'");
+    REQUIRE(r.status == 0);
+    std::string e1, e2;
+    const raypick::tools::Image a = raypick::tools::read_png(framed.string(), e1);
+    const raypick::tools::Image b = raypick::tools::read_png(given.string(), e2);
+    REQUIRE(a.width == 48);
+    CHECK(a.pixels == b.pixels);
+    std::set<std::tuple<int, int, int>> colours;
+    for (const auto& p : a.pixels) colours.insert({p.r, p.g, p.b});
+    CHECK(colours.size() > 3);  // both boxes and the background at least
+  }
+  // Both objects in view: a framed select of the whole image takes both.
+  Run r = run_raypick("select '" + scene.string() + "' --size 48x32 --rect 0,0,48,32");
+  CHECK(r.status == 0);
+  CHECK(r.out == "object 0 'a'\nobject 1 'b'\n");
+  // Half a camera is an error; --view does not go with --eye or --camera.
+  r = run_raypick("render '" + scene.string() + "' --size 48x32 --eye 0,0,5 --out x.png");
+  CHECK(r.status == 2);
+  CHECK(r.err.find("--eye needs --target X,Y,Z too") != std::string::npos);
+  r = run_raypick("pick '" + scene.string() + "' --size 48x32 --view top --eye 0,0,5 "
+                  "--target 0,0,0 --pixel 1,1");
+  CHECK(r.status == 2);
+  r = run_raypick("pick '" + scene.string() + "' --size 48x32 --view sideways --pixel 1,1");
+  CHECK(r.status == 2);
+}

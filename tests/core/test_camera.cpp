@@ -241,3 +241,48 @@ TEST_CASE("bad camera parameters each get one clear message") {
   CHECK(with([](CameraSpec& t) { t.up = {0, 0, 0}; }) == "--up must not be zero");
   CHECK(with([](CameraSpec& t) { t.eye.x = INFINITY; }).find("--eye must be finite") == 0);
 }
+
+TEST_CASE("framing_camera keeps every corner of the box in the image, from every view") {
+  const Aabb box{{-3.0f, 1.0f, 10.0f}, {5.0f, 2.5f, 14.0f}};
+  const glm::dvec3 centre = 0.5 * (glm::dvec3(box.min) + glm::dvec3(box.max));
+  for (ViewDirection view : {ViewDirection::kIso, ViewDirection::kFront, ViewDirection::kBack,
+                             ViewDirection::kLeft, ViewDirection::kRight, ViewDirection::kTop,
+                             ViewDirection::kBottom}) {
+    for (Projection projection : {Projection::kPerspective, Projection::kOrthographic}) {
+      for (const auto& [w, h] : {std::pair{640, 480}, std::pair{200, 600}}) {
+        CAPTURE(int(view));
+        CAPTURE(int(projection));
+        CAPTURE(w);
+        CameraSpec spec;
+        spec.projection = projection;
+        spec.ortho_height = 0.0;  // fit
+        spec.width = w;
+        spec.height = h;
+        const CameraSpec framed = framing_camera(box, view, spec);
+        REQUIRE(check_camera(framed).empty());
+        CHECK(framed.target == centre);
+        CHECK((framed.width == w && framed.height == h));
+        const Camera cam(framed);
+        // The centre is at the image's centre; all 8 corners inside it and
+        // in front of the eye.
+        const glm::dvec2 c = cam.project(centre);
+        CHECK(c.x == doctest::Approx(w / 2.0));
+        CHECK(c.y == doctest::Approx(h / 2.0));
+        for (int k = 0; k < 8; ++k) {
+          const glm::dvec3 p{(k & 1) ? box.max.x : box.min.x, (k & 2) ? box.max.y : box.min.y,
+                             (k & 4) ? box.max.z : box.min.z};
+          CHECK(cam.depth(p) > 0.0);
+          const glm::dvec2 q = cam.project(p);
+          CHECK(q.x >= 0.0);
+          CHECK(q.x <= w);
+          CHECK(q.y >= 0.0);
+          CHECK(q.y <= h);
+        }
+      }
+    }
+  }
+  // An empty box frames the unit box at the origin.
+  CameraSpec spec;
+  spec.width = spec.height = 10;
+  CHECK(framing_camera(Aabb{}, ViewDirection::kFront, spec).target == glm::dvec3(0.0));
+}

@@ -39,6 +39,21 @@ struct CameraSpec {
   int height = 0;
 };
 
+// Where a framing camera looks from (framing_camera): iso is from the
+// front, right and above (+z, +x, +y of the box's centre), the others
+// straight along one axis (front looks down -z from +z, top down -y from
+// +y with -z up on the image, and so on).
+enum class ViewDirection { kIso, kFront, kBack, kLeft, kRight, kTop, kBottom };
+
+// A camera that frames `box` for a quick look: it looks at the box's
+// centre from `view`, with spec.projection, fov_deg and ortho_height
+// taken from `spec` (the rest of `spec` is replaced but width and height).
+// Perspective: far enough that the box's bounding sphere fits both the
+// vertical and the horizontal field of view. Orthographic: the eye just
+// outside the sphere; ortho_height <= 0 means "fit the sphere". An empty
+// box is framed as the unit box at the origin.
+CameraSpec framing_camera(const Aabb& box, ViewDirection view, CameraSpec spec);
+
 // The largest image side a camera accepts.
 inline constexpr int kMaxImageSide = 16384;
 
