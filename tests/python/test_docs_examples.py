@@ -1,0 +1,75 @@
+"""Every `$ raypick ...` example in README.md and docs/*.md runs and prints
+what the page shows, so the pages cannot drift from the code.
+
+An example is a line starting with `$ raypick` inside a fenced block; its
+expected output is the lines after it up to the next `$` line or the end
+of the block, compared with what the command writes (standard output, then
+standard error); a line holding only `...` stands for any number of lines
+the page leaves out. Timings vary from run to run: every `<number> ms` reads
+as `N ms` on both sides. Commands run in a scratch folder that sees the
+repository's apps/, docs/ and tests/ (so their output files land there),
+with a few small input files the examples name (bad.txt).
+"""
+import glob
+import os
+import re
+import subprocess
+
+import pytest
+
+SOURCE = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+EXE = os.path.abspath(os.environ.get("RAYPICK_EXE", os.path.join(SOURCE, "build", "apps", "raypick")))
+PAGES = [os.path.join(SOURCE, "README.md")] + sorted(glob.glob(os.path.join(SOURCE, "docs", "*.md")))
+MS = re.compile(r"\d+(\.\d+)? ms\b")
+
+
+def examples():
+    found = []
+    for page in PAGES:
+        lines = open(page, encoding="utf-8").read().splitlines()
+        in_block, current = False, None
+        for number, line in enumerate(lines, 1):
+            if line.startswith("```"):
+                if current:
+                    found.append(current)
+                in_block, current = not in_block, None
+                continue
+            if not in_block:
+                continue
+            if line.startswith("$ "):
+                if current:
+                    found.append(current)
+                current = None
+                if line.startswith("$ raypick"):
+                    rel = os.path.relpath(page, SOURCE)
+                    current = (f"{rel}:{number}", line[2:], [])
+            elif current:
+                current[2].append(line)
+    return found
+
+
+EXAMPLES = examples()
+
+
+def test_the_pages_have_examples():
+    assert len(EXAMPLES) >= 15
+
+
+@pytest.mark.parametrize("where,command,expected", EXAMPLES, ids=[e[0] for e in EXAMPLES])
+def test_example_prints_what_the_page_shows(where, command, expected, tmp_path):
+    for name in ("apps", "docs", "tests"):
+        os.symlink(os.path.join(SOURCE, name), tmp_path / name)
+    (tmp_path / "bad.txt").write_text("0 0 5 0 0 -1\n1 2 3\n")
+    for path in re.findall(r"/usr/share/\S+", command):
+        if not os.path.exists(path):
+            pytest.skip(f"{path} is not installed")
+    run = subprocess.run(["bash", "-c", EXE + command[len("raypick"):]], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=300)
+    got = (run.stdout + run.stderr).replace(EXE, "raypick").rstrip("\n").splitlines()
+    want = list(expected)
+    while want and not want[-1].strip():
+        want.pop()
+    got_text = "\n".join(MS.sub("N ms", line) for line in got) + "\n"
+    pattern = "".join("(?:.*\n)*?" if line.strip() == "..." else re.escape(MS.sub("N ms", line)) + "\n"
+                      for line in want)
+    assert re.fullmatch(pattern, got_text), f"{where}: got\n{got_text}"
