@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""The README's Performance table, generated from `raypick bench --json`.
+"""The bench table of docs/performance.md, generated from `raypick bench --json`.
 
-    python3 apps/bench_table.py bench.json --commit 4584109 [--readme README.md]
+    python3 apps/bench_table.py bench.json --commit 4584109 [--readme docs/performance.md]
 
 Prints Markdown tables (queries; build, update and memory; each row against
 issue 11's goal for it) preceded by one

@@ -466,12 +466,12 @@ TEST_CASE("parse_resolution reads WxH") {
   CHECK(!tools::parse_resolution("3x5 "));
 }
 
-TEST_CASE("the README's bench table is what apps/bench_table.py makes of docs/bench.json") {
+TEST_CASE("docs/performance.md's bench table is what apps/bench_table.py makes of docs/bench.json") {
   // The table names its commit and command; regenerating it from the kept
-  // JSON with those must give the README's text exactly, so the table
-  // cannot drift from the run it claims to show.
+  // JSON with those must give the page's text exactly, so the table cannot
+  // drift from the run it claims to show.
   const std::string src = RAYPICK_SOURCE_DIR;
-  const std::string readme = slurp(fs::path(src) / "README.md");
+  const std::string readme = slurp(fs::path(src) / "docs" / "performance.md");
   const std::string begin = "<!-- bench_table begin -->\n", end = "<!-- bench_table end -->";
   const std::size_t b = readme.find(begin), e = readme.find(end);
   REQUIRE(b != std::string::npos);

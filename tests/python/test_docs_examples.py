@@ -73,3 +73,18 @@ def test_example_prints_what_the_page_shows(where, command, expected, tmp_path):
     pattern = "".join("(?:.*\n)*?" if line.strip() == "..." else re.escape(MS.sub("N ms", line)) + "\n"
                       for line in want)
     assert re.fullmatch(pattern, got_text), f"{where}: got\n{got_text}"
+
+
+def test_every_relative_link_of_the_pages_names_a_file_that_exists():
+    broken, checked = [], 0
+    for page in PAGES:
+        text = open(page, encoding="utf-8").read()
+        for target in re.findall(r"\]\(([^)\s]+)\)", text):
+            if re.match(r"[a-z]+:", target) or target.startswith("#"):
+                continue
+            path = os.path.join(os.path.dirname(page), target.split("#", 1)[0])
+            checked += 1
+            if not os.path.exists(path):
+                broken.append(f"{os.path.relpath(page, SOURCE)}: {target}")
+    assert broken == []
+    assert checked > 30
