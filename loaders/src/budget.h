@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 
 namespace raypick::detail {
 
@@ -52,6 +53,9 @@ LoadResult load_gltf(const std::string& path, const LoadOptions& options,
                      Budget& budget);
 LoadResult load_json_scene(const std::string& path, const LoadOptions& options,
                            Budget& budget);
+LoadResult load_saved_scene(const std::string& path, const LoadOptions& options,
+                            Budget& budget);
+LoadResult decode_scene(std::string_view bytes, const std::string& file, Budget& budget);
 // By extension, as load_scene() chooses; guarded, validated, never throws.
 LoadResult load_any(const std::string& path, const LoadOptions& options,
                     Budget& budget);

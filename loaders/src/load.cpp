@@ -26,14 +26,15 @@ LoadResult dispatch(const std::string& path, const LoadOptions& options,
     return detail::load_gltf(path, options, budget);
   }
   if (ext == ".json") return detail::load_json_scene(path, options, budget);
+  if (ext == ".rpscene") return detail::load_saved_scene(path, options, budget);
   if (ext.empty()) {
     return detail::fail_result(LoadError::Kind::kUnsupported, path, 0,
                                "scene file has no extension (expected .obj, "
-                               ".gltf, .glb or .json)");
+                               ".gltf, .glb, .json or .rpscene)");
   }
   return detail::fail_result(LoadError::Kind::kUnsupported, path, 0,
                              "unsupported scene extension '" + ext +
-                                 "' (expected .obj, .gltf, .glb or .json)");
+                                 "' (expected .obj, .gltf, .glb, .json or .rpscene)");
 }
 
 // Runs `load()` with the loader boundary's guarantees: whatever a loader, a
@@ -77,6 +78,17 @@ LoadResult detail::load_any(const std::string& path, const LoadOptions& options,
 LoadResult load_scene(const std::string& path, const LoadOptions& options) {
   detail::Budget budget(options.budget);
   return detail::load_any(path, options, budget);
+}
+
+LoadResult decode_scene(std::string_view bytes, const std::string& name,
+                        const LoadOptions& options) {
+  detail::Budget budget(options.budget);
+  return guarded(name, [&]() -> LoadResult {
+    if (auto refused = budget.take(detail::Budget::kBytes, bytes.size())) {
+      return detail::fail_result(LoadError::Kind::kMalformed, name, 0, *refused);
+    }
+    return detail::decode_scene(bytes, name, budget);
+  });
 }
 
 LoadResult load_obj(const std::string& path, const LoadOptions& options) {

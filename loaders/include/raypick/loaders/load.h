@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -112,7 +113,8 @@ struct LoadOptions {
 };
 
 // Loads the scene at `path`, choosing the loader by extension
-// (case-insensitive): .obj, .gltf, .glb or .json. Objects come in the
+// (case-insensitive): .obj, .gltf, .glb, .json or .rpscene (a saved scene,
+// below). Objects come in the
 // contract's id order. Every load (each of the load_*() functions, and each
 // mesh file of a JSON scene) ends with validate_scene(), so a loaded scene's
 // coordinates lie within kMaxCoordinate.
@@ -122,6 +124,25 @@ struct LoadOptions {
 // not UTF-8 become U+FFFD (raypick::valid_utf8): escape them for output.
 // A file that yields no objects at all is an error. Cost: linear in the file.
 LoadResult load_scene(const std::string& path, const LoadOptions& options = {});
+
+// raypick's saved scene (extension .rpscene): a scene written as a
+// versioned binary file (docs/scene-format.md, "Saved scenes") that
+// load_scene() reads back without parsing text, the same meshes, objects
+// (ids, matrices, masks, names) and cameras. The BVH is not part of it: a
+// Picker builds its own from the scene. A truncated or corrupted file (a
+// checksum covers every byte), one of another version or kind, and one
+// whose counts pass the budgets are refused like any malformed scene.
+inline constexpr std::uint32_t kSavedSceneVersion = 1;
+// The saved form of `scene`, as bytes.
+std::string encode_scene(const Scene& scene);
+// Writes encode_scene(scene) to `path`; "" on success, else the message
+// naming the file.
+std::string save_scene(const Scene& scene, const std::string& path);
+// Reads a saved form held in memory, as load_scene() reads a .rpscene file
+// (same checks, validate_scene() included); `name` stands for the file in
+// messages.
+LoadResult decode_scene(std::string_view bytes, const std::string& name,
+                        const LoadOptions& options = {});
 
 // The OBJ loader: one object per shape that tinyobjloader reports, in file
 // order, identity matrix, named by the shape (or "shape<id>" when unnamed).
