@@ -550,8 +550,8 @@ TEST_CASE("an unsupported extension is a usage error") {
   const LoadError error = load_error(path);
   CHECK(error.kind == LoadError::Kind::kUnsupported);
   CHECK(error.message ==
-        "unsupported scene extension '.xyz' (expected .obj, .gltf, .glb or "
-        ".json)");
+        "unsupported scene extension '.xyz' (expected .obj, .gltf, .glb, .json or "
+        ".rpscene)");
 
   const LoadError none = load_error((dir.path() / "scene").string());
   CHECK(none.kind == LoadError::Kind::kUnsupported);
