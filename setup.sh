@@ -30,12 +30,13 @@ PACKAGES=(
   python3             # apps/bench_table.py (the README's bench table; tested)
   # The Python module (apps/python) and its tests, for Debian's /usr/bin/python3
   python3-dev pybind11-dev python3-numpy python3-pytest
+  python3-dask python3-distributed   # apps/examples/dask_rays.py and its test
   assimp-testmodels   # real OBJ and glTF models the tests validate on
 )
 # Only for `fuzz` and `test`: libFuzzer comes with clang's runtime.
 FUZZ_PACKAGES=(clang-14 libclang-rt-14-dev)
 FUZZ_DIR=${RAYPICK_FUZZ_DIR:-$BUILD_DIR-fuzz}
-read -r -a FUZZ_TARGETS <<<"${RAYPICK_FUZZ_TARGETS:-obj gltf glb json_scene rays picker}"
+read -r -a FUZZ_TARGETS <<<"${RAYPICK_FUZZ_TARGETS:-obj gltf glb json_scene saved rays picker}"
 
 log() { printf '== %s\n' "$*" >&2; }
 

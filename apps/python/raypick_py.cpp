@@ -18,10 +18,13 @@
 #include <tbb/task_arena.h>
 
 #include <array>
+#include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <fstream>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -258,11 +261,58 @@ class Scene {
       bounds_.push_back(m.triangle_bounds());
       triangles_ += m.triangles.size();
     }
-    for (Object& o : scene.objects) {
-      names_.push_back(std::move(o.name));
+    for (const Object& o : scene.objects) {
+      names_.push_back(o.name);
       object_mesh_.push_back(o.mesh);
     }
-    cameras_ = std::move(scene.cameras);
+    cameras_ = scene.cameras;
+    source_ = std::move(scene);
+  }
+
+  // The scene as it stands (changes since commit() included) in raypick's
+  // saved form: removed objects keep their ids and names but point at an
+  // empty mesh, so they can never be hit.
+  std::string saved_bytes() const {
+    const auto pending = std::find(removed_.begin(), removed_.end(), true);
+    if (pending == removed_.end()) return encode_scene(source_);
+    raypick::Scene copy = source_;
+    const auto empty = static_cast<std::uint32_t>(copy.meshes.size());
+    copy.meshes.emplace_back();
+    for (std::size_t id = 0; id < removed_.size(); ++id) {
+      if (removed_[id]) copy.objects[id].mesh = empty;
+    }
+    return encode_scene(copy);
+  }
+
+  void save(const std::string& path) const {
+    const std::string bytes = saved_bytes();
+    std::string error;
+    {
+      py::gil_scoped_release release;
+      std::ofstream out(path, std::ios::binary | std::ios::trunc);
+      out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+      out.close();
+      if (!out) error = path + ": cannot write the saved scene: " + std::strerror(errno);
+    }
+    if (!error.empty()) throw py::value_error(printable(error));
+  }
+
+  py::tuple get_state() const { return py::make_tuple(mode(), py::bytes(saved_bytes())); }
+
+  static Scene from_state(const py::tuple& state) {
+    if (state.size() != 2) throw py::value_error("Scene state: expected (mode, bytes)");
+    const std::string mode = state[0].cast<std::string>();
+    const std::string bytes = state[1].cast<std::string>();
+    std::optional<LoadResult> r;
+    {
+      py::gil_scoped_release release;
+      r.emplace(decode_scene(bytes, "<pickled raypick.Scene>"));
+    }
+    if (!r->ok()) {
+      PyErr_SetString(g_load_error, printable(r->error().to_string()).c_str());
+      throw py::error_already_set();
+    }
+    return Scene(std::move(r->scene()), mode_of(mode));
   }
 
   std::uint32_t add_mesh(const py::handle& vertices, const py::handle& triangles) {
@@ -301,9 +351,10 @@ class Scene {
         box.extend(p);
       }
     }
-    check_writable();
+    mark_changed();
     bounds_.push_back(box);
     triangles_ += tris.size();
+    source_.meshes.push_back(Mesh{positions, tris});
     return picker_->add_mesh(positions, tris);
   }
 
@@ -315,10 +366,17 @@ class Scene {
     }
     const glm::mat4 m = to_matrix(matrix, "matrix");
     check_range(bounds_[mesh], m);
-    check_writable();
+    mark_changed();
     const std::uint32_t id = picker_->add_object(mesh, m, mask);
     names_.push_back(name ? valid_utf8(*name) : "object" + std::to_string(id));
     object_mesh_.push_back(mesh);
+    Object o;
+    o.mesh = mesh;
+    o.matrix = m;
+    o.name = names_.back();
+    o.mask = mask;
+    source_.objects.push_back(std::move(o));
+    removed_.push_back(false);
     dirty_ = true;
     return id;
   }
@@ -328,17 +386,21 @@ class Scene {
     const glm::mat4 m = to_matrix(matrix, "matrix");
     check_range(bounds_[object_mesh_[id]], m);
     picker_->set_matrix(id, m);
+    source_.objects[id].matrix = m;
     dirty_ = true;
   }
 
   void set_mask(std::uint32_t id, std::uint32_t mask) {
     check_id(id);
     picker_->set_mask(id, mask);
+    source_.objects[id].mask = mask;
   }
 
   void remove(std::uint32_t id) {
     check_id(id);
     picker_->remove_object(id);
+    if (removed_.size() < source_.objects.size()) removed_.resize(source_.objects.size(), false);
+    removed_[id] = true;
     dirty_ = true;
   }
 
@@ -752,7 +814,8 @@ class Scene {
                             std::to_string(picker_->object_count()) + ")");
     }
   }
-  void check_writable() { dirty_ = true; }
+  // Adds and moves take effect at commit(): queries refuse until then.
+  void mark_changed() { dirty_ = true; }
   void check_committed() const {
     if (dirty_) {
       throw py::value_error("the scene changed since its last commit(): call commit() first");
@@ -814,6 +877,10 @@ class Scene {
   std::size_t triangles_ = 0;
   bool dirty_ = false;
   std::vector<SceneCamera> cameras_;
+  // What the scene holds, for save() and pickling: the loaded scene or the
+  // meshes and objects added, with moves and masks applied; removed_ by id.
+  raypick::Scene source_;
+  std::vector<bool> removed_;
 };
 
 Scene load(const std::string& path, const std::string& mode, std::optional<std::string> root,
@@ -838,6 +905,21 @@ Scene load(const std::string& path, const std::string& mode, std::optional<std::
     throw py::error_already_set();
   }
   return Scene(std::move(r->scene()), m);
+}
+
+Scene open_saved(const std::string& path, const std::string& mode,
+                 std::optional<std::uint64_t> max_bytes, std::optional<std::uint64_t> max_vertices,
+                 std::optional<std::uint64_t> max_triangles,
+                 std::optional<std::uint64_t> max_objects, std::optional<std::uint64_t> max_memory) {
+  const std::string ext = path.size() >= 8 ? path.substr(path.size() - 8) : "";
+  std::string lower = ext;
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (lower != ".rpscene") {
+    throw py::value_error("path: a saved scene ends in .rpscene (Scene.save writes one), got '" +
+                          printable(path, 80) + "'");
+  }
+  return load(path, mode, std::nullopt, max_bytes, max_vertices, max_triangles, max_objects,
+              max_memory);
 }
 
 }  // namespace
@@ -986,9 +1068,23 @@ PYBIND11_MODULE(raypick, m) {
       .def("matrices", &Scene::matrices, "(N, 4, 4) float32: each object's matrix.")
       .def("stats", &Scene::stats, "A dict of counts: objects, meshes, triangles, nodes, leaves, "
                                    "max_depth, sah_cost, memory_bytes.")
+      .def("save", &Scene::save, py::arg("path"),
+           "Writes the scene (meshes, objects with their ids, matrices, masks and names, and a "
+           "glTF file's cameras; changes since commit() included) to `path` in raypick's saved "
+           "form (.rpscene), which raypick.open_saved, raypick.load and `raypick pick` read "
+           "back. The BVH is rebuilt when it is opened.")
+      .def(py::pickle([](const Scene& s) { return s.get_state(); },
+                      [](const py::tuple& t) { return Scene::from_state(t); }))
       .def("__len__", &Scene::size)
       .def("__repr__", &Scene::repr);
 
+  m.def("open_saved", &raypick::python::open_saved, py::arg("path"), py::arg("mode") = "obb",
+        py::arg("max_bytes") = py::none(), py::arg("max_vertices") = py::none(),
+        py::arg("max_triangles") = py::none(), py::arg("max_objects") = py::none(),
+        py::arg("max_memory") = py::none(),
+        "Opens a scene Scene.save wrote (.rpscene) into a committed Scene, with the load "
+        "budgets of raypick.load. A truncated, corrupted or foreign file, or one of another "
+        "format version, raises raypick.LoadError naming the file.");
   m.def("load", &raypick::python::load, py::arg("path"), py::arg("mode") = "obb",
         py::arg("root") = py::none(), py::arg("max_bytes") = py::none(),
         py::arg("max_vertices") = py::none(), py::arg("max_triangles") = py::none(),
