@@ -124,13 +124,19 @@ RenderedView render_view(const Picker& picker, const Camera& cam, PickMode mode,
         c = scale(palette(h.object), 0.25 + 0.75 * facing);
       } else if (colouring == Colouring::kDepth) {
         const double s = std::clamp((h.t - t_lo) / (t_hi - t_lo), 0.0, 1.0);
-        const auto g = std::uint8_t(std::lround(255.0 - 205.0 * s));
+        // White nearest, grey 80 farthest: well clear of the background.
+        const auto g = std::uint8_t(std::lround(255.0 - 175.0 * s));
         c = {g, g, g};
       } else {  // normal
         auto q = [](double v) { return std::uint8_t(std::lround((v * 0.5 + 0.5) * 255.0)); };
         c = {q(n.x), q(n.y), q(n.z)};
       }
-      if (h.object < lit.size() && lit[h.object]) c = mix(c, kHighlight, 0.45);
+      if (h.object < lit.size() && lit[h.object]) {
+        // Lightened, and striped diagonally in the highlight colour: seen
+        // on every palette colour, the highlight's own hue included.
+        c = mix(c, Rgb{255, 255, 255}, 0.3);
+        if ((i + j) / 3 % 2 == 0) c = mix(c, kHighlight, 0.6);
+      }
       view.image.at(i, j) = c;
     }
     if (rows_done) rows_done(j1);

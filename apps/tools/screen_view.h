@@ -22,7 +22,7 @@ enum class Colouring {
   kShade,   // the object's palette colour under a headlight
   kId,      // the object's palette colour, flat
   kIds,     // the exact id buffer: RGB = id + 1 (id_colour), misses black
-  kDepth,   // grey by t over the scene's range, white nearest
+  kDepth,   // grey by t over the scene's range: white nearest, grey 80 farthest
   kNormal,  // the world normal, (n + 1) / 2 as RGB
 };
 // "shade", "id", "ids", "depth" or "normal"; nullopt for anything else.
@@ -42,7 +42,8 @@ struct RenderedView {
 
 // One ray per pixel centre, cam.ray(i + 0.5, j + 0.5), through
 // picker.intersect_batch in `mode`, coloured by `colouring`; objects whose
-// entry in `lit` is non-zero get the highlight tint (not for kIds).
+// entry in `lit` is non-zero are lightened and striped diagonally in
+// kHighlight (not for kIds), so that a highlight shows on any colour.
 // `rows_done` (may be empty) is called after each band of rows.
 RenderedView render_view(const Picker& picker, const Camera& cam, PickMode mode,
                          Colouring colouring, std::span<const std::uint8_t> lit,

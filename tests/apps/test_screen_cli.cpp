@@ -509,3 +509,33 @@ TEST_CASE("no camera given: the scene is framed (--view), as the same camera giv
   r = run_raypick("pick '" + scene.string() + "' --size 48x32 --view sideways --pixel 1,1");
   CHECK(r.status == 2);
 }
+
+TEST_CASE("render: a highlight changes every pixel of its objects, and depth stays clear of the background") {
+  const fs::path scene = write("poles_hl.obj", poles_scene());
+  const fs::path plain = temp_dir() / "plain.png", lit = temp_dir() / "lit.png";
+  for (const char* color : {"shade", "id", "depth", "normal"}) {
+    CAPTURE(color);
+    REQUIRE(run_raypick("render '" + scene.string() + "'" + kCam + " --color " + color +
+                        " --out '" + plain.string() + "'").status == 0);
+    REQUIRE(run_raypick("render '" + scene.string() + "'" + kCam + " --color " + color +
+                        " --highlight 0,1,2 --out '" + lit.string() + "'").status == 0);
+    std::string e1, e2;
+    const raypick::tools::Image a = raypick::tools::read_png(plain.string(), e1);
+    const raypick::tools::Image b = raypick::tools::read_png(lit.string(), e2);
+    REQUIRE(a.pixels.size() == b.pixels.size());
+    const raypick::tools::Rgb background{28, 30, 36};
+    std::size_t hit = 0;
+    for (std::size_t k = 0; k < a.pixels.size(); ++k) {
+      if (a.pixels[k] == background) {
+        CHECK(b.pixels[k] == background);
+        continue;
+      }
+      ++hit;
+      CHECK(b.pixels[k] != a.pixels[k]);  // every object is highlighted
+      if (std::string(color) == "depth") {
+        CHECK(a.pixels[k].r >= 80);  // the farthest grey is 80
+      }
+    }
+    CHECK(hit > 500);
+  }
+}
