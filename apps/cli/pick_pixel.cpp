@@ -47,7 +47,7 @@ std::pair<Ray, Hit> pick_within(const Picker& picker, const Camera& cam,
   std::tuple<double, double, std::uint32_t, std::uint32_t> best_key;
   for (std::size_t k = 0; k < rays.size(); ++k) {
     if (!hits[k].hit()) continue;
-    const glm::dvec3 p = glm::dvec3(rays[k].org) + double(hits[k].t) * glm::dvec3(rays[k].dir);
+    const glm::dvec3 p = hit_point(rays[k], hits[k]);
     const auto key = std::make_tuple(cam.depth(p), dist2[k], hits[k].object, hits[k].triangle);
     if (best == rays.size() || key < best_key) {
       best = k;

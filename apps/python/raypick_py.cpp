@@ -559,11 +559,8 @@ class Scene {
       po(i) = h.hit() ? std::int64_t{h.object} : -1;
       ptri(i) = h.hit() && h.triangle != kInvalidId ? std::int64_t{h.triangle} : -1;
       // o + t d, in double from the ray as given, rounded once (as the CLI).
-      const glm::dvec3 o = single ? glm::dvec3(as_float[i].org) : as_double[i].org;
-      const glm::dvec3 d = single ? glm::dvec3(as_float[i].dir) : glm::dvec3(as_double[i].dir);
-      for (int k = 0; k < 3; ++k) {
-        pp(i, k) = h.hit() ? static_cast<float>(o[k] + double(h.t) * d[k]) : nan;
-      }
+      const glm::dvec3 p = single ? hit_point(as_float[i], h) : hit_point(as_double[i], h);
+      for (int k = 0; k < 3; ++k) pp(i, k) = h.hit() ? static_cast<float>(p[k]) : nan;
     }
     py::dict out;
     out["t"] = t;

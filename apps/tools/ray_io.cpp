@@ -407,13 +407,14 @@ std::string json_string(const std::string& text) {
 namespace {
 
 // "object":o,"name":"...","t":t[,"triangle":k],"point":[x,y,z]
-// The hit point o + t d, from the double origin, rounded once to float.
-glm::vec3 hit_point(const RayD& ray, const Hit& hit) {
-  return glm::vec3(ray.org + double(hit.t) * glm::dvec3(ray.dir));
+// The hit point o + t d (core's hit_point, in double from the double
+// origin), rounded once to float.
+glm::vec3 float_point(const RayD& ray, const Hit& hit) {
+  return glm::vec3(raypick::hit_point(ray, hit));
 }
 
 std::string hit_fields(const RayD& ray, const Hit& hit, const std::string& name) {
-  const glm::vec3 p = hit_point(ray, hit);
+  const glm::vec3 p = float_point(ray, hit);
   std::string s = "\"object\":" + std::to_string(hit.object);
   s += ",\"name\":" + json_string(name);
   s += ",\"t\":" + format_float(hit.t);
@@ -452,7 +453,7 @@ std::string hit_to_text(std::size_t ray_index, const RayD& ray, const Hit& hit,
                         const std::string& name) {
   std::string s = "ray " + std::to_string(ray_index) + ": ";
   if (!hit.hit()) return s + "miss";
-  const glm::vec3 p = hit_point(ray, hit);
+  const glm::vec3 p = float_point(ray, hit);
   s += "object " + std::to_string(hit.object) + " '" + printable(name) + "'";
   if (hit.triangle != kInvalidId) {
     s += " triangle " + std::to_string(hit.triangle);

@@ -56,6 +56,7 @@ class Writer {
   }
   template <class T>
   void put_array(const T* p, std::size_t n) {
+    if (n == 0) return;
     out_.append(reinterpret_cast<const char*>(p), n * sizeof(T));
   }
   void put_string(const std::string& s) {
@@ -96,6 +97,7 @@ class Reader {
   template <class T>
   void get_array(T* p, std::size_t n, const char* what) {
     need(sizeof(T), n, what);
+    if (n == 0) return;  // an empty mesh's array may have no storage
     std::memcpy(static_cast<void*>(p), body_.data() + at_, n * sizeof(T));
     at_ += n * sizeof(T);
   }

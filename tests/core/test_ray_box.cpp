@@ -3,6 +3,7 @@
 // flat boxes, origin inside, grazing rays, t limits.
 #include "test_util.h"
 
+#include "raypick/core/hit.h"
 #include "raypick/core/ray_box.h"
 
 #include <limits>
@@ -188,4 +189,19 @@ TEST_CASE("slab test agrees with a double-precision check on random axis-plane r
     REQUIRE(entry(o, d, kUnit) == expected);
   }
   CHECK(hits > cases / 10);  // the sample really exercises hits
+}
+
+TEST_CASE("hit_point is org + t * dir in double, NaN for a miss") {
+  raypick::Hit h;
+  h.object = 3;
+  h.t = 2.5f;
+  raypick::RayD r;
+  r.org = {1e6 + 0.25, 0.0, 0.0};
+  r.dir = {0.0f, 2.0f, 0.0f};
+  CHECK(raypick::hit_point(r, h) == glm::dvec3(1e6 + 0.25, 5.0, 0.0));
+  raypick::Ray f;
+  f.org = {1.0f, 2.0f, 3.0f};
+  f.dir = {1.0f, 0.0f, 0.0f};
+  CHECK(raypick::hit_point(f, h) == glm::dvec3(3.5, 2.0, 3.0));
+  CHECK(std::isnan(raypick::hit_point(f, raypick::Hit{}).x));
 }

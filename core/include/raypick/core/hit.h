@@ -26,6 +26,15 @@ struct Hit {
   explicit operator bool() const { return hit(); }
 };
 
+// The world point of a hit, org + t * dir, in double from the ray as the
+// query took it (what the CLI prints as "point", rounded to float there);
+// NaN for a miss. R is Ray or RayD.
+template <class R>
+glm::dvec3 hit_point(const R& ray, const Hit& hit) {
+  if (!hit.hit()) return glm::dvec3(std::numeric_limits<double>::quiet_NaN());
+  return glm::dvec3(ray.org) + double(hit.t) * glm::dvec3(ray.dir);
+}
+
 // The contract's order of hits: nearer t first, then lower object id, then
 // lower triangle id. True when `a` should replace `b` as the nearest hit.
 inline bool closer(const Hit& a, const Hit& b) {
