@@ -160,6 +160,19 @@ int run_validate(const ValidateArgs& a) {
   std::printf("boundary:       %zu (rays grazing a box or an edge, rounded "
               "differently)\n",
               rep.count(Verdict::kBoundary));
+  if (mode == PickMode::kMesh && rep.count(Verdict::kBoundary) > 0) {
+    const auto& h = rep.boundary_hint;
+    std::printf("                %zu of them through a mesh vertex (%zu distinct), %zu along an "
+                "edge",
+                h.at_vertex, h.vertices, h.at_edge);
+    if (h.top_count > 0) {
+      std::printf("; the most, %zu, through object %u's vertex %u at (%s, %s, %s)", h.top_count,
+                  h.top_object, h.top_vertex, tools::format_float(float(h.top_point.x)).c_str(),
+                  tools::format_float(float(h.top_point.y)).c_str(),
+                  tools::format_float(float(h.top_point.z)).c_str());
+    }
+    std::printf("\n");
+  }
   if (mode == PickMode::kObb) {
     std::printf("origin inside:  %zu (raypick t = 0; Embree sees only "
                 "surfaces)\n",

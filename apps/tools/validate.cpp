@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <random>
 
 namespace raypick::tools {
@@ -311,6 +312,37 @@ ValidateReport validate(const Scene& scene, const Picker& picker,
     report.disagreements.push_back({i, ray, v, r, e, ref.nearest, detail});
   }
   if (progress) progress(rays.size());
+  if (mode == PickMode::kMesh) {
+    // Where the boundary rays meet their triangles: at a corner, along an
+    // edge, and which vertices (object, mesh vertex) they go through.
+    std::map<std::pair<std::uint32_t, std::uint32_t>, std::size_t> at;
+    auto& hint = report.boundary_hint;
+    for (const Disagreement& d : report.disagreements) {
+      if (d.verdict != Verdict::kBoundary) continue;
+      const Hit& h = d.raypick.hit() ? d.raypick : d.embree;
+      if (!h.hit() || h.triangle == kInvalidId) continue;
+      const Object& o = scene.objects[h.object];
+      const glm::uvec3 tri = scene.meshes[o.mesh].triangles[h.triangle];
+      const double b[3] = {1.0 - double(h.u) - double(h.v), double(h.u), double(h.v)};
+      const int corner = b[0] >= b[1] && b[0] >= b[2] ? 0 : (b[1] >= b[2] ? 1 : 2);
+      if (b[corner] >= 1.0 - 1e-3) {
+        ++hint.at_vertex;
+        ++at[{h.object, tri[corner]}];
+      } else if (std::min({b[0], b[1], b[2]}) <= 1e-3) {
+        ++hint.at_edge;
+      }
+    }
+    hint.vertices = at.size();
+    for (const auto& [key, count] : at) {
+      if (count <= hint.top_count) continue;
+      hint.top_count = count;
+      hint.top_object = key.first;
+      hint.top_vertex = key.second;
+      const Object& o = scene.objects[key.first];
+      hint.top_point = glm::dvec3(glm::dmat4(o.matrix) *
+                                  glm::dvec4(glm::dvec3(scene.meshes[o.mesh].positions[key.second]), 1.0));
+    }
+  }
   return report;
 }
 

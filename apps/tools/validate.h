@@ -119,6 +119,18 @@ struct ValidateReport {
   // differs from raypick's mesh-mode answer.
   std::size_t obb_mesh_differ = 0;
   std::vector<Disagreement> disagreements;  // every verdict but kAgree
+  // Mesh mode: where the boundary rays' hits lie on their triangles (the
+  // hit of raypick, else Embree's): within 1e-3 of a corner (barycentric)
+  // or of an edge; the distinct mesh vertices met, and the one met most.
+  struct BoundaryHint {
+    std::size_t at_vertex = 0;
+    std::size_t at_edge = 0;
+    std::size_t vertices = 0;
+    std::uint32_t top_object = kInvalidId;
+    std::uint32_t top_vertex = 0;
+    std::size_t top_count = 0;
+    glm::dvec3 top_point{0.0};
+  } boundary_hint;
 
   std::size_t count(Verdict v) const {
     return counts[static_cast<int>(v)];
