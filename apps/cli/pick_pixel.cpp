@@ -1,5 +1,5 @@
-// `raypick pick SCENE <camera> --pixel X,Y | --pixels FILE|- [--radius R]`,
-// and how `pick` prints an answer, by ray or by pixel.
+// `raypick pick SCENE <camera> --pixel X,Y | --pixels FILE|- [--radius R]
+// [--snap vertex|edge]`, and how `pick` prints an answer, by ray or by pixel.
 #include "screen.h"
 
 #include "../tools/ray_io.h"
@@ -7,10 +7,16 @@
 #include "raypick/bvh/picker.h"
 
 #include <CLI/CLI.hpp>
+#include <glm/geometric.hpp>
+#include <glm/trigonometric.hpp>
 
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
+#include <optional>
 #include <tuple>
+#include <utility>
 
 namespace raypick::cli {
 namespace {
@@ -60,6 +66,215 @@ std::pair<Ray, Hit> pick_within(const Picker& picker, const Camera& cam,
     return {r, Hit{}};
   }
   return {rays[best], hits[best]};
+}
+
+// --snap without --radius looks this many pixels around the point.
+constexpr double kDefaultSnapRadius = 8.0;
+// A snap candidate is visible when the first hit of the camera's ray through
+// it is a miss or lies no nearer than the candidate's own t less this
+// fraction of it: the float ray and hit round by far less, a real occluder
+// (the object's own front face before a back corner) is far nearer.
+constexpr double kSnapVisibleTolerance = 1e-4;
+
+enum class SnapKind { kVertex, kEdge };
+
+// A snap: the vertex `a` (a == b), or the point of the edge (a, b), a < b.
+struct Snap {
+  SnapKind kind = SnapKind::kVertex;
+  glm::dvec3 point{0.0};
+  glm::dvec2 pixel{0.0};  // the point's projection
+  double distance_px = 0.0;
+  double depth = 0.0;
+  std::uint32_t a = 0, b = 0;
+
+  // Nearer on screen first, then nearer in depth, then the lower index.
+  auto key() const { return std::make_tuple(distance_px, depth, a, b); }
+};
+
+// The triangles a snap looks at, their vertices placed in the world in
+// double: the object's mesh under its matrix (mesh mode), or its OBB's
+// 8 corners and 12 triangles, box_mesh's numbering (obb mode).
+struct PlacedTriangles {
+  std::vector<glm::dvec3> vertices;       // by vertex index
+  std::span<const glm::uvec3> triangles;  // index `vertices`
+};
+
+PlacedTriangles placed_triangles(const Scene& scene, std::uint32_t object, PickMode mode) {
+  const Object& o = scene.objects[object];
+  const Mesh& mesh = scene.meshes[o.mesh];
+  PlacedTriangles g;
+  if (mode == PickMode::kObb) {
+    const std::array<glm::dvec3, 8> c = box_corners(glm::mat4x3(o.matrix), mesh.triangle_bounds());
+    g.vertices.assign(c.begin(), c.end());
+    g.triangles = box_triangles();
+    return g;
+  }
+  const glm::dmat4 m(o.matrix);
+  g.vertices.reserve(mesh.positions.size());
+  for (const glm::vec3& v : mesh.positions) {
+    g.vertices.push_back(glm::dvec3(m * glm::dvec4(glm::dvec3(v), 1.0)));
+  }
+  g.triangles = mesh.triangles;
+  return g;
+}
+
+// The line of image-plane point (X, Y)'s ray, by the contract's formulas in
+// double (Camera::ray rounds to float): origin and (not unit) direction.
+std::pair<glm::dvec3, glm::dvec3> pixel_line(const Camera& cam, double X, double Y) {
+  const CameraSpec& s = cam.spec();
+  const double x = 2.0 * X / s.width - 1.0, y = 1.0 - 2.0 * Y / s.height;
+  const bool persp = cam.projection() == Projection::kPerspective;
+  const double sy = persp ? std::tan(glm::radians(s.fov_deg) / 2.0) : s.ortho_height / 2.0;
+  const double sx = sy * s.width / s.height;
+  const glm::dvec3 across = (x * sx) * cam.right() + (y * sy) * cam.up();
+  if (persp) return {cam.eye(), cam.forward() + across};
+  return {cam.eye() + across, cam.forward()};
+}
+
+// The point of segment [p, q] nearest to the line o + s·d (s any real): the
+// closest points of two lines, the segment's parameter clamped to [0, 1]
+// (the squared distance is convex in it, so clamping keeps it the
+// nearest). A segment parallel to the line (or of zero length) is equally
+// near everywhere: its end nearer the camera along d.
+glm::dvec3 segment_point_nearest_line(const glm::dvec3& p, const glm::dvec3& q,
+                                      const glm::dvec3& o, const glm::dvec3& d) {
+  const glm::dvec3 e = q - p, w = o - p;
+  const double a = glm::dot(d, d), b = glm::dot(d, e), c = glm::dot(e, e);
+  const double dw = glm::dot(d, w), ew = glm::dot(e, w);
+  const double den = a * c - b * b;  // a·c·sin²(angle) >= 0
+  double u = b > 0.0 ? 0.0 : 1.0;
+  if (den > 1e-12 * a * c) u = std::clamp((a * ew - b * dw) / den, 0.0, 1.0);
+  return p + u * e;
+}
+
+// In front of the camera, where its rays go: depth > 0 for a perspective
+// camera (project() needs it), >= 0 for an orthographic one.
+bool in_front(const Camera& cam, const glm::dvec3& p) {
+  const double z = cam.depth(p);
+  return cam.projection() == Projection::kPerspective ? z > 0.0 : z >= 0.0;
+}
+
+// Whether the camera's ray through p (from the eye, or along the view from
+// the eye's plane; origin in double) sees p: see kSnapVisibleTolerance.
+bool sees(const Picker& picker, const Camera& cam, const QueryOptions& options,
+          const glm::dvec3& p) {
+  RayD r;
+  if (cam.projection() == Projection::kPerspective) {
+    r.org = cam.eye();
+    r.dir = glm::vec3(glm::normalize(p - cam.eye()));
+  } else {
+    r.org = p - cam.depth(p) * cam.forward();
+    r.dir = glm::vec3(cam.forward());
+  }
+  const glm::dvec3 dir(r.dir);
+  const double t = glm::dot(p - r.org, dir) / glm::dot(dir, dir);
+  const Hit h = picker.intersect(r, options);
+  return !h.hit() || double(h.t) >= t * (1.0 - kSnapVisibleTolerance);
+}
+
+// The snap of `kind` on `object` for image-plane point `px`: among the
+// vertices its triangles use, or the points of their edges (but the
+// diagonals inside flat faces) nearest the point's ray, those in front of the camera whose projection lies within
+// `radius` pixels of px; the first by Snap::key() that the camera sees.
+// nullopt when there is none. Cost: O(vertices) or O(triangles log
+// triangles), plus one ray per candidate tried.
+std::optional<Snap> find_snap(const Picker& picker, const Scene& scene, const Camera& cam,
+                              const QueryOptions& options, std::uint32_t object,
+                              const glm::dvec2& px, SnapKind kind, double radius) {
+  const PlacedTriangles g = placed_triangles(scene, object, options.mode);
+  std::vector<Snap> within;
+  const auto consider = [&](const glm::dvec3& p, std::uint32_t a, std::uint32_t b) {
+    if (!in_front(cam, p)) return;
+    const glm::dvec2 s = cam.project(p);
+    const double d = std::hypot(s.x - px.x, s.y - px.y);
+    if (!(d <= radius)) return;
+    within.push_back(Snap{kind, p, s, d, cam.depth(p), a, b});
+  };
+  if (kind == SnapKind::kVertex) {
+    std::vector<char> used(g.vertices.size(), 0);
+    for (const glm::uvec3& t : g.triangles) used[t.x] = used[t.y] = used[t.z] = 1;
+    for (std::uint32_t i = 0; i < used.size(); ++i) {
+      if (used[i]) consider(g.vertices[i], i, i);
+    }
+  } else {
+    // Each edge once (by vertex index), with the triangles that use it.
+    struct EdgeUse {
+      std::uint32_t a, b, triangle;
+      bool operator<(const EdgeUse& o) const {
+        return std::tie(a, b, triangle) < std::tie(o.a, o.b, o.triangle);
+      }
+    };
+    std::vector<EdgeUse> uses;
+    uses.reserve(3 * g.triangles.size());
+    for (std::uint32_t k = 0; k < g.triangles.size(); ++k) {
+      const glm::uvec3& t = g.triangles[k];
+      for (const auto& [a, b] : {std::pair{t.x, t.y}, {t.y, t.z}, {t.z, t.x}}) {
+        if (a != b) uses.push_back(EdgeUse{std::min(a, b), std::max(a, b), k});
+      }
+    }
+    std::sort(uses.begin(), uses.end());
+    const auto normal = [&](std::uint32_t k) {
+      const glm::uvec3& t = g.triangles[k];
+      return glm::cross(g.vertices[t.y] - g.vertices[t.x], g.vertices[t.z] - g.vertices[t.x]);
+    };
+    // The diagonal inside a flat face (a box side's, a quad's): an edge of
+    // exactly two triangles whose normals are parallel. A CAD user means
+    // the face's outline, not how it was cut into triangles.
+    const auto inside_flat_face = [&](std::uint32_t k0, std::uint32_t k1) {
+      const glm::dvec3 n0 = normal(k0), n1 = normal(k1);
+      const double l = glm::length(n0) * glm::length(n1);
+      return l > 0.0 && glm::length(glm::cross(n0, n1)) <= 1e-9 * l;
+    };
+    const auto [o, d] = pixel_line(cam, px.x, px.y);
+    for (std::size_t i = 0; i < uses.size();) {
+      std::size_t j = i + 1;
+      while (j < uses.size() && uses[j].a == uses[i].a && uses[j].b == uses[i].b) ++j;
+      if (!(j - i == 2 && inside_flat_face(uses[i].triangle, uses[i + 1].triangle))) {
+        const std::uint32_t a = uses[i].a, b = uses[i].b;
+        consider(segment_point_nearest_line(g.vertices[a], g.vertices[b], o, d), a, b);
+      }
+      i = j;
+    }
+  }
+  std::sort(within.begin(), within.end(),
+            [](const Snap& x, const Snap& y) { return x.key() < y.key(); });
+  for (const Snap& s : within) {
+    if (sees(picker, cam, options, s.point)) return s;
+  }
+  return std::nullopt;
+}
+
+// Adds the snap to a hit's answer line (ended by '\n'): a JSON "snap"
+// field after the hit's fields, or a text clause.
+std::string with_snap(std::string line, const std::string& format,
+                      const std::optional<Snap>& snap, double radius) {
+  const std::size_t end = format == "text" ? line.rfind('\n') : line.rfind('}');
+  const bool vertex = snap && snap->kind == SnapKind::kVertex;
+  const auto f = [](double v) { return tools::format_float(static_cast<float>(v)); };
+  std::string add;
+  if (format == "text") {
+    if (!snap) {
+      add = ", no snap within " + format_coord(radius) + " px";
+    } else {
+      add = ", snapped to " +
+            (vertex ? "vertex " + std::to_string(snap->a)
+                    : "edge " + std::to_string(snap->a) + "-" + std::to_string(snap->b)) +
+            " at (" + f(snap->point.x) + ", " + f(snap->point.y) + ", " + f(snap->point.z) +
+            "), " + format_coord(snap->distance_px) + " px";
+    }
+  } else if (!snap) {
+    add = ",\"snap\":null";
+  } else {
+    add = ",\"snap\":{\"kind\":\"" + std::string(vertex ? "vertex" : "edge") + "\",\"point\":[" +
+          f(snap->point.x) + "," + f(snap->point.y) + "," + f(snap->point.z) + "],\"pixel\":[" +
+          format_coord(snap->pixel.x) + "," + format_coord(snap->pixel.y) +
+          "],\"distance_px\":" + format_coord(snap->distance_px) +
+          (vertex ? ",\"vertex\":" + std::to_string(snap->a)
+                  : ",\"edge\":[" + std::to_string(snap->a) + "," + std::to_string(snap->b) + "]") +
+          "}";
+  }
+  line.insert(end, add);
+  return line;
 }
 
 // Adds "pixel":[X,Y] after the "ray":i field of a JSON answer.
@@ -122,17 +337,28 @@ PixelPick::PixelPick(CLI::App& cmd, CLI::Option_group& ray_source) {
                     ->check(not_an_option());
   radius_opt_ = cmd.add_option("--radius", radius_,
                                "Pick the object nearest in depth among those hit within R "
-                               "pixels of the point (0..256)")
+                               "pixels of the point (0..256); with --snap, also how far "
+                               "it snaps")
                     ->transform(a_number());
+  snap_opt_ = cmd.add_option("--snap", snap_,
+                             "Snap to the picked object's nearest vertex or edge point "
+                             "within R pixels (--radius; 8 when not given), as CAD tools do")
+                  ->check(CLI::IsMember({"vertex", "edge"}));
 }
 
 bool PixelPick::chosen() const {
   return pixel_opt_->count() > 0 || pixels_opt_->count() > 0 ||
-         radius_opt_->count() > 0 || camera_.any_given();
+         radius_opt_->count() > 0 || snap_opt_->count() > 0 || camera_.any_given();
 }
 
 int PixelPick::run(const PickArgs& a) const {
   const bool one = pixel_opt_->count() > 0;
+  const bool snap = snap_opt_->count() > 0;
+  if (snap && !one && pixels_opt_->count() == 0) {
+    return fail(kExitUsage,
+                "pick: --snap snaps on the screen: it needs --pixel X,Y or --pixels FILE, "
+                "not --ray or --rays");
+  }
   if (!one && pixels_opt_->count() == 0) {
     return fail(kExitUsage,
                        "pick: a camera needs --pixel X,Y or --pixels FILE");
@@ -145,6 +371,11 @@ int PixelPick::run(const PickArgs& a) const {
     return fail(kExitUsage,
                        "pick: --radius picks one object per point; it does not combine "
                        "with --all");
+  }
+  if (a.all && snap) {
+    return fail(kExitUsage,
+                "pick: --snap snaps to the one object a point picks; it does not combine "
+                "with --all");
   }
   const std::string format = !a.format.empty() ? a.format : (one ? "text" : "jsonl");
   if (format == "json" && !one) {
@@ -222,7 +453,14 @@ int PixelPick::run(const PickArgs& a) const {
       }
       if (hit.hit()) hits.push_back(hit);
     }
-    write_buffered(out, pick_answer(i, to_double(ray), hits, a.all, format, names, &p));
+    std::string answer = pick_answer(i, to_double(ray), hits, a.all, format, names, &p);
+    if (snap && !hits.empty()) {
+      const double r = radius_opt_->count() > 0 ? radius_ : kDefaultSnapRadius;
+      const SnapKind kind = snap_ == "edge" ? SnapKind::kEdge : SnapKind::kVertex;
+      answer = with_snap(std::move(answer), format,
+                         find_snap(picker, scene, cam, options, hits[0].object, p, kind, r), r);
+    }
+    write_buffered(out, answer);
   }
   std::fwrite(out.data(), 1, out.size(), stdout);
   return finish_output(0);

@@ -126,15 +126,15 @@ int run_validate_points(const ValidateArgs& a);
 std::optional<Loaded> validation_scene(const ValidateArgs& a,
                                        std::string& label, int& status);
 
-// `raypick pick SCENE <camera> --pixel X,Y | --pixels FILE|- [--radius R]`:
-// registers the camera options and --radius on the `pick` subcommand, and
-// --pixel and --pixels in its group of ray sources (exactly one of which is
-// given).
+// `raypick pick SCENE <camera> --pixel X,Y | --pixels FILE|- [--radius R]
+// [--snap vertex|edge]`: registers the camera options, --radius and --snap
+// on the `pick` subcommand, and --pixel and --pixels in its group of ray
+// sources (exactly one of which is given).
 class PixelPick {
  public:
   PixelPick(CLI::App& pick_cmd, CLI::Option_group& ray_source);
   // True when the command line asks for a pixel pick (--pixel, --pixels,
-  // --radius or a camera option given).
+  // --radius, --snap or a camera option given).
   bool chosen() const;
   int run(const PickArgs& pick) const;
 
@@ -142,9 +142,11 @@ class PixelPick {
   CameraOptions camera_;
   std::string pixel_, pixels_;
   double radius_ = 0.0;
+  std::string snap_;  // "vertex", "edge", or "" when --snap is not given
   CLI::Option* pixel_opt_ = nullptr;
   CLI::Option* pixels_opt_ = nullptr;
   CLI::Option* radius_opt_ = nullptr;
+  CLI::Option* snap_opt_ = nullptr;
 };
 
 // `raypick validate [SCENE | --boxes N] --image FILE.png <camera>`:

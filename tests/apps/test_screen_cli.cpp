@@ -539,3 +539,191 @@ TEST_CASE("render: a highlight changes every pixel of its objects, and depth sta
     CHECK(hit > 500);
   }
 }
+
+namespace {
+
+// The cube [-1, 1]^3 as a JSON "box" mesh: vertex k is core's box corner k
+// (x max when bit 0 of k is set, y bit 1, z bit 2), so (1,1,1) is 7 and
+// (-1,1,1) is 6. Seen from kCam (eye at z = 10, fov 60, 200x200) a point at
+// depth D = 10 - z lies at X = 100 + c·x/D, Y = 100 - c·y/D, c = 100/tan 30°.
+const char* const kCubeScene = R"({"raypick_scene": 1,
+  "meshes": [{"name": "cube", "box": {"min": [-1, -1, -1], "max": [1, 1, 1]}}],
+  "objects": [{"name": "cube", "mesh": "cube"}]})";
+const double kC = 100.0 / std::tan(30.0 * 3.14159265358979323846 / 180.0);
+
+nlohmann::json pick_json(const fs::path& scene, const std::string& args) {
+  const Run r = run_raypick("pick '" + scene.string() + "'" + kCam + " --format json " + args);
+  REQUIRE(r.status == 0);
+  CHECK(r.err.empty());
+  return nlohmann::json::parse(r.out);
+}
+
+}  // namespace
+
+TEST_CASE("pick --snap vertex snaps to the picked object's nearest vertex on screen, hidden ones left out") {
+  const fs::path scene = write("snap_cube.json", kCubeScene);
+  for (const char* mode : {"mesh", "obb"}) {
+    CAPTURE(mode);
+    const std::string m = std::string(" --mode ") + mode;
+    // Near the front corner (1,1,1), at (100 + c/9, 100 - c/9).
+    nlohmann::json j = pick_json(scene, "--pixel 118,82 --snap vertex" + m);
+    REQUIRE(j["hit"] == true);
+    const nlohmann::json& s = j["snap"];
+    CHECK(s["kind"] == "vertex");
+    CHECK(s["vertex"] == 7);
+    CHECK(s["point"] == nlohmann::json::array({1, 1, 1}));
+    CHECK(s["pixel"][0].get<double>() == doctest::Approx(100 + kC / 9).epsilon(1e-9));
+    CHECK(s["pixel"][1].get<double>() == doctest::Approx(100 - kC / 9).epsilon(1e-9));
+    CHECK(s["distance_px"].get<double>() ==
+          doctest::Approx(std::sqrt(2.0) * (kC / 9 - 18)).epsilon(1e-8));
+    CHECK(!s.contains("edge"));
+    // The snap comes after the hit's fields.
+    const std::string line = j.dump();
+    CHECK(line.find("\"snap\"") > line.find("\"point\""));
+    // On the back corner (1,1,-1)'s projection, (100 + c/11, 100 - c/11):
+    // it lies behind the front face, so the front corner 5.3 px away wins,
+    // and with only 4 px there is no snap at all.
+    const std::string back = "--pixel 115.5,84.5 --snap vertex" + m;
+    CHECK(pick_json(scene, back)["snap"]["vertex"] == 7);
+    CHECK(pick_json(scene, back + " --radius 4")["snap"].is_null());
+    // The middle of the front face: every corner is 27 px away.
+    j = pick_json(scene, "--pixel 100,100 --snap vertex" + m);
+    CHECK(j["hit"] == true);
+    CHECK(j["snap"].is_null());
+    // Up and left of it, with a wider radius: the top-left front corner
+    // (-1,1,1), 25.8 px away (the top-right one is 27.2 px away).
+    CHECK(pick_json(scene, "--pixel 99,99 --snap vertex --radius 28" + m)["snap"]["vertex"] == 6);
+  }
+  // An orthographic view puts the front and back corners on one point:
+  // the nearer in depth wins (and the back one is hidden anyway).
+  const Run r = run_raypick("pick '" + scene.string() +
+                            "' --eye 0,0,10 --target 0,0,0 --ortho 4 --size 200x200 "
+                            "--pixel 149,51 --snap vertex --format json");
+  REQUIRE(r.status == 0);
+  const nlohmann::json s = nlohmann::json::parse(r.out)["snap"];
+  CHECK(s["vertex"] == 7);
+  CHECK(s["pixel"] == nlohmann::json::array({150, 50}));
+  CHECK(s["distance_px"].get<double>() == doctest::Approx(std::sqrt(2.0)).epsilon(1e-9));
+}
+
+TEST_CASE("pick --snap edge snaps to the point of the nearest edge nearest the pixel's ray") {
+  const fs::path scene = write("snap_cube.json", kCubeScene);
+  for (const char* mode : {"mesh", "obb"}) {
+    CAPTURE(mode);
+    // Just below the top front edge (-1,1,1)-(1,1,1), on the symmetry
+    // plane x = 0: its point (0,1,1), at (100, 100 - c/9).
+    const nlohmann::json j =
+        pick_json(scene, std::string("--pixel 100,81 --snap edge --mode ") + mode);
+    const nlohmann::json& s = j["snap"];
+    CHECK(s["kind"] == "edge");
+    CHECK(s["edge"] == nlohmann::json::array({6, 7}));
+    CHECK(s["point"] == nlohmann::json::array({0, 1, 1}));
+    CHECK(s["pixel"][0].get<double>() == doctest::Approx(100).epsilon(1e-9));
+    CHECK(s["distance_px"].get<double>() == doctest::Approx(kC / 9 - 19).epsilon(1e-8));
+    CHECK(!s.contains("vertex"));
+    // The middle of the front face: the edges are 19 px away, and the
+    // diagonal that cuts the face into two triangles is no edge to snap to.
+    CHECK(pick_json(scene, std::string("--pixel 100,100 --snap edge --mode ") + mode)["snap"]
+              .is_null());
+  }
+  // Orthographic: the front and back top edges project onto one line; the
+  // front one (nearer in depth) is taken, at the pixel's x.
+  const Run r = run_raypick("pick '" + scene.string() +
+                            "' --eye 0,0,10 --target 0,0,0 --ortho 4 --size 200x200 "
+                            "--pixel 120,51 --snap edge --format json");
+  REQUIRE(r.status == 0);
+  const nlohmann::json s = nlohmann::json::parse(r.out)["snap"];
+  CHECK(s["edge"] == nlohmann::json::array({6, 7}));
+  CHECK(s["point"][0].get<double>() == doctest::Approx(0.4).epsilon(1e-6));
+  CHECK(s["point"][1] == 1);
+  CHECK(s["point"][2] == 1);
+  CHECK(s["distance_px"].get<double>() == doctest::Approx(1.0).epsilon(1e-6));
+}
+
+TEST_CASE("pick --snap in obb mode snaps to the OBB's corners, in mesh mode to the mesh's vertices") {
+  // A tetrahedron whose OBB is [-1, 1]^3: its apex (0,0,1) is vertex 3, the
+  // OBB's corner (1,1,1) (corner 7) is no vertex of it.
+  const fs::path scene = write("snap_tetra.obj",
+                               "o tetra\nv -1 -1 -1\nv 1 -1 -1\nv 0 1 -1\nv 0 0 1\n"
+                               "f 1 3 2\nf 1 2 4\nf 2 3 4\nf 3 1 4\n");
+  nlohmann::json j = pick_json(scene, "--pixel 118,82 --snap vertex --mode obb");
+  CHECK(j["snap"]["vertex"] == 7);
+  CHECK(j["snap"]["point"] == nlohmann::json::array({1, 1, 1}));
+  j = pick_json(scene, "--pixel 100,81 --snap edge --mode obb");
+  CHECK(j["snap"]["edge"] == nlohmann::json::array({6, 7}));
+  // The apex at the image centre, in mesh mode.
+  j = pick_json(scene, "--pixel 101,101 --snap vertex --mode mesh");
+  REQUIRE(j["hit"] == true);
+  CHECK(j["snap"]["vertex"] == 3);
+  CHECK(j["snap"]["point"] == nlohmann::json::array({0, 0, 1}));
+  CHECK(j["snap"]["pixel"] == nlohmann::json::array({100, 100}));
+  CHECK(j["snap"]["distance_px"].get<double>() == doctest::Approx(std::sqrt(2.0)).epsilon(1e-9));
+  // The mesh mode's ray there misses the tetrahedron: no hit, no snap.
+  j = pick_json(scene, "--pixel 118,82 --snap vertex --mode mesh");
+  CHECK(j["hit"] == false);
+  CHECK(!j.contains("snap"));
+}
+
+TEST_CASE("pick --snap in text and jsonl, and its usage errors") {
+  const fs::path scene = write("snap_cube.json", kCubeScene);
+  const std::string pick = "pick '" + scene.string() + "'";
+  Run r = run_raypick(pick + kCam + " --pixel 118,82 --snap vertex --mode mesh");
+  REQUIRE(r.status == 0);
+  CHECK(r.out.rfind("ray 0, pixel (118, 82): object 0 'cube' triangle ", 0) == 0);
+  CHECK(r.out.find(", snapped to vertex 7 at (1, 1, 1), 1.76") != std::string::npos);
+  CHECK(r.out.substr(r.out.size() - 4) == " px\n");
+  r = run_raypick(pick + kCam + " --pixel 100,81 --snap edge");
+  CHECK(r.out.find(", snapped to edge 6-7 at (0, 1, 1), ") != std::string::npos);
+  r = run_raypick(pick + kCam + " --pixel 100,100 --snap edge --radius 3");
+  CHECK(r.out.substr(r.out.size() - 22) == ", no snap within 3 px\n");
+  // jsonl: a snap, none within the radius, a miss (no snap field).
+  r = run_raypick(pick + kCam + " --pixels - --snap vertex", "118 82\n100 100\n5 5\n");
+  REQUIRE(r.status == 0);
+  std::istringstream lines(r.out);
+  std::string l0, l1, l2;
+  std::getline(lines, l0);
+  std::getline(lines, l1);
+  std::getline(lines, l2);
+  CHECK(nlohmann::json::parse(l0)["snap"]["vertex"] == 7);
+  CHECK(l1.substr(l1.size() - 13) == ",\"snap\":null}");
+  CHECK(l2 == "{\"ray\":2,\"pixel\":[5,5],\"hit\":false}");
+
+  auto err = [&](const std::string& args) {
+    const Run e = run_raypick(pick + args);
+    CHECK(e.status == 2);
+    CHECK(e.out.empty());
+    return e.err;
+  };
+  CHECK(err(kCam + " --pixel 118,82 --snap vertex --all") ==
+        "raypick: pick: --snap snaps to the one object a point picks; it does not combine "
+        "with --all\n");
+  CHECK(err(" --ray 0,0,10,0,0,-1 --snap edge") ==
+        "raypick: pick: --snap snaps on the screen: it needs --pixel X,Y or --pixels FILE, "
+        "not --ray or --rays\n");
+  CHECK(err(kCam + " --ray 0,0,10,0,0,-1 --snap edge").find("--snap") != std::string::npos);
+  CHECK(err(kCam + " --pixel 118,82 --snap face").find("--snap") != std::string::npos);
+  CHECK(err(kCam + " --pixel 118,82 --snap").find("--snap") != std::string::npos);
+}
+
+TEST_CASE("pick --snap places the mesh by its object's matrix, and another object in front hides a vertex") {
+  // The unit box scaled by 2 is the cube [-1, 1]^3 again; "shield" (depth
+  // 5, layer 1) covers the ray to the corner (1,1,1) (x = y = 5/9 there)
+  // but not the ray of pixel (118, 82) (x = y = 0.52 to 0.53 there).
+  const fs::path scene = write("snap_shield.json", R"({"raypick_scene": 1,
+    "meshes": [{"name": "unit", "box": {"min": [-0.5, -0.5, -0.5], "max": [0.5, 0.5, 0.5]}},
+               {"name": "plate", "box": {"min": [0.54, 0.54, 4.9], "max": [2, 2, 5]}}],
+    "objects": [{"name": "cube", "mesh": "unit", "scale": 2},
+                {"name": "shield", "mesh": "plate", "layer": 1}]})");
+  for (const char* mode : {"mesh", "obb"}) {
+    CAPTURE(mode);
+    const std::string m = std::string(" --mode ") + mode;
+    nlohmann::json j = pick_json(scene, "--pixel 118,82 --snap vertex" + m);
+    CHECK(j["name"] == "cube");
+    CHECK(j["snap"].is_null());
+    // The same mask for the snap's rays: with layer 0 only, the shield is
+    // not there, and the corner is seen.
+    j = pick_json(scene, "--pixel 118,82 --snap vertex --mask 1" + m);
+    CHECK(j["snap"]["vertex"] == 7);
+    CHECK(j["snap"]["point"] == nlohmann::json::array({1, 1, 1}));
+  }
+}
