@@ -249,6 +249,40 @@ std::vector<Ray> make_validation_rays(const Scene& scene, const Picker& picker,
   return rays;
 }
 
+Verdict classify(const SceneReference& reference, const Agreement& agreement,
+                 PickMode mode, const Ray& ray, const Hit& r, const Hit& e,
+                 std::string* detail, Hit* nearest) {
+  const double dt =
+      r.hit() && e.hit() ? std::abs(double(r.t) - double(e.t)) : 0.0;
+  const bool same = r.object == e.object && r.triangle == e.triangle;
+  if (same && dt <= kAgreeTol * agreement.scale(ray)) return Verdict::kAgree;
+  const double tol = agreement.tolerance(ray);
+  const Reference ref = make_reference(reference, ray, mode, tol);
+  if (nearest) *nearest = ref.nearest;
+  std::string why_r, why_e, unused;
+  std::string& out = detail ? *detail : unused;
+  const Judgement jr = judge(r, ref, tol, why_r);
+  const Judgement je = judge(e, ref, tol, why_e);
+  const bool inside = mode == PickMode::kObb && ref.nearest.hit() &&
+                      ref.nearest.t == 0.0f;
+  if (jr == Judgement::kWrong) {
+    out = r.hit() ? "raypick hits " + why_r : "raypick " + why_r;
+    return Verdict::kMismatch;
+  }
+  if (inside && (je == Judgement::kWrong || (r.t == 0.0f && e.t > 0.0f))) {
+    // Embree's surface model cannot say t = 0 for an origin in a box.
+    return Verdict::kOriginInside;
+  }
+  if (je == Judgement::kWrong) {
+    out = (e.hit() ? "Embree hits " : "Embree ") + why_e +
+          " (raypick agrees with the reference)";
+    return Verdict::kEmbreeWrong;
+  }
+  if (jr == Judgement::kBoundary || je == Judgement::kBoundary) return Verdict::kBoundary;
+  if (jr == Judgement::kTie || je == Judgement::kTie || !same) return Verdict::kTie;
+  return Verdict::kFloatNoise;
+}
+
 ValidateReport validate(const Scene& scene, const Picker& picker,
                         const EmbreeScene& embree, PickMode mode,
                         std::span<const Ray> rays,
@@ -280,36 +314,12 @@ ValidateReport validate(const Scene& scene, const Picker& picker,
       continue;
     }
     // Disagreement: ask the double-precision reference who is right.
-    const double tol = agreement.tolerance(ray);
-    const Reference ref = make_reference(reference, ray, mode, tol);
-    std::string why_r, why_e;
-    const Judgement jr = judge(r, ref, tol, why_r);
-    const Judgement je = judge(e, ref, tol, why_e);
-    const bool inside = mode == PickMode::kObb && ref.nearest.hit() &&
-                        ref.nearest.t == 0.0f;
-    Verdict v;
     std::string detail;
-    if (jr == Judgement::kWrong) {
-      v = Verdict::kMismatch;
-      detail = "raypick hits " + why_r;
-      if (!r.hit()) detail = "raypick " + why_r;
-    } else if (inside && (je == Judgement::kWrong || (r.t == 0.0f && e.t > 0.0f))) {
-      // Embree's surface model cannot say t = 0 for an origin in a box.
-      v = Verdict::kOriginInside;
-    } else if (je == Judgement::kWrong) {
-      v = Verdict::kEmbreeWrong;
-      detail = (e.hit() ? "Embree hits " : "Embree ") + why_e +
-               " (raypick agrees with the reference)";
-    } else if (jr == Judgement::kBoundary || je == Judgement::kBoundary) {
-      v = Verdict::kBoundary;
-    } else if (jr == Judgement::kTie || je == Judgement::kTie || !same) {
-      v = Verdict::kTie;
-    } else {
-      v = Verdict::kFloatNoise;
-      report.max_dt = std::max(report.max_dt, dt);
-    }
+    Hit nearest;
+    const Verdict v = classify(reference, agreement, mode, ray, r, e, &detail, &nearest);
+    if (v == Verdict::kFloatNoise) report.max_dt = std::max(report.max_dt, dt);
     ++report.counts[static_cast<int>(v)];
-    report.disagreements.push_back({i, ray, v, r, e, ref.nearest, detail});
+    report.disagreements.push_back({i, ray, v, r, e, nearest, detail});
   }
   if (progress) progress(rays.size());
   if (mode == PickMode::kMesh) {

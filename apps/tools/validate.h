@@ -97,6 +97,15 @@ class Agreement {
 bool is_boundary_hit(const SceneReference& reference, const Hit& hit,
                      const Ray& ray);
 
+// One ray's verdict from raypick's answer `r` and Embree's `e` (validate's
+// rule; bench uses it too): kAgree when they agree, else the
+// double-precision reference decides. `detail` (may be null) gets why a
+// refuted answer is wrong, `nearest` (may be null) the reference's nearest
+// hit (left alone on kAgree).
+Verdict classify(const SceneReference& reference, const Agreement& agreement,
+                 PickMode mode, const Ray& ray, const Hit& r, const Hit& e,
+                 std::string* detail = nullptr, Hit* nearest = nullptr);
+
 struct Disagreement {
   std::size_t ray_index;
   Ray ray;

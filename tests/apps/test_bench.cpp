@@ -140,6 +140,34 @@ TEST_CASE("raypick bench --quick exits 0 with both systems and matching answers"
   CHECK(point_lines == 1);
 }
 
+TEST_CASE("raypick bench --offset says up front how mesh rows are judged and exits 0") {
+  // Far out Embree's float instancing strays beyond the check's tolerance
+  // (and the boundary limit): the reference judges those rays instead of
+  // voiding the rows, and obb rows still agree bit for bit.
+  const fs::path json = temp_dir() / "offset.json";
+  const Run r =
+      run_raypick("bench --quick --offset 1e5,-2e5,3e5 --json '" + json.string() + "'");
+  INFO(r.out);
+  INFO(r.err);
+  CHECK(r.status == 0);
+  CHECK(contains(r.out, "offset, mesh rows: Embree carries rays into its instances in float"));
+  CHECK(!contains(r.out, "VOID"));
+  const nlohmann::json all = nlohmann::json::parse(slurp(json));
+  std::size_t mesh_rows = 0, judged = 0;
+  for (const auto& row : all) {
+    if (row.value("row", "rays") != "rays") continue;
+    CHECK(row["valid"] == true);
+    if (row["mode"] == "obb") CHECK(row["judged_rays"] == 0);
+    if (row["mode"] == "mesh") {
+      ++mesh_rows;
+      judged += row["judged_rays"].get<std::size_t>();
+    }
+  }
+  CHECK(mesh_rows == 4);
+  // Without the reference's judgement these rays would void the rows.
+  CHECK(judged > 0);
+}
+
 TEST_CASE("raypick bench --json writes rows with the documented keys") {
   const fs::path json = temp_dir() / "bench.json";
   const Run r = run_raypick("bench --quick --scene boxes --n 500 --mode both --no-frames --no-points "
