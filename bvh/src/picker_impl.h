@@ -1,6 +1,8 @@
-// The Picker's state and its private steps, shared by picker.cpp and
-// select.cpp (and read by the library's tests, tests/support/picker_access.h).
-// Private to the library.
+// PickerCore: what a Picker holds, its state and its private steps, shared
+// by picker.cpp, picker_queries.cpp, select.cpp and point_query.cpp. A
+// Picker forwards each call to one. Private to the library: the library's
+// tests and raypick_floor (the raypick_bvh_internal target) build a
+// PickerCore directly to read its trees.
 #pragma once
 
 #include "raypick/bvh/picker.h"
@@ -15,9 +17,13 @@
 
 namespace raypick {
 
-class Picker::Impl {
+class PickerCore {
  public:
-  explicit Impl(const PickerConfig& config) : config_(config) {}
+  explicit PickerCore(const PickerConfig& config) : config_(config) {}
+  // Picker(scene, config)'s core.
+  explicit PickerCore(const Scene& scene, const PickerConfig& config = {}) : config_(config) {
+    load(scene);
+  }
 
   struct MeshAccel {
     std::vector<glm::vec3> owned_positions;
@@ -59,7 +65,7 @@ class Picker::Impl {
   // ---- the Picker's operations (picker.cpp, select.cpp) ----------------
   void load(const Scene& scene);
   std::uint32_t add_mesh(std::span<const glm::vec3> positions,
-                         std::span<const glm::uvec3> triangles, Storage storage);
+                         std::span<const glm::uvec3> triangles, Picker::Storage storage);
   std::uint32_t add_object(std::uint32_t mesh, const glm::mat4& matrix,
                            std::uint32_t mask, void* user_data);
   void remove_object(std::uint32_t id);
@@ -68,14 +74,14 @@ class Picker::Impl {
   CommitStats commit(CommitMode mode);
   // R is Ray or RayD: the ray the leaves carry into the objects' frames.
   template <class R>
-  PickResult intersect_impl(const R& ray, const QueryOptions& options) const;
+  PickResult intersect(const R& ray, const QueryOptions& options) const;
   template <class R>
-  bool occluded_impl(const R& ray, const QueryOptions& options) const;
+  bool occluded(const R& ray, const QueryOptions& options) const;
   template <class R>
-  std::vector<Hit> intersect_all_impl(const R& ray, const QueryOptions& options,
+  std::vector<Hit> intersect_all(const R& ray, const QueryOptions& options,
                                       std::size_t limit) const;
   template <class R>
-  std::vector<Hit> intersect_batch_impl(std::span<const R> rays,
+  std::vector<Hit> intersect_batch(std::span<const R> rays,
                                         const QueryOptions& options) const;
   std::vector<std::uint32_t> select(const Frustum& region, SelectRule rule,
                                     const QueryOptions& options) const;
@@ -87,11 +93,13 @@ class Picker::Impl {
                          double max_distance) const;
   double winding_number(std::uint32_t id, const glm::dvec3& p) const;
   Aabb world_box(std::uint32_t id) const;
+  Aabb world_bounds() const { return top_.bounds(); }
+  BvhStats bvh_stats() const { return top_.stats(config_.top); }
   std::size_t memory_bytes() const;
   // Whether the trees take the AVX node test: config_.isa, resolved once
   // for this CPU.
   bool avx2() const {
-    return config_.isa != Isa::kSse2 && wide_detail::cpu_has_avx2();
+    return config_.isa != Isa::kSse2 && compiler::cpu_has_avx2();
   }
 
   // ---- steps -----------------------------------------------------------

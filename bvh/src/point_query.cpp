@@ -281,7 +281,7 @@ double winding(const MeshAccel& mesh, const Placement& place, const glm::dvec3& 
 
 }  // namespace
 
-std::uint32_t Picker::Impl::containing_object(const glm::dvec3& p,
+std::uint32_t PickerCore::containing_object(const glm::dvec3& p,
                                               const QueryOptions& options) const {
   RAYPICK_ASSERT(!structure_dirty_ && dirty_.empty(), "commit() the picker before querying it");
   if (!std::isfinite(p.x) || !std::isfinite(p.y) || !std::isfinite(p.z)) return kInvalidId;
@@ -310,7 +310,7 @@ std::uint32_t Picker::Impl::containing_object(const glm::dvec3& p,
   return found;
 }
 
-double Picker::Impl::signed_distance(const glm::dvec3& p, const QueryOptions& options,
+double PickerCore::signed_distance(const glm::dvec3& p, const QueryOptions& options,
                                      double max_distance) const {
   const double inf = std::numeric_limits<double>::infinity();
   if (options.mode == PickMode::kMesh) {
@@ -340,13 +340,13 @@ double Picker::Impl::signed_distance(const glm::dvec3& p, const QueryOptions& op
   return closest_point(p, options, max_distance).distance;
 }
 
-double Picker::Impl::winding_number(std::uint32_t id, const glm::dvec3& p) const {
+double PickerCore::winding_number(std::uint32_t id, const glm::dvec3& p) const {
   if (id >= objects_.size() || !objects_[id].alive) return 0.0;
   const ObjectRec& rec = objects_[id];
   return winding(meshes_[rec.mesh], Placement(rec.to_world), p);
 }
 
-PointHit Picker::Impl::closest_point(const glm::dvec3& p, const QueryOptions& options,
+PointHit PickerCore::closest_point(const glm::dvec3& p, const QueryOptions& options,
                                      double max_distance) const {
   RAYPICK_ASSERT(!structure_dirty_ && dirty_.empty(), "commit() the picker before querying it");
   Best best{std::numeric_limits<double>::infinity(), PointHit{}};

@@ -75,7 +75,7 @@ glm::dvec3 to_world(const glm::mat4x3& m, const glm::vec3& q) {
 
 }  // namespace
 
-bool Picker::Impl::select_entry(std::uint32_t entry, const Frustum& region,
+bool PickerCore::select_entry(std::uint32_t entry, const Frustum& region,
                           SelectRule rule, PickMode mode,
                           std::vector<std::uint8_t>& hittable) const {
   const LeafObb& leaf = leaf_[entry];
@@ -148,7 +148,7 @@ bool Picker::Impl::select_entry(std::uint32_t entry, const Frustum& region,
   return false;
 }
 
-std::vector<std::uint32_t> Picker::Impl::select(const Frustum& region, SelectRule rule,
+std::vector<std::uint32_t> PickerCore::select(const Frustum& region, SelectRule rule,
                                           const QueryOptions& options) const {
   std::vector<std::uint32_t> out;
   if (top_.empty()) return out;

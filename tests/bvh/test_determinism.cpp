@@ -3,7 +3,7 @@
 // the same hits, bit for bit.
 #include "test_util.h"
 
-#include "support/picker_access.h"
+#include "picker_impl.h"
 #include "raypick/bvh/picker.h"
 #include "scene_gen.h"
 
@@ -51,12 +51,15 @@ Run run_on(int threads, const Scene& scene, const std::vector<Ray>& rays) {
   Run out;
   arena.execute([&] {
     REQUIRE(tbb::this_task_arena::max_concurrency() == threads);
-    Picker picker(scene);  // top level and per-mesh trees built in parallel
-    const auto& impl = PickerInternals::of(picker);
+    // A Picker's core, whose trees the test reads: top level and per-mesh
+    // trees built in parallel.
+    PickerCore picker(scene);
+    const PickerCore& impl = picker;
+    const std::span<const Ray> ray_span(rays);
     out.built.assign(impl.top_.nodes().begin(), impl.top_.nodes().end());
     for (const auto& leaf : impl.leaf_) out.entry_objects.push_back(leaf.object);
-    out.obb = picker.intersect_batch(rays, QueryOptions{PickMode::kObb});
-    out.mesh = picker.intersect_batch(rays, QueryOptions{PickMode::kMesh});
+    out.obb = picker.intersect_batch(ray_span, QueryOptions{PickMode::kObb});
+    out.mesh = picker.intersect_batch(ray_span, QueryOptions{PickMode::kMesh});
     // Move all but every fifth object: the refit takes the parallel sweep.
     for (std::uint32_t id = 0; id < scene.objects.size(); ++id) {
       if (id % 5 == 0) continue;
@@ -66,7 +69,7 @@ Run run_on(int threads, const Scene& scene, const std::vector<Ray>& rays) {
     const CommitStats st = picker.commit(CommitMode::kRefit);
     REQUIRE(st.refitted);
     out.refitted.assign(impl.top_.nodes().begin(), impl.top_.nodes().end());
-    out.obb_moved = picker.intersect_batch(rays, QueryOptions{PickMode::kObb});
+    out.obb_moved = picker.intersect_batch(ray_span, QueryOptions{PickMode::kObb});
   });
   return out;
 }
@@ -123,7 +126,7 @@ TEST_CASE("the AVX2 node test visits the same nodes and gives the same hits as t
     for (const Ray& ray : rays) out.push_back(picker.intersect_stats(ray, QueryOptions{mode}));
     return out;
   };
-  const bool avx2 = wide_detail::cpu_has_avx2();
+  const bool avx2 = compiler::cpu_has_avx2();
   {
     PickerConfig sse, wide, automatic;
     sse.isa = Isa::kSse2;

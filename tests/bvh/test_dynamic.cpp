@@ -4,7 +4,7 @@
 
 #include "embree_scene.h"
 #include "support/frame_oracle.h"
-#include "support/picker_access.h"
+#include "picker_impl.h"
 #include "raypick/bvh/picker.h"
 #include "scene_gen.h"
 #include "validate.h"
@@ -131,7 +131,7 @@ TEST_CASE("moving most of a large scene refits in one parallel sweep with exact 
   // Past 65,536 entries the commit sweep runs on TBB ranges aligned to the
   // tree's leaf slots; every box must still come out exact.
   const Scene base = tools::make_boxes_scene(70000, 43);
-  Picker picker(base);
+  PickerCore picker(base);  // a Picker's core, whose tree the test reads
   Mirror m = make_mirror(base);
   std::mt19937_64 rng(44);
   std::uniform_real_distribution<float> u(-1.0f, 1.0f);
@@ -145,8 +145,7 @@ TEST_CASE("moving most of a large scene refits in one parallel sweep with exact 
   const CommitStats st = picker.commit(CommitMode::kRefit);
   REQUIRE(st.refitted);
   REQUIRE_FALSE(st.rebuilt);
-  const auto& impl = PickerInternals::of(picker);
-  const WideBvh& tree = impl.top_;
+  const WideBvh& tree = picker.top_;
   // The sweep: the leaf slots holding a moved object, then every inner
   // slot (one per node but the root).
   std::size_t moved_slots = 0;
@@ -154,7 +153,7 @@ TEST_CASE("moving most of a large scene refits in one parallel sweep with exact 
     for (int s = 0; s < WideNode::kWidth; ++s) {
       bool any = false;
       for (std::uint32_t e = n.child[s]; n.is_leaf(s) && e < n.child[s] + n.count[s]; ++e) {
-        any = any || impl.leaf_[e].object % 5 != 0;
+        any = any || picker.leaf_[e].object % 5 != 0;
       }
       moved_slots += any;
     }
@@ -175,7 +174,7 @@ TEST_CASE("moving most of a large scene refits in one parallel sweep with exact 
   const QueryOptions any;
   for (const Ray& ray : test::random_scene_rays(m.scene, 300, 45, kMix)) {
     const Hit expected = brute(m, ray, any);
-    const Hit got = picker.intersect(ray, any);
+    const Hit got = picker.intersect(ray, any).hit;
     REQUIRE(got.object == expected.object);
     REQUIRE(got.t == expected.t);
   }
@@ -391,8 +390,7 @@ TEST_CASE("the commit's world boxes equal padded_world_box bit for bit, extreme 
   scene.meshes.push_back(Mesh{{{-3.0f, 0.25f, 2.0f}, {5.0f, 0.25f, 2.5f}, {-1.0f, 0.25f, 7.0f}},
                               {{0, 1, 2}}});
   for (Object& o : scene.objects) o.matrix[3] += glm::vec4{2e5f, -1e3f, 7.0f, 0.0f};
-  const Picker picker(scene);
-  const auto& impl = PickerInternals::of(picker);
+  const PickerCore impl(scene);
   std::mt19937_64 rng(72);
   int compared = 0;
   for (int i = 0; i < 60000; ++i) {
@@ -410,14 +408,14 @@ TEST_CASE("the commit's world boxes equal padded_world_box bit for bit, extreme 
   CHECK(compared > 30000);
   // And the tree's own boxes after a commit of moves: every object's leaf
   // slot holds its world box.
-  Picker moving(scene);
+  PickerCore moving(scene);
   std::vector<glm::mat4> moved(scene.objects.size());
   for (std::uint32_t id = 0; id < moved.size(); ++id) {
     moved[id] = glm::mat4{test::stress_matrix(rng, int(id % 4))};
     moving.set_matrix(id, moved[id]);
   }
   moving.commit(CommitMode::kRefit);
-  const auto& mi = PickerInternals::of(moving);
+  const PickerCore& mi = moving;
   for (std::uint32_t e = 0; e < mi.leaf_.size(); ++e) {
     const std::uint32_t id = mi.leaf_[e].object;
     if (mi.leaf_[e].mesh == kInvalidId) continue;

@@ -40,6 +40,8 @@
 
 namespace raypick {
 
+class PickerCore;  // what a Picker holds: the library's own
+
 // The instruction set the traversal's node test runs on. Answers are the
 // same bit for bit on every one (the tests force each); only speed differs.
 enum class Isa : std::uint8_t {
@@ -412,9 +414,7 @@ class Picker {
   std::size_t memory_bytes() const;
 
  private:
-  class Impl;  // bvh/src/picker_impl.h
-  friend struct PickerInternals;  // the library's own tests read Impl
-  std::unique_ptr<Impl> impl_;
+  std::unique_ptr<PickerCore> impl_;  // the library's own (not installed)
 };
 
 }  // namespace raypick

@@ -1,0 +1,59 @@
+// The bvh library's compiler switches, in one place: which SIMD the trees
+// use, how the hot steps are inlined, the AVX2 function target, the CPU
+// check and the prefetch hint. Private to the library.
+#pragma once
+
+// SSE2 is the x86-64 baseline: the node tests, packets and padded boxes
+// use it wherever it exists, and fall back to scalar code elsewhere.
+#if defined(__SSE2__) || defined(_M_X64)
+#include <emmintrin.h>
+#include <xmmintrin.h>
+#define RAYPICK_WIDE_SSE 1
+#endif
+
+// The 8-wide AVX node test is compiled into functions of the AVX2 target
+// (GCC and Clang function-level targets) and chosen at run time, once per
+// Picker (PickerConfig::isa): the library itself is built for the x86-64
+// baseline.
+#if RAYPICK_WIDE_SSE && defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+#include <immintrin.h>
+#define RAYPICK_WIDE_AVX2 1
+#define RAYPICK_TARGET_AVX2 __attribute__((target("avx2")))
+#endif
+
+// The per-leaf steps of the traversal loops are inlined into them, which
+// the compiler's size heuristics would not always do; a rarely taken step
+// (the triangle tree of one object) keeps its call.
+#if defined(__GNUC__)
+#define RAYPICK_HOT_INLINE [[gnu::always_inline]] inline
+#define RAYPICK_NOINLINE __attribute__((noinline))
+#else
+#define RAYPICK_HOT_INLINE inline
+#define RAYPICK_NOINLINE
+#endif
+
+namespace raypick::compiler {
+
+// Whether this CPU has AVX2 (asked once).
+inline bool cpu_has_avx2() {
+#if RAYPICK_WIDE_AVX2
+  static const bool has = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2") != 0;
+  }();
+  return has;
+#else
+  return false;
+#endif
+}
+
+// A hint that the cache line at p will be read soon.
+inline void prefetch(const void* p) {
+#if defined(__GNUC__)
+  __builtin_prefetch(p);
+#else
+  (void)p;
+#endif
+}
+
+}  // namespace raypick::compiler

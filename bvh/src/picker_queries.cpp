@@ -1,0 +1,306 @@
+// The Picker's ray queries: the nearest hit, any hit, all hits and batches,
+// over the top level and, in mesh mode, each object's triangle tree; and
+// the explicit instances of PickerCore's query templates (Ray and RayD).
+#include "picker_impl.h"
+
+#include "raypick/core/assert.h"
+#include "raypick/core/ray_triangle.h"
+
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+
+#include <algorithm>
+#include <functional>
+
+namespace raypick {
+
+namespace {
+
+// Tie order within one object: nearer t, then lower triangle id.
+bool better_in_object(float t, std::uint32_t tri, const Hit& best) {
+  return t < best.t || (t == best.t && tri < best.triangle);
+}
+
+}  // namespace
+
+namespace {
+
+// The ray the top level's box tests use: a RayD's origin rounded to float.
+// The world boxes are padded by at least 2 ulps of their coordinates, more
+// than that rounding (half an ulp of the origin's) unless the origin's
+// coordinates are over 4 times the box's, where that rounding is an ulp or
+// two of the distance, within the contract's tolerance.
+const Ray& traversal_ray(const Ray& ray) { return ray; }
+Ray traversal_ray(const RayD& ray) { return to_float(ray); }
+
+}  // namespace
+
+// The nearest hit on one top-level leaf object with t <= tmax (any hit when
+// kAny): the OBB test on the leaf's own copy of the object's frame, or the
+// object's triangles.
+template <bool kAny, class R>
+RAYPICK_HOT_INLINE Hit PickerCore::leaf_hit(const LeafObb& leaf, const R& ray, float tmax,
+                     PickMode mode) const {
+  if (mode == PickMode::kMesh) return mesh_hit<kAny>(leaf, ray, tmax);
+  Hit best;
+  if (leaf.mesh == kInvalidId) return best;  // singular matrix
+  const float t = obb_entry(leaf.frame, meshes_[leaf.mesh].bounds, ray, tmax);
+  if (t != kInfinity) {
+    best.object = leaf.object;
+    best.t = t;
+  }
+  return best;
+}
+
+// The nearest triangle hit on one object with t <= tmax (any hit when
+// kAny), the ray carried into the mesh's frame by the leaf's frame.
+template <bool kAny, class R>
+Hit PickerCore::mesh_hit(const LeafObb& leaf, const R& ray, float tmax) const {
+  Hit best;
+  if (leaf.mesh == kInvalidId) return best;  // singular matrix
+  const MeshAccel& mesh = meshes_[leaf.mesh];
+  RAYPICK_ASSERT(mesh.bvh_built, "mesh mode needs PickerConfig::mesh_mode");
+  const std::uint32_t id = leaf.object;
+  const Ray local = [&] {
+    Ray r = transform_ray(leaf.frame, ray);
+    r.tmax = tmax;
+    return r;
+  }();
+  const TriangleRay tri_ray(local.org, local.dir);
+  // The triangle step stays a call: inlined into the mesh tree's walk, it
+  // made that loop slower (crowd-300 camera 51 -> 56 ns per ray, idle).
+  mesh.bvh.traverse(local, [&](std::uint32_t entry, float& local_tmax) RAYPICK_NOINLINE {
+    const std::array<glm::vec3, 3>& v = mesh.verts[entry];
+    const TriangleHit h =
+        intersect_triangle(tri_ray, v[0], v[1], v[2], local.tmin, local_tmax);
+    if (!h.hit) return false;
+    // The id (a read of another array) only for a hit.
+    const std::uint32_t tri = mesh.bvh.prim_id(entry);
+    if (!better_in_object(h.t, tri, best)) return false;
+    best.object = id;
+    best.t = h.t;
+    best.triangle = tri;
+    best.u = h.u;
+    best.v = h.v;
+    local_tmax = h.t;
+    return kAny;
+  });
+  return best;
+}
+
+template <class R>
+RAYPICK_HOT_INLINE bool PickerCore::closest_leaf(std::uint32_t entry, const R& ray,
+                          const QueryOptions& options, float& tmax,
+                          Hit& best) const {
+  const LeafObb& leaf = leaf_[entry];
+  if (!accepts(leaf, options)) return false;
+  const Hit h = leaf_hit<false>(leaf, ray, tmax, options.mode);
+  // Leaf tests are inclusive of tmax, so an equal t reaches here and the
+  // contract's order (t, object, triangle) decides.
+  if (h.hit() && closer(h, best)) {
+    best = h;
+    tmax = h.t;
+  }
+  return false;
+}
+
+template <class R>
+PickResult PickerCore::intersect(const R& ray, const QueryOptions& options) const {
+  RAYPICK_ASSERT(!structure_dirty_ && dirty_.empty(),
+                 "commit() the picker before querying it");
+  PickResult r;
+  // A bad ray is the host's input, not a bug of ours: a miss, never an abort.
+  if (!is_valid(ray)) return r;
+  r.stats = top_.traverse(traversal_ray(ray), [&](std::uint32_t entry, float& tmax) {
+    return closest_leaf(entry, ray, options, tmax, r.hit);
+  });
+  return r;
+}
+
+
+template <class R>
+bool PickerCore::occluded(const R& ray, const QueryOptions& options) const {
+  RAYPICK_ASSERT(!structure_dirty_ && dirty_.empty(),
+                 "commit() the picker before querying it");
+  bool found = false;
+  if (!is_valid(ray)) return found;
+  top_.traverse(traversal_ray(ray), [&](std::uint32_t entry, float& tmax) {
+    const LeafObb& leaf = leaf_[entry];
+    if (!accepts(leaf, options)) return false;
+    found = leaf_hit<true>(leaf, ray, tmax, options.mode).hit();
+    return found;
+  });
+  return found;
+}
+
+
+template <class R>
+std::vector<Hit> PickerCore::intersect_all(const R& ray, const QueryOptions& options,
+                                            std::size_t limit) const {
+  RAYPICK_ASSERT(!structure_dirty_ && dirty_.empty(),
+                 "commit() the picker before querying it");
+  std::vector<Hit> hits;
+  if (!is_valid(ray)) return hits;
+  top_.traverse(traversal_ray(ray), [&](std::uint32_t entry, float& tmax) {
+    const LeafObb& leaf = leaf_[entry];
+    if (!accepts(leaf, options)) return false;
+    const Hit h = leaf_hit<false>(leaf, ray, tmax, options.mode);
+    if (h.hit()) hits.push_back(h);
+    return false;
+  });
+  std::sort(hits.begin(), hits.end(), closer);
+  if (hits.size() > limit) hits.resize(limit);
+  return hits;
+}
+
+
+template <class R>
+std::vector<Hit> PickerCore::intersect_batch(std::span<const R> rays,
+                                              const QueryOptions& options) const {
+  RAYPICK_ASSERT(!structure_dirty_ && dirty_.empty(),
+                 "commit() the picker before querying it");
+  std::vector<Hit> out(rays.size());
+  // A top level much larger than the caches makes every node a cache miss:
+  // each task then runs its rays interleaved, several in flight, so that
+  // one ray's misses overlap the others' work. A tree in cache gains
+  // nothing from that and coherent rays lose (their branches no longer
+  // repeat), so smaller trees take the rays one at a time.
+  const std::size_t top_bytes =
+      top_.nodes().size() * sizeof(WideNode) + leaf_.size() * sizeof(LeafObb);
+  const bool interleave = top_bytes >= config_.batch_interleave_bytes;
+  constexpr int kInFlight = 32;
+  tbb::parallel_for(
+      tbb::blocked_range<std::size_t>(0, rays.size(), 1024),
+      [&](const tbb::blocked_range<std::size_t>& range) {
+        const std::span<const R> part = rays.subspan(range.begin(), range.size());
+        Hit* hits = out.data() + range.begin();
+        // The traversal takes float rays; the leaves read part[i]. A bad
+        // ray (not is_valid) walks as a ray that reaches nothing (t in
+        // [0, -1]: every box test fails) and is answered as a miss.
+        const bool all_valid = std::all_of(part.begin(), part.end(),
+                                           [](const R& ray) { return is_valid(ray); });
+        std::vector<Ray> rounded;
+        std::span<const Ray> node_rays;
+        if (std::is_same_v<R, Ray> && all_valid) {
+          if constexpr (std::is_same_v<R, Ray>) node_rays = part;
+        } else {
+          rounded.reserve(part.size());
+          for (const R& ray : part) {
+            rounded.push_back(is_valid(ray) ? traversal_ray(ray)
+                                            : Ray{glm::vec3{0.0f}, glm::vec3{0.0f, 0.0f, 1.0f},
+                                                  0.0f, -1.0f});
+          }
+          node_rays = rounded;
+        }
+        if (!interleave) {
+          // Coherent groups of consecutive rays (a camera's pixels along
+          // a row) walk the tree as packets, the others one ray at a time.
+          top_.traverse_packets(node_rays, [&](std::size_t i, std::uint32_t entry, float& tmax) {
+            closest_leaf(entry, part[i], options, tmax, hits[i]);
+          });
+          return;
+        }
+        top_.traverse_interleaved<kInFlight>(
+            node_rays,
+            [&](std::size_t i, std::uint32_t entry, float& tmax) {
+              return closest_leaf(entry, part[i], options, tmax, hits[i]);
+            },
+            [&](std::uint32_t first, std::uint32_t count) {
+              // Every cache line of the leaf's run of copies.
+              const auto begin = reinterpret_cast<std::uintptr_t>(&leaf_[first]);
+              const auto end = reinterpret_cast<std::uintptr_t>(&leaf_[first + count]);
+              for (std::uintptr_t p = begin & ~std::uintptr_t{63}; p < end; p += 64) {
+                compiler::prefetch(reinterpret_cast<const void*>(p));
+              }
+            });
+      });
+  return out;
+}
+
+
+glm::vec3 PickerCore::world_normal(const Hit& hit) const {
+  if (!hit.hit() || hit.triangle == kInvalidId) return glm::vec3{0.0f};
+  const ObjectRec& obj = objects_[hit.object];
+  const MeshAccel& mesh = meshes_[obj.mesh];
+  const glm::uvec3& idx = mesh.triangles[hit.triangle];
+  const glm::vec3 p0 = mesh.positions[idx.x];
+  const glm::vec3 n_local =
+      glm::cross(mesh.positions[idx.y] - p0, mesh.positions[idx.z] - p0);
+  // cross(M e1, M e2) = det(M) * M^-T * cross(e1, e2): the inverse
+  // transpose alone would flip the normal of a mirrored object.
+  const Obb obb = make_obb(obj);
+  const glm::mat3 m{obb.to_world};
+  const glm::mat3 inv_t = glm::transpose(obb.frame.linear);
+  glm::vec3 n = inv_t * n_local;
+  if (glm::determinant(m) < 0.0f) n = -n;
+  const float len = glm::length(n);
+  return len > 0.0f ? n / len : glm::vec3{0.0f};
+}
+
+Aabb PickerCore::world_box(std::uint32_t id) const {
+  RAYPICK_ASSERT(id < objects_.size(), "object id out of range");
+  if (!objects_[id].alive) return Aabb{};
+  return padded_world_box(make_obb(objects_[id]), pad_centre_);
+}
+
+std::size_t PickerCore::memory_bytes() const {
+  auto bytes = [](const auto& v) { return v.capacity() * sizeof(v[0]); };
+  std::size_t n = bytes(objects_) + bytes(user_data_) + bytes(meshes_) +
+                  bytes(leaf_) + bytes(moved_) + bytes(dirty_) + top_.memory_bytes();
+  for (const MeshAccel& m : meshes_) {
+    n += bytes(m.owned_positions) + bytes(m.owned_triangles) + bytes(m.verts) +
+         m.bvh.memory_bytes();
+  }
+  return n;
+}
+
+// The query templates' instances: the Picker's calls below, and the
+// library's tests and tools, which drive a PickerCore directly.
+template PickResult PickerCore::intersect(const Ray&, const QueryOptions&) const;
+template PickResult PickerCore::intersect(const RayD&, const QueryOptions&) const;
+template bool PickerCore::occluded(const Ray&, const QueryOptions&) const;
+template bool PickerCore::occluded(const RayD&, const QueryOptions&) const;
+template std::vector<Hit> PickerCore::intersect_all(const Ray&, const QueryOptions&,
+                                                    std::size_t) const;
+template std::vector<Hit> PickerCore::intersect_all(const RayD&, const QueryOptions&,
+                                                    std::size_t) const;
+template std::vector<Hit> PickerCore::intersect_batch(std::span<const Ray>,
+                                                      const QueryOptions&) const;
+template std::vector<Hit> PickerCore::intersect_batch(std::span<const RayD>,
+                                                      const QueryOptions&) const;
+
+PickResult Picker::intersect_stats(const Ray& ray, const QueryOptions& options) const {
+  return impl_->intersect(ray, options);
+}
+PickResult Picker::intersect_stats(const RayD& ray, const QueryOptions& options) const {
+  return impl_->intersect(ray, options);
+}
+bool Picker::occluded(const Ray& ray, const QueryOptions& options) const {
+  return impl_->occluded(ray, options);
+}
+bool Picker::occluded(const RayD& ray, const QueryOptions& options) const {
+  return impl_->occluded(ray, options);
+}
+std::vector<Hit> Picker::intersect_all(const Ray& ray, const QueryOptions& options,
+                                       std::size_t limit) const {
+  return impl_->intersect_all(ray, options, limit);
+}
+std::vector<Hit> Picker::intersect_all(const RayD& ray, const QueryOptions& options,
+                                       std::size_t limit) const {
+  return impl_->intersect_all(ray, options, limit);
+}
+std::vector<Hit> Picker::intersect_batch(std::span<const Ray> rays,
+                                         const QueryOptions& options) const {
+  return impl_->intersect_batch(rays, options);
+}
+std::vector<Hit> Picker::intersect_batch(std::span<const RayD> rays,
+                                         const QueryOptions& options) const {
+  return impl_->intersect_batch(rays, options);
+}
+std::vector<std::uint32_t> Picker::select(const Frustum& region, SelectRule rule,
+                                          const QueryOptions& options) const {
+  return impl_->select(region, rule, options);
+}
+glm::vec3 Picker::world_normal(const Hit& hit) const { return impl_->world_normal(hit); }
+
+}  // namespace raypick

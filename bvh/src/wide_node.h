@@ -1,0 +1,69 @@
+// The 8-wide BVH's node: its byte layout, fixed and checked. Private to
+// the library.
+#pragma once
+
+#include "compiler.h"
+
+#include "raypick/core/aabb.h"
+
+#include <cstdint>
+
+namespace raypick {
+
+// A node, 256 bytes (four cache lines), 64-byte aligned in its array:
+//   bytes    0..191  bounds[6][8]  rows min_x, min_y, min_z, max_x, max_y,
+//                                  max_z, one column per child slot (the
+//                                  structure-of-arrays layout SIMD reads)
+//   bytes  192..223  child[8]      inner slot: index of the child node;
+//                                  leaf slot: first entry in prim_ids
+//   bytes  224..255  count[8]      0 for an inner slot, else the number of
+//                                  primitives of the leaf slot
+// An unused slot has count 0, child kInvalidSlot and an empty box
+// (+inf, -inf), which the slab test never hits. Children have larger
+// indices than their parents.
+struct alignas(64) WideNode {
+  static constexpr int kWidth = 8;  // child slots
+
+  float bounds[6][kWidth];
+  std::uint32_t child[kWidth];
+  std::uint32_t count[kWidth];
+
+  static constexpr std::uint32_t kInvalidSlot = 0xFFFFFFFFu;
+
+  bool is_leaf(int slot) const { return count[slot] != 0; }
+  bool is_inner(int slot) const {
+    return count[slot] == 0 && child[slot] != kInvalidSlot;
+  }
+  Aabb slot_box(int slot) const {
+    return Aabb{{bounds[0][slot], bounds[1][slot], bounds[2][slot]},
+                {bounds[3][slot], bounds[4][slot], bounds[5][slot]}};
+  }
+  void set_slot_box(int slot, const Aabb& b) {
+    for (int a = 0; a < 3; ++a) {
+      bounds[a][slot] = b.min[a];
+      bounds[3 + a][slot] = b.max[a];
+    }
+  }
+  // The union of the slot boxes (unused slots are empty: no effect).
+  Aabb box() const {
+#if RAYPICK_WIDE_SSE
+    float r[6];
+    for (int a = 0; a < 6; ++a) {
+      const __m128 v = a < 3 ? _mm_min_ps(_mm_load_ps(bounds[a]), _mm_load_ps(bounds[a] + 4))
+                             : _mm_max_ps(_mm_load_ps(bounds[a]), _mm_load_ps(bounds[a] + 4));
+      const __m128 h = a < 3 ? _mm_min_ps(v, _mm_movehl_ps(v, v))
+                             : _mm_max_ps(v, _mm_movehl_ps(v, v));
+      const __m128 g = _mm_shuffle_ps(h, h, 1);
+      r[a] = _mm_cvtss_f32(a < 3 ? _mm_min_ss(h, g) : _mm_max_ss(h, g));
+    }
+    return Aabb{{r[0], r[1], r[2]}, {r[3], r[4], r[5]}};
+#else
+    Aabb b;
+    for (int s = 0; s < kWidth; ++s) b.extend(slot_box(s));
+    return b;
+#endif
+  }
+};
+static_assert(sizeof(WideNode) == 256, "WideNode is documented as 256 bytes");
+
+}  // namespace raypick
