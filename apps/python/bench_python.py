@@ -8,9 +8,14 @@ translations (as `raypick bench`'s boxes scenes, not the same seeds),
 fires R incoherent float64 rays, and times, median of --runs: cast_rays
 (the whole Python call: array checks, conversion, the query, the result
 arrays) and the C++ intersect_batch alone on the same rays. Prints the
-ratio C++ time / Python time (goal: at least 0.9).
+ratio C++ time / Python time (goal: at least 0.9). Then saves the scene
+(--save-dir, default the system's temporary folder) with and without its
+trees and times raypick.open_saved of each: opening with the trees refits
+them; without, the BVH is built as a fresh load would.
 """
 import argparse
+import os
+import tempfile
 import time
 
 import numpy as np
@@ -46,6 +51,7 @@ def main():
     p.add_argument("--rays", type=int, default=1000000, help="incoherent rays")
     p.add_argument("--runs", type=int, default=5)
     p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--save-dir", default=None, help="where the saved scenes go (removed after)")
     a = p.parse_args()
     t0 = time.perf_counter()
     scene, side = boxes_scene(a.n, 1)
@@ -63,6 +69,22 @@ def main():
           f"cast_rays {a.rays / py / 1e6:.3f} Mrays/s, C++ intersect_batch "
           f"{a.rays / cpp / 1e6:.3f} Mrays/s; ratio {cpp / py:.2f} (goal >= 0.9); "
           f"{int((hits['object'] >= 0).sum())} hits")
+    with tempfile.TemporaryDirectory(dir=a.save_dir) as d:
+        times = {}
+        for trees in (True, False):
+            path = os.path.join(d, f"boxes-{trees}.rpscene")
+            scene.save(path, trees=trees)
+            runs = []
+            for _ in range(a.runs):
+                start = time.perf_counter()
+                back = raypick.open_saved(path)
+                runs.append(time.perf_counter() - start)
+            assert back.stats()["trees"] == ("saved" if trees else "built")
+            times[trees] = (float(np.median(runs)), os.path.getsize(path))
+        (t_with, size_with), (t_without, size_without) = times[True], times[False]
+        print(f"open_saved, median of {a.runs}: with the trees {t_with:.3f} s "
+              f"({size_with / 1e6:.0f} MB), without (BVH built) {t_without:.3f} s "
+              f"({size_without / 1e6:.0f} MB); {t_without / t_with:.1f}x faster with the trees")
 
 
 if __name__ == "__main__":

@@ -249,13 +249,16 @@ class Scene {
     picker_ = std::make_unique<Picker>(config);
   }
 
-  // From a loaded scene: the Picker's ids are the scene's.
-  Scene(raypick::Scene&& scene, PickMode mode) : mode_(mode) {
+  // From a loaded scene: the Picker's ids are the scene's. A saved
+  // scene's trees (LoadResult::saved_trees) spare the build when they fit.
+  Scene(raypick::Scene&& scene, PickMode mode, std::string_view trees = {}) : mode_(mode) {
     PickerConfig config;
     config.mesh_mode = mode == PickMode::kMesh;
     {
       py::gil_scoped_release release;
-      picker_ = std::make_unique<Picker>(scene, config);
+      std::string why;
+      picker_ = std::make_unique<Picker>(Picker::open(scene, trees, config, &why));
+      saved_trees_ = why.empty();
     }
     for (const Mesh& m : scene.meshes) {
       bounds_.push_back(m.triangle_bounds());
@@ -272,9 +275,13 @@ class Scene {
   // The scene as it stands (changes since commit() included) in raypick's
   // saved form: removed objects keep their ids and names but point at an
   // empty mesh, so they can never be hit.
-  std::string saved_bytes() const {
+  std::string saved_bytes(bool trees = true) const {
     const auto pending = std::find(removed_.begin(), removed_.end(), true);
-    if (pending == removed_.end()) return encode_scene(source_);
+    // The picker's trees go along when they are the scene's as it stands
+    // (nothing changed since the last commit, nothing removed).
+    if (pending == removed_.end()) {
+      return encode_scene(source_, trees && !dirty_ ? picker_->save_trees() : "");
+    }
     raypick::Scene copy = source_;
     const auto empty = static_cast<std::uint32_t>(copy.meshes.size());
     copy.meshes.emplace_back();
@@ -284,8 +291,8 @@ class Scene {
     return encode_scene(copy);
   }
 
-  void save(const std::string& path) const {
-    const std::string bytes = saved_bytes();
+  void save(const std::string& path, bool trees) const {
+    const std::string bytes = saved_bytes(trees);
     std::string error;
     {
       py::gil_scoped_release release;
@@ -312,7 +319,7 @@ class Scene {
       PyErr_SetString(g_load_error, printable(r->error().to_string()).c_str());
       throw py::error_already_set();
     }
-    return Scene(std::move(r->scene()), mode_of(mode));
+    return Scene(std::move(r->scene()), mode_of(mode), r->saved_trees);
   }
 
   std::uint32_t add_mesh(const py::handle& vertices, const py::handle& triangles) {
@@ -795,6 +802,9 @@ class Scene {
     d["max_depth"] = s.max_depth;
     d["sah_cost"] = s.sah_cost;
     d["memory_bytes"] = picker_->memory_bytes();
+    // "saved": the trees came with a saved scene (open_saved, unpickling),
+    // no build; "built": built here.
+    d["trees"] = saved_trees_ ? "saved" : "built";
     return d;
   }
 
@@ -873,6 +883,7 @@ class Scene {
   std::vector<std::uint32_t> object_mesh_;  // by object
   std::size_t triangles_ = 0;
   bool dirty_ = false;
+  bool saved_trees_ = false;  // the picker adopted a saved scene's trees
   std::vector<SceneCamera> cameras_;
   // What the scene holds, for save() and pickling: the loaded scene or the
   // meshes and objects added, with moves and masks applied; removed_ by id.
@@ -901,7 +912,7 @@ Scene load(const std::string& path, const std::string& mode, std::optional<std::
     PyErr_SetString(g_load_error, printable(r->error().to_string()).c_str());
     throw py::error_already_set();
   }
-  return Scene(std::move(r->scene()), m);
+  return Scene(std::move(r->scene()), m, r->saved_trees);
 }
 
 Scene open_saved(const std::string& path, const std::string& mode,
@@ -1064,12 +1075,14 @@ PYBIND11_MODULE(raypick, m) {
            "hit or was removed.")
       .def("matrices", &Scene::matrices, "(N, 4, 4) float32: each object's matrix.")
       .def("stats", &Scene::stats, "A dict of counts: objects, meshes, triangles, nodes, leaves, "
-                                   "max_depth, sah_cost, memory_bytes.")
-      .def("save", &Scene::save, py::arg("path"),
+                                   "max_depth, sah_cost, memory_bytes; and trees: 'saved' when "
+                                   "they came with a saved scene, else 'built'.")
+      .def("save", &Scene::save, py::arg("path"), py::arg("trees") = true,
            "Writes the scene (meshes, objects with their ids, matrices, masks and names, and a "
            "glTF file's cameras; changes since commit() included) to `path` in raypick's saved "
            "form (.rpscene), which raypick.open_saved, raypick.load and `raypick pick` read "
-           "back. The BVH is rebuilt when it is opened.")
+           "back. With trees=True (and nothing changed since commit()), the shape of the BVH "
+           "goes along: open_saved in the same mode refits it instead of building one.")
       .def(py::pickle([](const Scene& s) { return s.get_state(); },
                       [](const py::tuple& t) { return Scene::from_state(t); }))
       .def("__len__", &Scene::size)

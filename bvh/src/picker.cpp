@@ -48,12 +48,16 @@ constexpr std::uint32_t kObjectGrain = 2048;
 }  // namespace
 
 void PickerCore::load(const Scene& scene) {
+  add_scene(scene);
+  commit(CommitMode::kRebuild);
+}
+
+void PickerCore::add_scene(const Scene& scene) {
   RAYPICK_ASSERT(validate_scene(scene).empty(), "scene is not valid");
   meshes_.reserve(scene.meshes.size());
   for (const Mesh& m : scene.meshes) add_mesh(m.positions, m.triangles, Picker::Storage::kCopy);
   objects_.reserve(scene.objects.size());
   for (const Object& o : scene.objects) add_object(o.mesh, o.matrix, o.mask, nullptr);
-  commit(CommitMode::kRebuild);
 }
 
 std::uint32_t PickerCore::add_mesh(std::span<const glm::vec3> positions,
@@ -357,6 +361,20 @@ Picker::Picker() : impl_(std::make_unique<PickerCore>(PickerConfig{})) {}
 Picker::Picker(const PickerConfig& config) : impl_(std::make_unique<PickerCore>(config)) {}
 Picker::Picker(const Scene& scene, const PickerConfig& config)
     : impl_(std::make_unique<PickerCore>(scene, config)) {}
+Picker Picker::open(const Scene& scene, std::string_view trees, const PickerConfig& config,
+                    std::string* why) {
+  Picker p(config);
+  std::string reason = "no saved trees";
+  if (!trees.empty()) {
+    p.impl_->add_scene(scene);
+    if (p.impl_->adopt_trees(trees, reason)) return p;
+    p.impl_ = std::make_unique<PickerCore>(config);
+  }
+  if (why) *why = std::move(reason);
+  p.impl_->load(scene);
+  return p;
+}
+std::string Picker::save_trees() const { return impl_->save_trees(); }
 Picker::~Picker() = default;
 Picker::Picker(Picker&&) noexcept = default;
 Picker& Picker::operator=(Picker&&) noexcept = default;

@@ -13,6 +13,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <string>
+#include <string_view>
 #include <vector>
 
 namespace raypick {
@@ -63,7 +65,17 @@ class PickerCore {
   static_assert(sizeof(LeafObb) == 64);
 
   // ---- the Picker's operations (picker.cpp, select.cpp) ----------------
+  // add_scene(), then a commit that builds the trees.
   void load(const Scene& scene);
+  // The scene's meshes and objects added, nothing committed.
+  void add_scene(const Scene& scene);
+  // The trees' shape as of the last commit (saved_trees.cpp).
+  std::string save_trees() const;
+  // Instead of the first commit, after add_scene(): takes the trees' shape
+  // from save_trees()'s bytes and refits their boxes. False, with the
+  // reason in `why`, when the bytes do not fit this picker's objects,
+  // meshes and mode; the core is then half made: discard it.
+  bool adopt_trees(std::string_view bytes, std::string& why);
   std::uint32_t add_mesh(std::span<const glm::vec3> positions,
                          std::span<const glm::uvec3> triangles, Picker::Storage storage);
   std::uint32_t add_object(std::uint32_t mesh, const glm::mat4& matrix,

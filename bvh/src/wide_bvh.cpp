@@ -1,5 +1,7 @@
 #include "wide_bvh.h"
 
+#include "raypick/core/hit.h"
+
 #include <tbb/task_group.h>
 
 #include <algorithm>
@@ -280,6 +282,108 @@ WideBvh WideBvh::collapse(const Bvh& bvh) {
   w.entry_node_.resize(w.prim_ids_.size());
   w.entry_slot_.resize(w.prim_ids_.size());
   Collapser(bvh).run({w.nodes_, w.parent_, w.parent_slot_, w.entry_node_, w.entry_slot_});
+  return w;
+}
+
+void WideBvh::save_shape(std::string& out) const {
+  saved::append(out, static_cast<std::uint64_t>(entry_count()));
+  saved::append(out, static_cast<std::uint64_t>(nodes_.size()));
+  for (const WideNode& n : nodes_) {
+    saved::append(out, n.child, WideNode::kWidth);
+    saved::append(out, n.count, WideNode::kWidth);
+  }
+  saved::append(out, static_cast<std::uint8_t>(prim_ids_.empty() ? 0 : 1));
+  saved::append(out, prim_ids_.data(), prim_ids_.size());
+}
+
+std::optional<WideBvh> WideBvh::load_shape(saved::Bytes& in, std::size_t prims,
+                                           std::string& why) {
+  constexpr std::size_t kNodeBytes = 2 * WideNode::kWidth * sizeof(std::uint32_t);
+  const auto entries = in.read<std::uint64_t>();
+  const auto nodes = in.read<std::uint64_t>();
+  if (!in.ok()) {
+    why = "the tree's counts are cut off";
+    return std::nullopt;
+  }
+  if (entries != prims) {
+    why = "the tree holds " + std::to_string(entries) + " primitives, the scene " +
+          std::to_string(prims);
+    return std::nullopt;
+  }
+  // A wide node has at least two used slots, but for a root over one leaf.
+  if ((nodes == 0) != (entries == 0) || nodes > std::max<std::uint64_t>(entries, 1) ||
+      !in.holds(nodes, kNodeBytes)) {
+    why = "a tree of " + std::to_string(nodes) + " nodes over " + std::to_string(entries) +
+          " primitives";
+    return std::nullopt;
+  }
+  WideBvh w;
+  w.nodes_.resize(nodes);
+  w.parent_.assign(nodes, kInvalidId);
+  w.parent_slot_.assign(nodes, 0);
+  w.entry_node_.assign(entries, kInvalidId);
+  w.entry_slot_.assign(entries, 0);
+  std::vector<std::uint8_t> depth(nodes, 0);
+  auto bad = [&](std::size_t node, const std::string& what) {
+    why = "tree node " + std::to_string(node) + ": " + what;
+    return std::nullopt;
+  };
+  for (std::size_t i = 0; i < nodes; ++i) {
+    WideNode& n = w.nodes_[i];
+    in.read(n.child, WideNode::kWidth);
+    in.read(n.count, WideNode::kWidth);
+    if (i != 0 && w.parent_[i] == kInvalidId) return bad(i, "no slot points to it");
+    for (int s = 0; s < WideNode::kWidth; ++s) {
+      n.set_slot_box(s, Aabb{});
+      if (n.is_leaf(s)) {
+        const std::uint64_t first = n.child[s];
+        if (first > entries || n.count[s] > entries - first) {
+          return bad(i, "a leaf slot beyond the primitives");
+        }
+        for (std::uint64_t e = first; e < first + n.count[s]; ++e) {
+          if (w.entry_node_[e] != kInvalidId) return bad(i, "a primitive in two leaves");
+          w.entry_node_[e] = static_cast<std::uint32_t>(i);
+          w.entry_slot_[e] = static_cast<std::uint8_t>(s);
+        }
+      } else if (n.is_inner(s)) {
+        const std::uint32_t c = n.child[s];
+        if (c <= i || c >= nodes) return bad(i, "a child out of order");
+        if (w.parent_[c] != kInvalidId) return bad(c, "a child of two slots");
+        if (depth[i] + 1 > kBvhMaxDepth) return bad(c, "deeper than the traversal allows");
+        w.parent_[c] = static_cast<std::uint32_t>(i);
+        w.parent_slot_[c] = static_cast<std::uint8_t>(s);
+        depth[c] = static_cast<std::uint8_t>(depth[i] + 1);
+      }
+    }
+  }
+  if (nodes != 0) w.parent_[0] = 0;
+  for (std::size_t e = 0; e < entries; ++e) {
+    if (w.entry_node_[e] == kInvalidId) {
+      why = "primitive " + std::to_string(e) + " is in no leaf";
+      return std::nullopt;
+    }
+  }
+  const auto has_ids = in.read<std::uint8_t>();
+  if (has_ids > 1 || (has_ids == 1 && !in.holds(entries, sizeof(std::uint32_t)))) {
+    why = "the tree's primitive ids are cut off";
+    return std::nullopt;
+  }
+  if (has_ids == 1) {
+    w.prim_ids_.resize(entries);
+    in.read(w.prim_ids_.data(), entries);
+    std::vector<bool> seen(entries, false);
+    for (const std::uint32_t id : w.prim_ids_) {
+      if (id >= entries || seen[id]) {
+        why = "the tree's primitive ids are not each primitive once";
+        return std::nullopt;
+      }
+      seen[id] = true;
+    }
+  }
+  if (!in.ok()) {
+    why = "the tree is cut off";
+    return std::nullopt;
+  }
   return w;
 }
 

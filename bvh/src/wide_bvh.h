@@ -11,6 +11,7 @@
 
 #include "binary_bvh.h"
 #include "compiler.h"
+#include "saved_trees.h"
 #include "wide_node.h"
 
 #include "raypick/core/ray.h"
@@ -30,7 +31,9 @@
 #include <limits>
 #include <memory>
 #include <new>
+#include <optional>
 #include <span>
+#include <string>
 #include <vector>
 
 namespace raypick {
@@ -76,6 +79,22 @@ class WideBvh {
 
   // Bytes held by the tree's arrays (their capacity).
   std::size_t memory_bytes() const;
+
+  // The tree's shape for a saved picker (PickerCore::save_trees): the
+  // entry count, per node its slots' children and counts, and the entries'
+  // primitive ids when they are not the identity. The boxes are not saved:
+  // the owner refits them from its primitives. Appended to `out`.
+  void save_shape(std::string& out) const;
+  // Reads a shape that save_shape() wrote, for a tree over `prims`
+  // primitives, and checks that it is one: children after their parents,
+  // each node but the root a child of exactly one slot, no deeper than
+  // kBvhMaxDepth (the traversal's stack is sized by it), leaf slots holding
+  // every entry once, the primitive ids a permutation of 0..prims-1. Every
+  // slot box is empty: refit_sweep() with every entry changed fills them
+  // (the same boxes a build makes: unions are exact). nullopt, with the
+  // reason in `why`, when the bytes are not such a shape. O(nodes + prims).
+  static std::optional<WideBvh> load_shape(saved::Bytes& in, std::size_t prims,
+                                           std::string& why);
 
   // Both refits take the boxes of entries from
   //   Aabb entry_box(std::uint32_t entry)

@@ -11,6 +11,9 @@
 //                                     16 f64 matrix, u8 projection (0
 //                                     perspective, 1 orthographic),
 //                                     f64 fov_deg, f64 ortho_height, f64 aspect
+//   u64 trees length, then its bytes   (version 2) the picker's saved trees
+//                                     (Picker::save_trees), opaque here;
+//                                     0 when the saver had none
 //   u64 FNV-1a 64 of every byte before it
 //
 // where a string is a u32 length and its bytes. Every count is checked
@@ -136,7 +139,7 @@ void charge(detail::Budget& budget, detail::Budget::Resource r, std::uint64_t n,
 
 }  // namespace
 
-std::string encode_scene(const Scene& scene) {
+std::string encode_scene(const Scene& scene, std::string_view trees) {
   Writer w;
   w.put_array(kMagic, sizeof kMagic);
   w.put(kSavedSceneVersion);
@@ -164,11 +167,13 @@ std::string encode_scene(const Scene& scene) {
     w.put(c.ortho_height);
     w.put(c.aspect);
   }
+  w.put(static_cast<std::uint64_t>(trees.size()));
+  w.put_array(trees.data(), trees.size());
   return w.finish();
 }
 
-std::string save_scene(const Scene& scene, const std::string& path) {
-  const std::string bytes = encode_scene(scene);
+std::string save_scene(const Scene& scene, const std::string& path, std::string_view trees) {
+  const std::string bytes = encode_scene(scene, trees);
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   if (!out) return path + ": cannot create the file: " + std::strerror(errno);
   out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
@@ -189,9 +194,11 @@ LoadResult decode_scene(std::string_view bytes, const std::string& file, Budget&
   if (bytes.size() < sizeof kMagic + 4 + 8) return refuse("the file is truncated");
   std::uint32_t version;
   std::memcpy(&version, bytes.data() + sizeof kMagic, 4);
-  if (version != kSavedSceneVersion) {
-    return refuse("format version " + std::to_string(version) + ", this raypick reads version " +
-                  std::to_string(kSavedSceneVersion) + ": save the scene again from its source");
+  // Version 1 is version 2 without the trees.
+  if (version != kSavedSceneVersion && version != 1) {
+    return refuse("format version " + std::to_string(version) + ", this raypick reads versions " +
+                  "1 and " + std::to_string(kSavedSceneVersion) +
+                  ": save the scene again from its source");
   }
   const std::string_view body = bytes.substr(0, bytes.size() - 8);
   std::uint64_t stored;
@@ -241,11 +248,19 @@ LoadResult decode_scene(std::string_view bytes, const std::string& file, Budget&
     c.ortho_height = in.get<double>("a camera's view height");
     c.aspect = in.get<double>("a camera's aspect ratio");
   }
+  std::string trees;
+  if (version >= 2) {
+    trees.resize(in.count(1, "saved tree byte"));
+    in.get_array(trees.data(), trees.size(), "the saved trees");
+  }
   if (in.left() != 0) {
-    in.fail(in.at(), std::to_string(in.left()) + " bytes after the last camera");
+    in.fail(in.at(), std::to_string(in.left()) + " bytes after the " +
+                         (version >= 2 ? "saved trees" : "last camera"));
   }
   if (scene.objects.empty()) return refuse("the scene has no objects");
-  return LoadResult(std::move(scene));
+  LoadResult result(std::move(scene));
+  result.saved_trees = std::move(trees);
+  return result;
 }
 
 LoadResult load_saved_scene(const std::string& path, const LoadOptions&, Budget& budget) {

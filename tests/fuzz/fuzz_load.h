@@ -16,6 +16,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <string_view>
 #include <system_error>
 
 namespace raypick::fuzz {
@@ -70,9 +71,15 @@ inline LoadOptions small_budget() {
 }
 
 // A few rays at the first objects of a loaded scene, in both modes: every
-// query path must run cleanly on whatever the loaders accept.
-inline void pick_some(const Scene& scene) {
+// query path must run cleanly on whatever the loaders accept. A saved
+// scene's trees (`trees`), adopted or refused, must give the built
+// picker's answers exactly.
+inline void pick_some(const Scene& scene, std::string_view trees = {}) {
   Picker picker(scene);
+  const Picker adopted = Picker::open(scene, trees);
+  PickerConfig obb_only;
+  obb_only.mesh_mode = false;
+  const Picker adopted_obb = Picker::open(scene, trees, obb_only);
   const std::size_t n = scene.objects.size() < 8 ? scene.objects.size() : 8;
   for (std::size_t i = 0; i < n; ++i) {
     const Aabb box = picker.world_box(static_cast<std::uint32_t>(i));
@@ -84,6 +91,17 @@ inline void pick_some(const Scene& scene) {
     for (PickMode mode : {PickMode::kObb, PickMode::kMesh}) {
       const Hit hit = picker.intersect(ray, mode);
       if (hit.hit() && hit.object >= scene.objects.size()) fail("hit names no object");
+      const Hit other = adopted.intersect(ray, mode);
+      if (other.object != hit.object || other.triangle != hit.triangle ||
+          !(other.t == hit.t || (other.t != other.t && hit.t != hit.t))) {
+        fail("a picker opened from saved trees answers otherwise");
+      }
+      if (mode == PickMode::kObb) {
+        const Hit obb = adopted_obb.intersect(ray, mode);
+        if (obb.object != hit.object || !(obb.t == hit.t || (obb.t != obb.t && hit.t != hit.t))) {
+          fail("an obb picker opened from saved trees answers otherwise");
+        }
+      }
       (void)picker.intersect_all(ray, mode, 4);
       (void)picker.occluded(ray, mode);
     }
@@ -106,7 +124,7 @@ inline int load_input(const std::uint8_t* data, std::size_t size, const char* na
     return 0;
   }
   if (result.scene().objects.empty()) fail("a scene without objects loaded");
-  pick_some(result.scene());
+  pick_some(result.scene(), result.saved_trees);
   return 0;
 }
 

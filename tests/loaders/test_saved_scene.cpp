@@ -83,8 +83,8 @@ TEST_CASE("a damaged saved scene is refused with a message, whatever byte is dam
   CHECK(error_of("{\"raypick_scene\": 1}").find("not a raypick saved scene") !=
         std::string::npos);
   std::string other = bytes;
-  other[8] = 2;  // version 2
-  CHECK(error_of(other).find("format version 2, this raypick reads version 1") !=
+  other[8] = 3;  // version 3
+  CHECK(error_of(other).find("format version 3, this raypick reads versions 1 and 2") !=
         std::string::npos);
   // Truncated anywhere, or one bit flipped anywhere: the checksum says so.
   std::mt19937_64 rng(5);
@@ -169,4 +169,28 @@ TEST_CASE("a saved scene whose counts lie is refused before anything is allocate
 }
 
 }  // namespace
+TEST_CASE("a saved scene carries a picker's trees as opaque bytes; version 1 files have none") {
+  const Scene scene = sample_scene();
+  const std::string trees("trees \0 as the picker wrote them", 33);
+  LoadResult r = decode_scene(encode_scene(scene, trees), "t.rpscene");
+  REQUIRE(r.ok());
+  CHECK(r.saved_trees == trees);
+  check_same(scene, r.scene());
+  // Version 1 is version 2 without the trees' length (here 0).
+  const std::string v2 = encode_scene(scene);
+  std::string v1 = v2.substr(0, v2.size() - 16);
+  v1[8] = 1;
+  r = decode_scene(with_checksum(v1), "v1.rpscene");
+  REQUIRE(r.ok());
+  CHECK(r.saved_trees.empty());
+  check_same(scene, r.scene());
+  // Trees longer than the file: refused before anything is allocated.
+  std::string lie = v2.substr(0, v2.size() - 16);
+  put<std::uint64_t>(lie, 1000);
+  r = decode_scene(with_checksum(lie), "lie.rpscene");
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().message.find("saved tree byte count 1000 is more than the file holds") !=
+        std::string::npos);
+}
+
 }  // namespace raypick

@@ -37,6 +37,13 @@ def test_save_then_open_saved_answers_as_the_loaded_scene(mode, tmp_path):
     path = str(tmp_path / "shelf.rpscene")
     scene.save(path)
     back = raypick.open_saved(path, mode=mode)
+    # The saved trees were adopted (no build) and are the built ones.
+    assert scene.stats()["trees"] == "built" and back.stats()["trees"] == "saved"
+    alike = lambda st: {k: v for k, v in st.items() if k not in ("trees", "memory_bytes")}
+    assert alike(back.stats()) == alike(scene.stats())
+    # Opened in the other mode, the trees do not fit: built again, same answers.
+    other = raypick.open_saved(path, mode="mesh" if mode == "obb" else "obb")
+    assert other.stats()["trees"] == "built"
     assert back.names == scene.names and len(back) == len(scene)
     assert np.array_equal(back.matrices(), scene.matrices())
     assert same_answers(scene, back, rays(3000, 1)) > 100
@@ -85,6 +92,8 @@ def test_pickle_keeps_ids_names_moves_masks_and_removals():
     scene = built_scene()
     back = pickle.loads(pickle.dumps(scene))
     assert back.names == scene.names and len(back) == 6 and back.mode == "mesh"
+    # Removed objects change the saved scene: its trees are built anew.
+    assert back.stats()["trees"] == "built"
     r = np.array([[2.0 * i - 5.0, 0.0, 5.0, 0.0, 0.0, -1.0] for i in range(6)] +
                  [[0.0, 1.0, 5.0, 0.0, 0.0, -1.0]])
     hits = back.cast_rays(r)
@@ -94,6 +103,19 @@ def test_pickle_keeps_ids_names_moves_masks_and_removals():
     assert same_answers(scene, back, r) == 5
     # Masks survive: cube 2 has bit 2 only, the others every bit.
     assert back.cast_rays(r, mask=0x8)["object"].tolist() == [0, -1, -1, -1, 4, 5, 1]
+
+
+def test_pickling_an_unchanged_scene_ships_its_trees():
+    scene = raypick.load(SHELF, mode="mesh")
+    back = pickle.loads(pickle.dumps(scene))
+    assert back.stats()["trees"] == "saved"
+    assert same_answers(scene, back, rays(2000, 7)) > 50
+    # After moves and a commit, the trees as they stand go along.
+    scene.set_matrix(2, np.eye(4) + np.array([[0, 0, 0, 0.3], [0] * 4, [0] * 4, [0] * 4]))
+    scene.commit()
+    again = pickle.loads(pickle.dumps(scene))
+    assert again.stats()["trees"] == "saved"
+    assert same_answers(scene, again, rays(2000, 8)) > 50
 
 
 def _cast_in_worker(args):

@@ -36,6 +36,8 @@
 #include <limits>
 #include <memory>
 #include <span>
+#include <string>
+#include <string_view>
 #include <vector>
 
 namespace raypick {
@@ -165,6 +167,18 @@ class Picker {
   // validate_scene(scene) is empty. Cost: O(n log n) in the objects, plus
   // O(t log t) in each used mesh's triangles when config.mesh_mode.
   explicit Picker(const Scene& scene, const PickerConfig& config = {});
+
+  // A picker over `scene` whose trees take their shape from `trees`, the
+  // bytes of save_trees() of a picker over the same scene in the same mode
+  // (kept in a saved scene, LoadResult::saved_trees): the boxes are refitted
+  // from the scene in one pass instead of a SAH build, and the answers are
+  // the same. Trees that do not fit (another scene, mode or version, or
+  // damaged bytes: every index is checked) are ignored: the picker builds
+  // its own, and *why (when given) says why. O(objects + triangles).
+  static Picker open(const Scene& scene, std::string_view trees,
+                     const PickerConfig& config = {}, std::string* why = nullptr);
+  // The shape of the trees as of the last commit, as bytes for open().
+  std::string save_trees() const;
 
   ~Picker();
   // Move-only. A moved-from picker may only be assigned to or destroyed.

@@ -53,6 +53,10 @@ class LoadResult {
   const LoadError& error() const { return std::get<LoadError>(value_); }
 
   std::vector<std::string> warnings;
+  // A saved scene's trees (Picker::save_trees), when it holds them: give
+  // them to Picker::open(scene(), saved_trees) to skip the SAH build.
+  // Empty for every other file.
+  std::string saved_trees;
 
  private:
   std::variant<Scene, LoadError> value_;
@@ -128,16 +132,20 @@ LoadResult load_scene(const std::string& path, const LoadOptions& options = {});
 // raypick's saved scene (extension .rpscene): a scene written as a
 // versioned binary file (docs/scene-format.md, "Saved scenes") that
 // load_scene() reads back without parsing text, the same meshes, objects
-// (ids, matrices, masks, names) and cameras. The BVH is not part of it: a
-// Picker builds its own from the scene. A truncated or corrupted file (a
+// (ids, matrices, masks, names) and cameras, and optionally the shape of a
+// picker's trees (Picker::save_trees; LoadResult::saved_trees on reading),
+// which Picker::open adopts instead of building. A truncated or corrupted file (a
 // checksum covers every byte), one of another version or kind, and one
 // whose counts pass the budgets are refused like any malformed scene.
-inline constexpr std::uint32_t kSavedSceneVersion = 1;
-// The saved form of `scene`, as bytes.
-std::string encode_scene(const Scene& scene);
-// Writes encode_scene(scene) to `path`; "" on success, else the message
-// naming the file.
-std::string save_scene(const Scene& scene, const std::string& path);
+// Version 2 added the trees; version 1 files are still read.
+inline constexpr std::uint32_t kSavedSceneVersion = 2;
+// The saved form of `scene` with `trees` (bytes of Picker::save_trees for
+// this scene, or none), as bytes.
+std::string encode_scene(const Scene& scene, std::string_view trees = {});
+// Writes encode_scene(scene, trees) to `path`; "" on success, else the
+// message naming the file.
+std::string save_scene(const Scene& scene, const std::string& path,
+                       std::string_view trees = {});
 // Reads a saved form held in memory, as load_scene() reads a .rpscene file
 // (same checks, validate_scene() included); `name` stands for the file in
 // messages.

@@ -1,0 +1,148 @@
+// A picker's trees saved and adopted (Picker::save_trees, Picker::open):
+// their shape only, never their boxes, which the adopting picker refits
+// from its own scene, so saved bytes can make a picker slow but never
+// wrong. Format (little-endian):
+//
+//   u32 kTreesVersion
+//   u8  mesh mode (1) or obb mode (0)
+//   u64 object count
+//   the top level's shape (WideBvh::save_shape) over the objects in the
+//   tree, then u32 per entry: its object
+//   u64 mesh count, then per mesh: u8 built (its triangle tree exists,
+//   mesh mode only), and when built its tree's shape over its triangles
+#include "padding.h"
+#include "picker_impl.h"
+
+#include <vector>
+
+namespace raypick {
+namespace {
+
+constexpr std::uint32_t kTreesVersion = 1;
+
+}  // namespace
+
+std::string PickerCore::save_trees() const {
+  std::string out;
+  saved::append(out, kTreesVersion);
+  saved::append(out, static_cast<std::uint8_t>(config_.mesh_mode ? 1 : 0));
+  saved::append(out, static_cast<std::uint64_t>(objects_.size()));
+  top_.save_shape(out);
+  for (const LeafObb& l : leaf_) saved::append(out, l.object);
+  saved::append(out, static_cast<std::uint64_t>(meshes_.size()));
+  for (const MeshAccel& m : meshes_) {
+    saved::append(out, static_cast<std::uint8_t>(m.bvh_built ? 1 : 0));
+    if (m.bvh_built) m.bvh.save_shape(out);
+  }
+  return out;
+}
+
+bool PickerCore::adopt_trees(std::string_view bytes, std::string& why) {
+  saved::Bytes in(bytes);
+  const auto version = in.read<std::uint32_t>();
+  const auto mesh_mode = in.read<std::uint8_t>();
+  const auto objects = in.read<std::uint64_t>();
+  if (!in.ok() || version != kTreesVersion) {
+    why = "saved trees of another version";
+    return false;
+  }
+  if ((mesh_mode == 1) != config_.mesh_mode || mesh_mode > 1) {
+    why = "saved trees of another mode";
+    return false;
+  }
+  if (objects != objects_.size()) {
+    why = "saved trees over " + std::to_string(objects) + " objects, the scene has " +
+          std::to_string(objects_.size());
+    return false;
+  }
+  // As rebuild(): the padding's centre, each object's leaf copy and box;
+  // the objects with a box are the tree's primitives.
+  CentreSum centre;
+  for (const ObjectRec& o : objects_) {
+    if (o.alive) centre.add(o.to_world[3]);
+  }
+  pad_centre_ = centre.centre();
+  const auto count = static_cast<std::uint32_t>(objects_.size());
+  std::vector<LeafObb> leaves(count);
+  std::vector<Aabb> boxes(count);
+  std::size_t kept = 0;
+  for (std::uint32_t id = 0; id < count; ++id) {
+    objects_[id].prim = kInvalidId;
+    boxes[id] = objects_[id].alive ? make_leaf(id, leaves[id]) : Aabb{};
+    kept += !boxes[id].empty();
+  }
+  std::optional<WideBvh> top = WideBvh::load_shape(in, kept, why);
+  if (!top) return false;
+  if (!in.holds(kept, sizeof(std::uint32_t))) {
+    why = "the saved trees' objects are cut off";
+    return false;
+  }
+  leaf_.resize(kept);
+  std::vector<Aabb> entry_boxes(kept);
+  for (std::uint32_t e = 0; e < kept; ++e) {
+    const auto id = in.read<std::uint32_t>();
+    if (id >= count || boxes[id].empty() || objects_[id].prim != kInvalidId) {
+      why = "the saved tree's entry " + std::to_string(e) + " names object " +
+            std::to_string(id) + ", which it cannot hold";
+      return false;
+    }
+    objects_[id].prim = e;
+    leaf_[e] = leaves[id];
+    entry_boxes[e] = boxes[id];
+  }
+  top_ = std::move(*top);
+  sah_sum_ = top_.refit_sweep([](std::uint32_t) { return true; },
+                              [&](std::uint32_t e) { return entry_boxes[e]; }, config_.top)
+                 .sah_sum;
+  top_.set_avx2(avx2());
+  // The meshes' triangle trees, where the build would make them: mesh
+  // mode, meshes some live object uses.
+  const auto meshes = in.read<std::uint64_t>();
+  if (meshes != meshes_.size()) {
+    why = "saved trees over " + std::to_string(meshes) + " meshes, the scene has " +
+          std::to_string(meshes_.size());
+    return false;
+  }
+  std::vector<bool> used(meshes_.size(), false);
+  for (const ObjectRec& o : objects_) used[o.mesh] = used[o.mesh] || o.alive;
+  for (std::size_t id = 0; id < meshes_.size(); ++id) {
+    MeshAccel& m = meshes_[id];
+    const auto built = in.read<std::uint8_t>();
+    if (built != ((config_.mesh_mode && used[id]) ? 1 : 0)) {
+      why = "saved trees: mesh " + std::to_string(id) + "'s tree does not fit";
+      return false;
+    }
+    if (built == 0) continue;
+    std::optional<WideBvh> tree = WideBvh::load_shape(in, m.triangles.size(), why);
+    if (!tree) {
+      why = "mesh " + std::to_string(id) + ": " + why;
+      return false;
+    }
+    m.bvh = std::move(*tree);
+    m.verts.resize(m.bvh.entry_count());
+    std::vector<Aabb> tri_boxes(m.verts.size());
+    for (std::size_t e = 0; e < m.verts.size(); ++e) {
+      const glm::uvec3& t = m.triangles[m.bvh.prim_id(static_cast<std::uint32_t>(e))];
+      m.verts[e] = {m.positions[t.x], m.positions[t.y], m.positions[t.z]};
+      Aabb b;
+      for (const glm::vec3& v : m.verts[e]) b.extend(v);
+      tri_boxes[e] = pad(b);
+    }
+    m.bvh.refit_sweep([](std::uint32_t) { return true; },
+                      [&](std::uint32_t e) { return tri_boxes[e]; }, config_.mesh);
+    m.bvh.set_avx2(avx2());
+    m.bvh_built = true;
+  }
+  if (!in.done()) {
+    why = in.ok() ? "bytes after the saved trees" : "the saved trees are cut off";
+    return false;
+  }
+  moved_.assign(kept, 0);
+  dirty_.clear();
+  structure_dirty_ = false;
+  committed_ = true;
+  sah_built_ = sah_cost();
+  return true;
+}
+
+}  // namespace raypick
