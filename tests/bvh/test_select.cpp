@@ -190,14 +190,8 @@ Scene random_scene(std::uint64_t seed, std::size_t n) {
   quad.triangles = {{0, 1, 2}, {0, 2, 3}};
   s.meshes.push_back(quad);
   s.meshes.push_back(Mesh{});
-  for (std::size_t i = 0; i < n; ++i) {
-    Object o;
-    o.mesh = static_cast<std::uint32_t>(i % 4);
-    o.matrix = test::random_affine(rng);
-    if (i % 37 == 5) o.matrix[1] = glm::vec4(0.0f);  // singular
-    o.name = "o" + std::to_string(i);
-    s.objects.push_back(o);
-  }
+  test::add_random_objects(s, n, rng, [](std::size_t) { return true; });
+  for (std::size_t i = 5; i < n; i += 37) s.objects[i].matrix[1] = glm::vec4(0.0f);  // singular
   return s;
 }
 

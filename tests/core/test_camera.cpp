@@ -87,11 +87,8 @@ TEST_CASE("orthographic camera rays match glm::unProject of lookAt and ortho") {
 }
 
 TEST_CASE("the image's centre looks at the target and (0, 0) is its top-left corner") {
-  CameraSpec s;
-  s.eye = {0, 0, 10};
-  s.target = {0, 0, 0};
+  CameraSpec s = test::camera_down_z(10.0, 200);
   s.fov_deg = 90.0;
-  s.width = 200;
   s.height = 100;
   const Camera cam(s);
   CHECK(cam.ray(100, 50).dir == glm::vec3(0, 0, -1));
@@ -123,10 +120,7 @@ TEST_CASE("project is the inverse of ray for points in front of the camera") {
 }
 
 TEST_CASE("bad camera parameters each get one clear message") {
-  CameraSpec s;
-  s.eye = {0, 0, 5};
-  s.target = {0, 0, 0};
-  s.width = 64;
+  CameraSpec s = test::camera_down_z(5.0, 64);
   s.height = 48;
   CHECK(check_camera(s).empty());
   auto with = [&](auto change) {

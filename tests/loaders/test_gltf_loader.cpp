@@ -84,6 +84,15 @@ Json scene_of(std::initializer_list<int> roots) {
   return Json::array({Json{{"nodes", Json(roots)}}});
 }
 
+// An accessor's "sparse" object: `count` values from buffer view `values`
+// replacing the elements listed in buffer view `indices` (of component
+// type `index_type`).
+Json sparse_of(int count, int indices, int index_type, int values) {
+  return Json{{"count", count},
+              {"indices", {{"bufferView", indices}, {"componentType", index_type}}},
+              {"values", {{"bufferView", values}}}};
+}
+
 // triangle_builder()'s triangle placed by one node, the scene's one root.
 GltfBuilder placed_triangle() {
   GltfBuilder b = triangle_builder();
@@ -483,9 +492,7 @@ TEST_CASE("glTF sparse accessors substitute their values") {
   }
   const int si = b.add_view(sparse_indices);
   const int sv = b.add_view(bytes_of(std::vector<float>{1, 1, 0, 0, 0, -1}));
-  const Json sparse{{"count", 2},
-                    {"indices", {{"bufferView", si}, {"componentType", sparse_ctype}}},
-                    {"values", {{"bufferView", sv}}}};
+  const Json sparse = sparse_of(2, si, sparse_ctype, sv);
   const int dense = b.add_accessor({{"bufferView", base_view},
                                     {"componentType", 5126},
                                     {"count", 4},
@@ -498,15 +505,8 @@ TEST_CASE("glTF sparse accessors substitute their values") {
   const int iview = b.add_view(bytes_of(std::vector<std::uint16_t>{0, 1, 2, 0, 2, 9}));
   const int ivals = b.add_view(bytes_of(std::vector<std::uint16_t>{3, 0}));
   const int iidx = b.add_view(bytes_of(std::vector<std::uint16_t>{5, 0}));
-  const int idx = b.add_accessor(
-      {{"bufferView", iview},
-       {"componentType", 5123},
-       {"count", 6},
-       {"type", "SCALAR"},
-       {"sparse",
-        {{"count", 1},
-         {"indices", {{"bufferView", iidx}, {"componentType", 5123}}},
-         {"values", {{"bufferView", ivals}}}}}});
+  const int idx = b.add_accessor({{"bufferView", iview}, {"componentType", 5123}, {"count", 6},
+                                  {"type", "SCALAR"}, {"sparse", sparse_of(1, iidx, 5123, ivals)}});
   b.add_mesh(Json::array({Json{{"attributes", {{"POSITION", dense}}}, {"indices", idx}}}));
   b.add_mesh(Json::array({Json{{"attributes", {{"POSITION", zeros}}}, {"indices", idx}}}));
   b.add_node({{"mesh", 0}});
@@ -710,46 +710,31 @@ TEST_CASE("glTF accessors and buffer views out of range are refused") {
   GltfBuilder base = placed_triangle();
   check_refusals(dir, base, {
       {"accessor count past its view", {{"/accessors/0/count", 4}},
-       "accessors[0]: 4 elements from byte 0 end at byte 48, out of "
-       "range of bufferViews[0] (36 bytes)"},
+       "accessors[0]: 4 elements from byte 0 end at byte 48, out of range of bufferViews[0] (36 bytes)"},
       {"accessor offset past its view", {{"/accessors/1/byteOffset", 2}},
-       "accessors[1]: 3 elements from byte 2 end at byte 8, out of "
-       "range of bufferViews[1] (6 bytes)"},
+       "accessors[1]: 3 elements from byte 2 end at byte 8, out of range of bufferViews[1] (6 bytes)"},
       {"stride past the view", {{"/bufferViews/0/byteStride", 16}},
-       "accessors[0]: 3 elements from byte 0 end at byte 44, out of "
-       "range of bufferViews[0] (36 bytes)"},
+       "accessors[0]: 3 elements from byte 0 end at byte 44, out of range of bufferViews[0] (36 bytes)"},
       {"view past its buffer", {{"/bufferViews/1/byteLength", 100}},
-       "bufferViews[1]: bytes 36..136 are out of range of buffers[0] "
-       "(42 bytes)"},
-      {"a huge count does not wrap around", {{"/accessors/0/count", 9007199254740992ull}},  // 2^53
-       "accessors[0]: 9007199254740992 elements from byte 0 end at "
-       "byte 108086391056891904, out of range of bufferViews[0] (36 "
-       "bytes)"},
+       "bufferViews[1]: bytes 36..136 are out of range of buffers[0] (42 bytes)"},
+      {"a huge count (2^53) does not wrap around", {{"/accessors/0/count", 9007199254740992ull}},
+       "accessors[0]: 9007199254740992 elements from byte 0 end at byte 108086391056891904, out of range of bufferViews[0] (36 bytes)"},
       {"an accessor naming a view that does not exist", {{"/accessors/1/bufferView", 7}},
        "accessors[1].bufferView: bufferViews[7] does not exist (2 elements)"},
       {"a view naming a buffer that does not exist", {{"/bufferViews/0/buffer", 1}},
        "bufferViews[0].buffer: buffers[1] does not exist (1 element)"},
       {"a bad byteStride", {{"/bufferViews/0/byteStride", 6}},
        "bufferViews[0].byteStride: byteStride 6 is not a multiple of 4 in 4..252"},
-      {"a sparse accessor past its views",
-       {{"/accessors/0/sparse",
-         Json{{"count", 3},
-              {"indices", {{"bufferView", 1}, {"componentType", 5123}}},
-              {"values", {{"bufferView", 1}}}}}},
-       "accessors[0].sparse.values: 3 elements from byte 0 end at byte "
-       "36, out of range of bufferViews[1] (6 bytes)"},
+      {"a sparse accessor past its views", {{"/accessors/0/sparse", sparse_of(3, 1, 5123, 1)}},
+       "accessors[0].sparse.values: 3 elements from byte 0 end at byte 36, out of range of bufferViews[1] (6 bytes)"},
   }, true);
   // A sparse index past the accessor's count: element 2 of the index view
   // (byte 36 + 4 of the buffer) becomes 7.
   base.bin[36 + 4] = 7;
   check_refusals(dir, base, {
       {"a sparse index past the accessor's count",
-       {{"/accessors/0/sparse",
-         Json{{"count", 1},
-              {"indices", {{"bufferView", 1}, {"byteOffset", 4}, {"componentType", 5123}}},
-              {"values", {{"bufferView", 0}}}}}},
-       "accessors[0].sparse.indices: sparse index 7 (element 0) is "
-       "past the accessor's 3 elements"},
+       {{"/accessors/0/sparse", sparse_of(1, 1, 5123, 0)}, {"/accessors/0/sparse/indices/byteOffset", 4}},
+       "accessors[0].sparse.indices: sparse index 7 (element 0) is past the accessor's 3 elements"},
   }, true);
 }
 
@@ -838,29 +823,19 @@ TEST_CASE("glTF accessors of the wrong type for POSITION or indices are refused"
   GltfBuilder base = placed_triangle();
   check_refusals(dir, base, {
       {"POSITION as VEC4", {{"/accessors/0/type", "VEC4"}, {"/accessors/0/count", 2}},
-       "accessors[0]: POSITION (meshes[0].primitives[0]) must be a "
-       "VEC3 accessor, not VEC4"},
+       "accessors[0]: POSITION (meshes[0].primitives[0]) must be a VEC3 accessor, not VEC4"},
       {"POSITION of unsigned int", {{"/accessors/0/componentType", 5125}},
-       "accessors[0]: POSITION (meshes[0].primitives[0]) must have "
-       "float components, not unsigned int"},
+       "accessors[0]: POSITION (meshes[0].primitives[0]) must have float components, not unsigned int"},
       {"indices as VEC3", {{"/accessors/1/type", "VEC3"}, {"/accessors/1/count", 1}},
-       "accessors[1]: indices (meshes[0].primitives[0]) must be a "
-       "SCALAR accessor of unsigned byte, short or int, not VEC3 of "
-       "unsigned short"},
+       "accessors[1]: indices (meshes[0].primitives[0]) must be a SCALAR accessor of unsigned byte, short or int, not VEC3 of unsigned short"},
       {"signed indices", {{"/accessors/1/componentType", 5122}},
-       "accessors[1]: indices (meshes[0].primitives[0]) must be a "
-       "SCALAR accessor of unsigned byte, short or int, not SCALAR of "
-       "short"},
+       "accessors[1]: indices (meshes[0].primitives[0]) must be a SCALAR accessor of unsigned byte, short or int, not SCALAR of short"},
       {"float indices", {{"/accessors/1/componentType", 5126}, {"/accessors/1/count", 1}},
-       "accessors[1]: indices (meshes[0].primitives[0]) must be a "
-       "SCALAR accessor of unsigned byte, short or int, not SCALAR of "
-       "float"},
+       "accessors[1]: indices (meshes[0].primitives[0]) must be a SCALAR accessor of unsigned byte, short or int, not SCALAR of float"},
       {"component type 5124", {{"/accessors/1/componentType", 5124}},
-       "accessors[1].componentType: componentType 5124 is not one of "
-       "5120, 5121, 5122, 5123, 5125, 5126"},
+       "accessors[1].componentType: componentType 5124 is not one of 5120, 5121, 5122, 5123, 5125, 5126"},
       {"an unknown accessor type", {{"/accessors/1/type", "VEC5"}},
-       "accessors[1].type: unknown accessor type 'VEC5' (expected "
-       "SCALAR, VEC2, VEC3, VEC4, MAT2, MAT3 or MAT4)"},
+       "accessors[1].type: unknown accessor type 'VEC5' (expected SCALAR, VEC2, VEC3, VEC4, MAT2, MAT3 or MAT4)"},
   }, false);
 }
 
@@ -872,7 +847,8 @@ TEST_CASE("glTF fields picking reads must have their types") {
   check_refusals(dir, base, {
       {"scene", {{"/scene", "hello"}},
        "scene: expected a non-negative integer, got the string \"hello\""},
-      {"scene out of range", {{"/scene", 1}}, "scene: scenes[1] does not exist (1 element)"},
+      {"scene out of range", {{"/scene", 1}},
+       "scene: scenes[1] does not exist (1 element)"},
       {"primitives", {{"/meshes/0/primitives", Json::object()}},
        "meshes[0].primitives: expected an array, got an object"},
       {"node mesh", {{"/nodes/0/mesh", -1}},
@@ -881,35 +857,30 @@ TEST_CASE("glTF fields picking reads must have their types") {
        "nodes[0].mesh: meshes[3] does not exist (1 element)"},
       {"children", {{"/nodes/0/children", Json::array({0.5})}},
        "nodes[0].children[0]: expected a non-negative integer, got 0.5"},
-      {"node name", {{"/nodes/0/name", 42}}, "nodes[0].name: expected a string, got 42"},
+      {"node name", {{"/nodes/0/name", 42}},
+       "nodes[0].name: expected a string, got 42"},
       {"matrix length", {{"/nodes/0/matrix", Json::array({1, 0, 0, 0})}},
        "nodes[0].matrix: expected an array of 16 numbers, got an array of 4"},
-      {"matrix and TRS",
-       {{"/nodes/0/matrix", Json::array({1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1})},
-        {"/nodes/0/scale", Json::array({1, 1, 1})}},
-       "nodes[0]: has both 'matrix' and translation/rotation/scale "
-       "(glTF allows one or the other)"},
-      {"projective matrix",
-       {{"/nodes/0/matrix", Json::array({1, 0, 0, 0.5, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1})}},
-       "nodes[0].matrix: matrix is not affine (its last row, elements "
-       "3, 7, 11 and 15, must be 0 0 0 1)"},
+      {"matrix and TRS", {{"/nodes/0/matrix", Json::array({1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1})}, {"/nodes/0/scale", Json::array({1, 1, 1})}},
+       "nodes[0]: has both 'matrix' and translation/rotation/scale (glTF allows one or the other)"},
+      {"projective matrix", {{"/nodes/0/matrix", Json::array({1, 0, 0, 0.5, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1})}},
+       "nodes[0].matrix: matrix is not affine (its last row, elements 3, 7, 11 and 15, must be 0 0 0 1)"},
       {"zero quaternion", {{"/nodes/0/rotation", Json::array({0, 0, 0, 0})}},
        "nodes[0].rotation: rotation is a zero quaternion"},
       {"translation beyond float", {{"/nodes/0/translation", Json::array({0, 1e300, 0})}},
        "nodes[0].translation[1]: 1e+300 does not fit a float"},
       {"a scene node out of range", {{"/scenes/0/nodes", Json::array({0, 5})}},
        "scenes[0].nodes[1]: nodes[5] does not exist (1 element)"},
-      {"missing accessor count", {{"/accessors/0/count", kErase}}, "accessors[0]: missing 'count'"},
+      {"missing accessor count", {{"/accessors/0/count", kErase}},
+       "accessors[0]: missing 'count'"},
       {"POSITION out of range", {{"/meshes/0/primitives/0/attributes/POSITION", 9}},
-       "meshes[0].primitives[0].attributes.POSITION: accessors[9] does "
-       "not exist (2 elements)"},
-      {"missing asset", {{"/asset", kErase}}, "missing 'asset' (not a glTF document?)"},
+       "meshes[0].primitives[0].attributes.POSITION: accessors[9] does not exist (2 elements)"},
+      {"missing asset", {{"/asset", kErase}},
+       "missing 'asset' (not a glTF document?)"},
       {"glTF 1.0", {{"/asset/version", "1.0"}},
        "asset.version: glTF version '1.0' (raypick reads glTF 2.0)"},
-      {"a required extension raypick cannot read",
-       {{"/extensionsRequired", Json::array({"KHR_draco_mesh_compression"})}},
-       "extensionsRequired[0]: the file requires "
-       "KHR_draco_mesh_compression, which raypick cannot read"},
+      {"a required extension raypick cannot read", {{"/extensionsRequired", Json::array({"KHR_draco_mesh_compression"})}},
+       "extensionsRequired[0]: the file requires KHR_draco_mesh_compression, which raypick cannot read"},
   }, false);
 }
 
@@ -1097,15 +1068,8 @@ GltfBuilder rich_builder() {
   const int i32 = b.add_indices({5, 4, 3, 2, 1}, 5125);
   const int sv = b.add_view(bytes_of(std::vector<float>{2, 2, 2}));
   const int si = b.add_view(std::string(1, '\x01'));
-  const int sparse = b.add_accessor(
-      {{"bufferView", 0},
-       {"componentType", 5126},
-       {"count", 6},
-       {"type", "VEC3"},
-       {"sparse",
-        {{"count", 1},
-         {"indices", {{"bufferView", si}, {"componentType", 5121}}},
-         {"values", {{"bufferView", sv}}}}}});
+  const int sparse = b.add_accessor({{"bufferView", 0}, {"componentType", 5126}, {"count", 6},
+                                     {"type", "VEC3"}, {"sparse", sparse_of(1, si, 5121, sv)}});
   Json prims = Json::array();
   prims.push_back({{"attributes", {{"POSITION", pos}}}, {"indices", i16}});
   prims.push_back({{"attributes", {{"POSITION", pos}}}, {"indices", i8}, {"mode", 5}});

@@ -34,12 +34,6 @@ std::string model(const std::string& relative) {
   return (kModels / relative).string();
 }
 
-std::vector<std::string> names(const Scene& scene) {
-  std::vector<std::string> out;
-  for (const Object& o : scene.objects) out.push_back(o.name);
-  return out;
-}
-
 }  // namespace
 
 TEST_CASE("every glTF model of assimp-testmodels loads or fails cleanly") {
@@ -132,7 +126,7 @@ TEST_CASE("assimp's glTF models keep node names, order and matrices") {
   }
   SUBCASE("texcoord_crash: five named nodes in scene order") {
     const Scene scene = require_load(model("issue_3269/texcoord_crash.gltf"));
-    CHECK(names(scene) == std::vector<std::string>{"BackPlane", "BottomRightObj",
+    CHECK(object_names(scene) == std::vector<std::string>{"BackPlane", "BottomRightObj",
                                                    "BottomLeftObj", "TopRightObj",
                                                    "TopLeftObj"});
   }
