@@ -1,15 +1,21 @@
 // The region a rectangle of the image selects (Frustum, from
 // Camera::frustum): against the rays through the image, exactly on an
-// axis-aligned rectangle, and a zero-area rectangle's half-line.
+// axis-aligned rectangle, a zero-area rectangle's half-line, and the exact
+// box and triangle tests on its boundary (select's tests check them against
+// a brute-force reference on random scenes).
 #include "support/random_camera.h"
 #include "test_util.h"
 
 #include "raypick/core/camera.h"
 #include "raypick/core/frustum.h"
 
+#include <glm/ext/matrix_transform.hpp>
+
 #include <algorithm>
 #include <cmath>
+#include <numbers>
 #include <random>
+#include <utility>
 
 using namespace raypick;
 
@@ -63,4 +69,30 @@ TEST_CASE("a perspective frustum of a zero-area rectangle is the half-line of it
   CHECK(fr.contains({1, 2, -100}));
   CHECK_FALSE(fr.contains({1, 2, 100}));  // behind the eye
   CHECK_FALSE(fr.contains({1.001, 2, -100}));
+}
+
+TEST_CASE("box_touches and triangle_touches: faces on the boundary touch, an ulp beyond does not") {
+  // The rectangle of the axis-aligned orthographic test above: x in
+  // [-5, 5], y in [0, 5], in front of the eye's plane z = 10.
+  const Frustum fr = Camera(test::ortho_down_z(10.0, 20.0, 200)).frustum(150, 50, 50, 100);
+  const glm::mat4x3 identity{1.0f};
+  CHECK(box_touches(fr, identity, Aabb{{5, 1, 0}, {6, 2, 1}}));  // a face on x = 5
+  CHECK_FALSE(box_touches(fr, identity, Aabb{{std::nextafter(5.0f, 6.0f), 1, 0}, {6, 2, 1}}));
+  CHECK(box_touches(fr, identity, Aabb{{-1, 1, 10}, {1, 2, 11}}));  // a face on the eye's plane
+  CHECK_FALSE(box_touches(fr, identity, Aabb{{-1, 1, std::nextafter(10.0f, 11.0f)}, {1, 2, 11}}));
+  // A unit cube turned 45 degrees about z: its corner reaches 0.7071 from
+  // its centre along x, so centred at x = 5.6 it pokes in, at 5.8 it does not.
+  for (const auto& [x, inside] : {std::pair{5.6f, true}, std::pair{5.8f, false}}) {
+    CAPTURE(x);
+    const glm::mat4 m = glm::rotate(glm::translate(glm::mat4{1.0f}, {x, 2.5f, 0.0f}),
+                                    std::numbers::pi_v<float> / 4, glm::vec3{0, 0, 1});
+    CHECK(box_touches(fr, glm::mat4x3(m), Aabb{glm::vec3{-0.5f}, glm::vec3{0.5f}}) == inside);
+  }
+  // A triangle around the whole section, no corner inside; one behind the
+  // eye's plane; segments (degenerate triangles) across the region and
+  // beside it.
+  CHECK(triangle_touches(fr, {-100, -100, 0}, {100, -100, 0}, {0, 100, 0}));
+  CHECK_FALSE(triangle_touches(fr, {-100, -100, 11}, {100, -100, 11}, {0, 100, 11}));
+  CHECK(triangle_touches(fr, {-10, 2, 0}, {10, 2, 0}, {10, 2, 0}));
+  CHECK_FALSE(triangle_touches(fr, {-10, 6, 0}, {10, 6, 0}, {10, 6, 0}));
 }
