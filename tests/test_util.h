@@ -65,6 +65,19 @@ inline glm::mat4 random_affine(std::mt19937_64& rng, bool shear = true) {
          glm::scale(glm::mat4{1.0f}, s);
 }
 
+// Appends n objects named "o<i>" to `scene`, object i on mesh i % (the mesh
+// count) under random_affine(rng, shear(i)).
+template <class Shear>
+void add_random_objects(Scene& scene, std::size_t n, std::mt19937_64& rng, Shear&& shear) {
+  for (std::size_t i = 0; i < n; ++i) {
+    Object o;
+    o.mesh = static_cast<std::uint32_t>(i % scene.meshes.size());
+    o.matrix = random_affine(rng, shear(i));
+    o.name = "o" + std::to_string(i);
+    scene.objects.push_back(o);
+  }
+}
+
 // How random_scene_rays draws its rays.
 struct SceneRayMix {
   float margin = 3.0f;       // origins: the objects' translations' box grown by this

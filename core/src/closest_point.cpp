@@ -40,6 +40,23 @@ TrianglePoint nearest_edge(const glm::dvec3& p, const glm::dvec3& a, const glm::
   return best;
 }
 
+enum class Edge { kAb, kAc, kBc };
+
+// The point `num / denom` of the way along edge `e` (from a to b, a to c, b
+// to c); the nearest of the three edges when `e` is degenerate (denom not
+// > 0, NaN included).
+TrianglePoint edge_point(const glm::dvec3& p, const glm::dvec3& a, const glm::dvec3& b,
+                         const glm::dvec3& c, double num, double denom, Edge e) {
+  if (!(denom > 0.0)) return nearest_edge(p, a, b, c);
+  const double s = num / denom;
+  switch (e) {
+    case Edge::kAb: return make(p, a, b, c, s, 0.0);
+    case Edge::kAc: return make(p, a, b, c, 0.0, s);
+    case Edge::kBc: break;
+  }
+  return make(p, a, b, c, 1.0 - s, s);
+}
+
 }  // namespace
 
 TrianglePoint closest_point_on_triangle(const glm::dvec3& p, const glm::dvec3& a,
@@ -51,26 +68,15 @@ TrianglePoint closest_point_on_triangle(const glm::dvec3& p, const glm::dvec3& a
   const double d3 = glm::dot(ab, bp), d4 = glm::dot(ac, bp);
   if (d3 >= 0.0 && d4 <= d3) return make(p, a, b, c, 1.0, 0.0);  // vertex b
   const double vc = d1 * d4 - d3 * d2;
-  if (vc <= 0.0 && d1 >= 0.0 && d3 <= 0.0) {  // edge ab
-    const double denom = d1 - d3;
-    if (!(denom > 0.0)) return nearest_edge(p, a, b, c);
-    return make(p, a, b, c, d1 / denom, 0.0);
-  }
+  if (vc <= 0.0 && d1 >= 0.0 && d3 <= 0.0) return edge_point(p, a, b, c, d1, d1 - d3, Edge::kAb);
   const glm::dvec3 cp = p - c;
   const double d5 = glm::dot(ab, cp), d6 = glm::dot(ac, cp);
   if (d6 >= 0.0 && d5 <= d6) return make(p, a, b, c, 0.0, 1.0);  // vertex c
   const double vb = d5 * d2 - d1 * d6;
-  if (vb <= 0.0 && d2 >= 0.0 && d6 <= 0.0) {  // edge ac
-    const double denom = d2 - d6;
-    if (!(denom > 0.0)) return nearest_edge(p, a, b, c);
-    return make(p, a, b, c, 0.0, d2 / denom);
-  }
+  if (vb <= 0.0 && d2 >= 0.0 && d6 <= 0.0) return edge_point(p, a, b, c, d2, d2 - d6, Edge::kAc);
   const double va = d3 * d6 - d5 * d4;
-  if (va <= 0.0 && (d4 - d3) >= 0.0 && (d5 - d6) >= 0.0) {  // edge bc
-    const double denom = (d4 - d3) + (d5 - d6);
-    if (!(denom > 0.0)) return nearest_edge(p, a, b, c);
-    const double w = (d4 - d3) / denom;
-    return make(p, a, b, c, 1.0 - w, w);
+  if (va <= 0.0 && (d4 - d3) >= 0.0 && (d5 - d6) >= 0.0) {
+    return edge_point(p, a, b, c, d4 - d3, (d4 - d3) + (d5 - d6), Edge::kBc);
   }
   // Inside the face region: barycentrics from the region's areas.
   const double denom = va + vb + vc;

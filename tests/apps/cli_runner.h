@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <initializer_list>
 #include <sstream>
 #include <string>
 #include <sys/wait.h>
@@ -41,6 +42,23 @@ inline std::string slurp(const std::filesystem::path& p) {
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
+}
+
+// Requires `r` to be a refusal: exit status `status`, nothing on standard
+// output and exactly `err` on standard error.
+inline void check_refused(const Run& r, int status, const std::string& err) {
+  CHECK(r.status == status);
+  CHECK(r.out.empty());
+  CHECK(r.err == err);
+}
+
+// Requires exit status `status` and each of `parts` somewhere on standard
+// output.
+inline void check_out_has(const Run& r, int status, std::initializer_list<std::string> parts) {
+  CHECK(r.status == status);
+  for (const std::string& part : parts) {
+    CHECK_MESSAGE(r.out.find(part) != std::string::npos, "'" << part << "' not in:\n" << r.out);
+  }
 }
 
 // Runs `raypick ARGS` through the shell (args are trusted test strings)

@@ -21,6 +21,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <utility>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -29,10 +30,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-using raypick::test::Run;
-using raypick::test::run_raypick;
-using raypick::test::slurp;
-using raypick::test::temp_dir;
+// Run, run_raypick, check_refused, slurp, temp_dir, write (apps/cli_runner.h).
+using namespace raypick::test;
 
 std::vector<std::string> lines_of(const std::string& text) {
   std::vector<std::string> lines;
@@ -114,30 +113,21 @@ TEST_CASE("raypick bench --quick exits 0 with both systems and matching answers"
     CHECK(raypick_row["mrays_packet"].get<double>() == 0.0);  // no packets
     CHECK(embree_row["mrays_packet"].get<double>() > 0.0);    // rtcIntersect16
   }
-  // One select line after the table (boxes-1000, obb, with camera rays).
-  std::size_t select_lines = 0;
-  for (const std::string& line : lines_of(r.out)) {
-    if (line.rfind("select ", 0) != 0) continue;
-    ++select_lines;
-    CHECK(line.size() >= 4);
-    CHECK(line.substr(line.size() - 4) == "; ok");
+  // After the table, each checked ("; ok"): one select line (boxes-1000,
+  // obb, with camera rays), one frame line per scene and mode, one points
+  // line.
+  const std::pair<const char*, std::size_t> kinds[] = {{"select ", 1}, {"frame ", 2}, {"points ", 1}};
+  for (const auto& [prefix, count] : kinds) {
+    CAPTURE(prefix);
+    std::size_t lines = 0;
+    for (const std::string& line : lines_of(r.out)) {
+      if (line.rfind(prefix, 0) != 0) continue;
+      ++lines;
+      REQUIRE(line.size() >= 4);
+      CHECK(line.substr(line.size() - 4) == "; ok");
+    }
+    CHECK(lines == count);
   }
-  CHECK(select_lines == 1);
-  // One frame line per scene and mode, checked.
-  std::size_t frame_lines = 0;
-  for (const std::string& line : lines_of(r.out)) {
-    if (line.rfind("frame ", 0) != 0) continue;
-    ++frame_lines;
-    CHECK(line.substr(line.size() - 4) == "; ok");
-  }
-  CHECK(frame_lines == 2);
-  std::size_t point_lines = 0;
-  for (const std::string& line : lines_of(r.out)) {
-    if (line.rfind("points ", 0) != 0) continue;
-    ++point_lines;
-    CHECK(line.substr(line.size() - 4) == "; ok");
-  }
-  CHECK(point_lines == 1);
 }
 
 TEST_CASE("raypick bench --offset says up front how mesh rows are judged and exits 0") {

@@ -16,11 +16,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-using raypick::test::Run;
-using raypick::test::run_raypick;
-using raypick::test::slurp;
-using raypick::test::temp_dir;
-using raypick::test::write;
+// Run, run_raypick, check_refused, slurp, temp_dir, write (apps/cli_runner.h).
+using namespace raypick::test;
 
 // Two unit cubes: "near" centred at z = 0, "far" at z = 10; and a quad.
 const char* kScene =
@@ -35,6 +32,19 @@ const char* kScene =
     "o quad\n"
     "v 5 -1 -1\nv 5 1 -1\nv 5 1 1\nv 5 -1 1\n"
     "f 17 18 19 20\n";
+
+// The JSON lines of `raypick nearest SCENE --points POINTS OPTIONS`, which
+// must succeed.
+std::vector<nlohmann::json> nearest_rows(const fs::path& scene, const fs::path& points,
+                                         const std::string& options) {
+  const Run r = run_raypick("nearest '" + scene.string() + "' --points '" + points.string() +
+                            "' " + options);
+  REQUIRE(r.status == 0);
+  std::istringstream lines(r.out);
+  std::vector<nlohmann::json> rows;
+  for (std::string line; std::getline(lines, line);) rows.push_back(nlohmann::json::parse(line));
+  return rows;
+}
 
 }  // namespace
 
@@ -195,26 +205,16 @@ TEST_CASE("wrong usage exits 2") {
 TEST_CASE("validate and info run on a scene file and on a generated scene") {
   const fs::path scene = write("scene.obj", kScene);
   const fs::path dump = temp_dir() / "dump.txt";
-  Run r = run_raypick("validate '" + scene.string() + "' --rays 3000 --seed 5 --dump '" +
-                  dump.string() + "'");
-  CHECK(r.status == 0);
-  CHECK(r.out.find("real mismatches: 0") != std::string::npos);
-  CHECK(r.out.find("rays:           3000 (seed 5)") != std::string::npos);
+  check_out_has(run_raypick("validate '" + scene.string() + "' --rays 3000 --seed 5 --dump '" +
+                            dump.string() + "'"),
+                0, {"real mismatches: 0", "rays:           3000 (seed 5)"});
   // The dump reads back as a rays file.
   CHECK(run_raypick("pick '" + scene.string() + "' --rays '" + dump.string() + "'").status == 0);
-  r = run_raypick("validate --boxes 500 --rays 5000");
-  CHECK(r.status == 0);
-  CHECK(r.out.find("real mismatches: 0") != std::string::npos);
-  r = run_raypick("validate --boxes 300 --rays 5000 --mode mesh");
-  CHECK(r.status == 0);
-  CHECK(r.out.find("mode:           mesh") != std::string::npos);
-  CHECK(r.out.find("real mismatches: 0") != std::string::npos);
-  CHECK(r.out.find("obb vs mesh:") != std::string::npos);
-  r = run_raypick("info '" + scene.string() + "'");
-  CHECK(r.status == 0);
-  CHECK(r.out.find("objects:    3 (3 can be hit)") != std::string::npos);
-  CHECK(r.out.find("triangles:  26") != std::string::npos);
-  CHECK(r.out.find("object 2 'quad': 2 triangles") != std::string::npos);
+  check_out_has(run_raypick("validate --boxes 500 --rays 5000"), 0, {"real mismatches: 0"});
+  check_out_has(run_raypick("validate --boxes 300 --rays 5000 --mode mesh"), 0,
+                {"mode:           mesh", "real mismatches: 0", "obb vs mesh:"});
+  check_out_has(run_raypick("info '" + scene.string() + "'"), 0,
+                {"objects:    3 (3 can be hit)", "triangles:  26", "object 2 'quad': 2 triangles"});
 }
 
 TEST_CASE("pick --rays reads pipes and refuses devices, directories and a closed or directory stdin") {
@@ -228,40 +228,29 @@ TEST_CASE("pick --rays reads pipes and refuses devices, directories and a closed
     CHECK(r.status == 0);
     CHECK(r.out.find("\"object\":0") != std::string::npos);
   }
-  SUBCASE("a device is not a rays file") {
-    const Run r = run_raypick(pick + "--rays /dev/zero");
-    CHECK(r.status == 1);
-    CHECK(r.out.empty());
-    CHECK(r.err == "raypick: /dev/zero: is not a regular file or a pipe\n");
-  }
-  SUBCASE("endless bytes without a line break on stdin stop at the line bound") {
-    const Run r = run_raypick(pick + "--rays -", "", "< /dev/zero");
-    CHECK(r.status == 1);
-    CHECK(r.out.empty());
-    CHECK(r.err == "raypick: <stdin>:1: line is longer than 4096 bytes (is this a text file?)\n");
-  }
-  SUBCASE("a directory") {
-    const Run r = run_raypick(pick + "--rays '" + temp_dir().string() + "'");
-    CHECK(r.status == 1);
-    CHECK(r.err == "raypick: " + temp_dir().string() + ": is a directory\n");
-  }
-  SUBCASE("standard input closed") {
-    const Run r = run_raypick(pick + "--rays -", "", "<&-");
-    CHECK(r.status == 1);
-    CHECK(r.out.empty());
-    CHECK(r.err == "raypick: <stdin>: standard input is closed\n");
-  }
-  SUBCASE("standard input a directory") {
-    const Run r = run_raypick(pick + "--rays -", "", "< /");
-    CHECK(r.status == 1);
-    CHECK(r.out.empty());
-    CHECK(r.err == "raypick: <stdin>: is a directory\n");
-  }
-  SUBCASE("a missing file") {
-    const Run r = run_raypick(pick + "--rays '" + (temp_dir() / "gone.txt").string() + "'");
-    CHECK(r.status == 1);
-    CHECK(r.err == "raypick: " + (temp_dir() / "gone.txt").string() +
-                       ": cannot open: No such file or directory\n");
+  SUBCASE("refusals: one message each, exit 1, nothing on standard output") {
+    const std::string dir = temp_dir().string(), gone = (temp_dir() / "gone.txt").string();
+    struct Case {
+      const char* name;
+      std::string rays;       // the --rays argument
+      const char* redirects;  // of standard input
+      std::string err;
+    };
+    const Case cases[] = {
+        {"a device is not a rays file", "/dev/zero", "",
+         "raypick: /dev/zero: is not a regular file or a pipe\n"},
+        {"endless bytes without a line break on stdin stop at the line bound", "-", "< /dev/zero",
+         "raypick: <stdin>:1: line is longer than 4096 bytes (is this a text file?)\n"},
+        {"a directory", "'" + dir + "'", "", "raypick: " + dir + ": is a directory\n"},
+        {"standard input closed", "-", "<&-", "raypick: <stdin>: standard input is closed\n"},
+        {"standard input a directory", "-", "< /", "raypick: <stdin>: is a directory\n"},
+        {"a missing file", "'" + gone + "'", "",
+         "raypick: " + gone + ": cannot open: No such file or directory\n"},
+    };
+    for (const Case& c : cases) {
+      CAPTURE(c.name);
+      check_refused(run_raypick(pick + "--rays " + c.rays, "", c.redirects), 1, c.err);
+    }
   }
 }
 
@@ -331,38 +320,36 @@ TEST_CASE("usage errors say plainly what is wrong, exit 2") {
   const auto err = raypick::test::usage_error;
   // Enum options: CLI11 lists the spellings; the value reaches the command
   // as its enum (validate --mode mesh prints "mesh", below).
-  CHECK(err(pick + "--mode MESH") ==
-        "raypick: --mode: MESH not in {obb,mesh} (see raypick --help)\n");
-  CHECK(err("bench --mode fast") ==
-        "raypick: --mode: fast not in {obb,mesh,both,auto} (see raypick --help)\n");
-  CHECK(err("bench --ray-kind 1") ==
-        "raypick: --ray-kind: 1 not in {incoherent,camera,both} (see raypick --help)\n");
-  CHECK(err("bench --profile perf") ==
-        "raypick: --profile: perf not in {raypick,embree} (see raypick --help)\n");
-  CHECK(err("render '" + scene.string() + "' --eye 0,0,5 --target 0,0,0 --size 4x4 "
-            "--out x.png --mode 0") ==
-        "raypick: --mode: 0 not in {obb,mesh} (see raypick --help)\n");
-  CHECK(err(pick + "--all --limit 0") ==
-        "raypick: --limit: '0' is out of range: expected a whole number >= 1 (see raypick --help)\n");
-  CHECK(err(pick + "--max-t 1x") ==
-        "raypick: --max-t: expected a number >= 0, got '1x' (see raypick --help)\n");
-  CHECK(err(pick + "--mask 4294967296") ==
-        "raypick: --mask: '4294967296' is out of range: expected a whole number from 0 to 4294967295 "
-        "(see raypick --help)\n");
-  CHECK(err("validate --boxes 10 --seed 99999999999999999999") ==
-        "raypick: --seed: '99999999999999999999' is out of range: expected a whole number >= 0 "
-        "(see raypick --help)\n");
-  CHECK(err("bench --threads 0") ==
-        "raypick: --threads: '0' is out of range: expected a whole number from 1 to 1024 "
-        "(see raypick --help)\n");
-  CHECK(err("frob") ==
-        "raypick: unknown command 'frob' (commands: pick, validate, info, bench, "
-              "select, render, nearest; see "
-        "raypick --help)\n");
-  CHECK(err("") ==
-        "raypick: no command given (commands: pick, validate, info, bench, select, "
-              "render, nearest; see raypick "
-        "--help)\n");
+  const std::pair<std::string, std::string> cases[] = {
+      {pick + "--mode MESH",
+       "raypick: --mode: MESH not in {obb,mesh} (see raypick --help)\n"},
+      {"bench --mode fast",
+       "raypick: --mode: fast not in {obb,mesh,both,auto} (see raypick --help)\n"},
+      {"bench --ray-kind 1",
+       "raypick: --ray-kind: 1 not in {incoherent,camera,both} (see raypick --help)\n"},
+      {"bench --profile perf",
+       "raypick: --profile: perf not in {raypick,embree} (see raypick --help)\n"},
+      {"render '" + scene.string() + "' --eye 0,0,5 --target 0,0,0 --size 4x4 --out x.png --mode 0",
+       "raypick: --mode: 0 not in {obb,mesh} (see raypick --help)\n"},
+      {pick + "--all --limit 0",
+       "raypick: --limit: '0' is out of range: expected a whole number >= 1 (see raypick --help)\n"},
+      {pick + "--max-t 1x",
+       "raypick: --max-t: expected a number >= 0, got '1x' (see raypick --help)\n"},
+      {pick + "--mask 4294967296",
+       "raypick: --mask: '4294967296' is out of range: expected a whole number from 0 to 4294967295 (see raypick --help)\n"},
+      {"validate --boxes 10 --seed 99999999999999999999",
+       "raypick: --seed: '99999999999999999999' is out of range: expected a whole number >= 0 (see raypick --help)\n"},
+      {"bench --threads 0",
+       "raypick: --threads: '0' is out of range: expected a whole number from 1 to 1024 (see raypick --help)\n"},
+      {"frob",
+       "raypick: unknown command 'frob' (commands: pick, validate, info, bench, select, render, nearest; see raypick --help)\n"},
+      {"",
+       "raypick: no command given (commands: pick, validate, info, bench, select, render, nearest; see raypick --help)\n"},
+  };
+  for (const auto& [args, message] : cases) {
+    CAPTURE(args);
+    CHECK(err(args) == message);
+  }
   // Exactly one source of rays, and a SCENE or --boxes: CLI11's option
   // groups say which options and how many.
   const std::string one_ray_source =
@@ -394,16 +381,11 @@ TEST_CASE("bench and validate check their inputs and output paths before printin
   const std::string no_dir = (temp_dir() / "no_such_dir" / "x").string();
   SUBCASE("bench with a missing scene file, even after a good one") {
     const Run r = run_raypick("bench --quick '" + scene.string() + "' --scene '" + missing + "'");
-    CHECK(r.status == 1);
-    CHECK(r.out.empty());
-    CHECK(r.err == "raypick: " + missing + ": cannot open file: No such file or directory\n");
+    check_refused(r, 1, "raypick: " + missing + ": cannot open file: No such file or directory\n");
   }
   SUBCASE("bench with a JSON file that cannot be written") {
     const Run r = run_raypick("bench --quick --scene boxes --json '" + no_dir + ".json'");
-    CHECK(r.status == 1);
-    CHECK(r.out.empty());
-    CHECK(r.err == "raypick: " + no_dir +
-                       ".json: cannot write the JSON file: No such file or directory\n");
+    check_refused(r, 1, "raypick: " + no_dir + ".json: cannot write the JSON file: No such file or directory\n");
   }
   SUBCASE("bench and validate that fail leave their output files as they were") {
     // One that was there keeps its contents; one the command created is
@@ -429,10 +411,7 @@ TEST_CASE("bench and validate check their inputs and output paths before printin
   }
   SUBCASE("validate with a dump file that cannot be written") {
     const Run r = run_raypick("validate '" + scene.string() + "' --rays 100 --dump '" + no_dir + "'");
-    CHECK(r.status == 1);
-    CHECK(r.out.empty());
-    CHECK(r.err == "raypick: " + no_dir +
-                       ": cannot write the dump file: No such file or directory\n");
+    check_refused(r, 1, "raypick: " + no_dir + ": cannot write the dump file: No such file or directory\n");
   }
 }
 
@@ -476,9 +455,7 @@ TEST_CASE("running out of memory is one message naming the command (and scene), 
   constexpr long kKib = 1000000;  // about 1 GB; 100,000,000 rays need 3.2 GB
   Run r = raypick::test::run_raypick_in_memory(
       "validate '" + scene.string() + "' --rays 100000000", kKib);
-  CHECK(r.status == 1);
-  CHECK(r.out.empty());
-  CHECK(r.err == "raypick: validate: out of memory (" + scene.string() + ")\n");
+  check_refused(r, 1, "raypick: validate: out of memory (" + scene.string() + ")\n");
   r = raypick::test::run_raypick_in_memory(
       "bench --scene boxes --n 100 --rays 100000000 --ray-kind incoherent", kKib);
   CHECK(r.status == 1);
@@ -550,13 +527,7 @@ TEST_CASE("nearest prints the nearest object, its nearest point and distance, as
 TEST_CASE("nearest --points writes one JSON line per point, misses beyond --max-distance") {
   const fs::path scene = write("scene.obj", kScene);
   const fs::path points = write("points.txt", "# quad, nothing, far cube\n5.5 0 0\n\n0 40 0\n0,0,12\n");
-  Run r = run_raypick("nearest '" + scene.string() + "' --points '" + points.string() +
-                      "' --max-distance 2");
-  REQUIRE(r.status == 0);
-  std::istringstream lines(r.out);
-  std::string line;
-  std::vector<nlohmann::json> rows;
-  while (std::getline(lines, line)) rows.push_back(nlohmann::json::parse(line));
+  const std::vector<nlohmann::json> rows = nearest_rows(scene, points, "--max-distance 2");
   REQUIRE(rows.size() == 3);
   CHECK(rows[0]["point"] == 0);
   CHECK(rows[0]["name"] == "quad");
@@ -577,13 +548,8 @@ TEST_CASE("nearest --inside and --signed: inside the cubes, on a face, outside, 
   // Inside the far cube 0.25 below its top; on the near cube's top face;
   // 2.5 above it.
   const fs::path points = write("points.txt", "0 0 10.25\n0.1 0.2 0.5\n0 0 3\n");
-  Run r = run_raypick("nearest '" + scene.string() + "' --points '" + points.string() +
-                      "' --mode mesh --inside --signed");
-  REQUIRE(r.status == 0);
-  std::istringstream lines(r.out);
-  std::string line;
-  std::vector<nlohmann::json> rows;
-  while (std::getline(lines, line)) rows.push_back(nlohmann::json::parse(line));
+  const std::vector<nlohmann::json> rows =
+      nearest_rows(scene, points, "--mode mesh --inside --signed");
   REQUIRE(rows.size() == 3);
   CHECK(rows[0]["name"] == "far");
   CHECK(rows[0]["inside"] == true);
@@ -594,7 +560,7 @@ TEST_CASE("nearest --inside and --signed: inside the cubes, on a face, outside, 
   CHECK(rows[2]["inside"] == false);
   CHECK(rows[2]["distance"].get<double>() == 2.5);
   // Without --signed the distance stays positive; a miss still says inside.
-  r = run_raypick("nearest '" + scene.string() +
+  Run r = run_raypick("nearest '" + scene.string() +
                   "' --point 0,0,10.25 --mode mesh --inside --max-distance 0.2 --format json");
   CHECK(r.out == "{\"point\":0,\"hit\":false,\"inside\":true}\n");
   r = run_raypick("nearest '" + scene.string() + "' --point 0,0,10.25 --mode mesh --inside");
@@ -609,15 +575,11 @@ TEST_CASE("nearest --inside and --signed: inside the cubes, on a face, outside, 
 }
 
 TEST_CASE("validate --points checks closest points against Embree and brute force") {
-  Run r = run_raypick("validate --boxes 300 --points 1500 --mode mesh");
-  CHECK(r.status == 0);
-  CHECK(r.out.find("points:         1500 (seed 1)") != std::string::npos);
-  CHECK(r.out.find("agree:          1500 ") != std::string::npos);
-  CHECK(r.out.find("real mismatches: 0\n") != std::string::npos);
-  r = run_raypick("validate --boxes 300 --points 1500 --offset 1e5,-2e5,3e5");
-  CHECK(r.status == 0);
-  CHECK(r.out.find("agree:          1500 ") != std::string::npos);
-  r = run_raypick("validate --boxes 30 --points 10 --rays 5");
+  check_out_has(run_raypick("validate --boxes 300 --points 1500 --mode mesh"), 0,
+                {"points:         1500 (seed 1)", "agree:          1500 ", "real mismatches: 0\n"});
+  check_out_has(run_raypick("validate --boxes 300 --points 1500 --offset 1e5,-2e5,3e5"), 0,
+                {"agree:          1500 "});
+  Run r = run_raypick("validate --boxes 30 --points 10 --rays 5");
   CHECK(r.status == 2);
   CHECK(r.err.find("--points does not go with --rays") != std::string::npos);
   r = run_raypick("validate --boxes 30 --points 0");

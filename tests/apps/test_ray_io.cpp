@@ -83,9 +83,7 @@ TEST_CASE("rays files skip blank and comment lines and report the 1-based line o
 
 TEST_CASE("JSON Lines output follows the contract and reads back to the same floats") {
   Ray ray{{0.1f, 0, 0}, {0, 0, 1}};
-  Hit hit;
-  hit.object = 12;
-  hit.t = 3.25f;
+  Hit hit{12, 3.25f};
   const std::string line = tools::hit_to_json(4, ray, hit, "wheel \"2\"");
   const auto j = nlohmann::json::parse(line);
   CHECK(j["ray"] == 4);
@@ -193,9 +191,7 @@ TEST_CASE("a bad token is quoted short and with its control bytes escaped") {
 
 TEST_CASE("text results escape control characters in names, so one result is one line") {
   RayD ray{{0, 0, 0}, {0, 0, 1}};
-  Hit hit;
-  hit.object = 1;
-  hit.t = 2.0f;
+  const Hit hit{1, 2.0f};
   const std::string line = tools::hit_to_text(0, ray, hit, "a\nray 1: miss\x1B[0m\r");
   CHECK(line == "ray 0: object 1 'a\\x0Aray 1: miss\\x1B[0m\\x0D' at t = 2, point (0, 0, 2)");
   CHECK(tools::hit_to_text(0, ray, hit, "caf\xC3\xA9") ==
@@ -204,9 +200,7 @@ TEST_CASE("text results escape control characters in names, so one result is one
 
 TEST_CASE("JSON results leave no control character raw and read back to the name") {
   Ray ray{{0, 0, 0}, {0, 0, 1}};
-  Hit hit;
-  hit.object = 0;
-  hit.t = 1.0f;
+  const Hit hit{0, 1.0f};
   const std::string name = std::string("n\x1B\n\x7F\xC2\x9B\xC2\xA0\0z", 10);
   const std::string line = tools::hit_to_json(0, ray, hit, name);
   for (char c : line) CHECK(static_cast<unsigned char>(c) >= 0x20);

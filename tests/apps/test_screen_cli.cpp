@@ -17,10 +17,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-using raypick::test::Run;
-using raypick::test::run_raypick;
-using raypick::test::temp_dir;
-using raypick::test::write;
+// Run, run_raypick, check_refused, slurp, temp_dir, write (apps/cli_runner.h).
+using namespace raypick::test;
 
 // An OBJ box from min to max, its vertices numbered from `base` (1-based).
 std::string obj_box(const std::string& name, glm::vec3 a, glm::vec3 b, int base) {
@@ -102,9 +100,7 @@ TEST_CASE("pick --pixels reads one point a line, 'X Y' or 'X,Y', from a file or 
   const Run s = run_raypick("pick '" + scene.string() + "'" + kCam + " --pixels -", "100 100\n");
   CHECK(nlohmann::json::parse(s.out)["name"] == "pole");
   const Run bad = run_raypick("pick '" + scene.string() + "'" + kCam + " --pixels -", "1 2\n3 x\n");
-  CHECK(bad.status == 1);
-  CHECK(bad.out.empty());
-  CHECK(bad.err == "raypick: <stdin>:2: 'x' is not a number\n");
+  check_refused(bad, 1, "raypick: <stdin>:2: 'x' is not a number\n");
 }
 
 TEST_CASE("pick --radius picks the object nearest in depth among those hit within R pixels") {
@@ -129,39 +125,56 @@ TEST_CASE("pick --radius picks the object nearest in depth among those hit withi
 TEST_CASE("bad camera options each get one message and exit 2, an unknown --camera exits 1") {
   const fs::path scene = write("poles.obj", poles_scene());
   const std::string pick = "pick '" + scene.string() + "' --pixel 1,1 ";
-  auto err = [&](const std::string& args, int status) {
-    const Run r = run_raypick(pick + args);
-    CHECK(r.status == status);
+  // Each: one line on standard error, nothing on standard output; the
+  // message whole, or a part of it that names the option.
+  enum Match { kWhole, kPart };
+  struct Case {
+    const char* args;
+    int status;
+    const char* message;
+    Match match;
+  };
+  const Case cases[] = {
+      {"--eye 0,0,1 --target 0,0,0 --size 0x10", 2,
+       "raypick: pick: --size must be WxH with both sides in 1..16384, got 0x10\n", kWhole},
+      {"--eye 0,0,1 --target 0,0,0 --size 16385x10", 2,
+       "--size", kPart},
+      {"--eye 0,0,1 --target 0,0,0 --size 10", 2,
+       "raypick: pick: --size must be WxH (for example 640x480), got '10'\n", kWhole},
+      {"--eye 0,0,1 --target 0,0,0 --size 10x10 --fov 0", 2,
+       "raypick: pick: --fov must be in (0, 180) degrees, got 0\n", kWhole},
+      {"--eye 0,0,1 --target 0,0,0 --size 10x10 --fov 180", 2,
+       "--fov", kPart},
+      {"--eye 0,0,1 --target 0,0,0 --size 10x10 --ortho -2", 2,
+       "raypick: pick: --ortho must be a finite view height > 0, got -2\n", kWhole},
+      {"--eye 1,2,3 --target 1,2,3 --size 10x10", 2,
+       "raypick: pick: --eye and --target must differ (both are 1,2,3)\n", kWhole},
+      {"--eye 0,5,0 --target 0,0,0 --size 10x10", 2,
+       "raypick: pick: --up 0,1,0 is parallel to the view direction (target - eye); give another --up\n", kWhole},
+      {"--eye 0,0,1 --target 0,0 --size 10x10", 2,
+       "raypick: pick: --target '0,0': expected 3 numbers (X,Y,Z), found 2\n", kWhole},
+      {"--eye 0,0,1 --size 10x10", 2,
+       "--target", kPart},
+      {"--eye 0,0,1 --target 0,0,0 --fov 30 --ortho 2 --size 10x10", 2,
+       "--ortho", kPart},
+      {"--camera 0 --eye 0,0,1 --size 10x10", 2,
+       "--camera", kPart},
+      {"--eye 0,0,1 --target 0,0,0 --size 10x10 --radius 300", 2,
+       "raypick: pick: --radius must be in 0..256 pixels, got 300\n", kWhole},
+      {"--camera main --size 10x10", 1,
+       "raypick: pick: --camera 'main': the scene has no cameras\n", kWhole},
+      {"--camera 3 --size 10x10", 1,
+       "no cameras", kPart},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.args);
+    const Run r = run_raypick(pick + c.args);
+    CHECK(r.status == c.status);
     CHECK(r.out.empty());
     CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
-    return r.err;
-  };
-  CHECK(err("--eye 0,0,1 --target 0,0,0 --size 0x10", 2) ==
-        "raypick: pick: --size must be WxH with both sides in 1..16384, got 0x10\n");
-  CHECK(err("--eye 0,0,1 --target 0,0,0 --size 16385x10", 2).find("--size") != std::string::npos);
-  CHECK(err("--eye 0,0,1 --target 0,0,0 --size 10", 2) ==
-        "raypick: pick: --size must be WxH (for example 640x480), got '10'\n");
-  CHECK(err("--eye 0,0,1 --target 0,0,0 --size 10x10 --fov 0", 2) ==
-        "raypick: pick: --fov must be in (0, 180) degrees, got 0\n");
-  CHECK(err("--eye 0,0,1 --target 0,0,0 --size 10x10 --fov 180", 2).find("--fov") != std::string::npos);
-  CHECK(err("--eye 0,0,1 --target 0,0,0 --size 10x10 --ortho -2", 2) ==
-        "raypick: pick: --ortho must be a finite view height > 0, got -2\n");
-  CHECK(err("--eye 1,2,3 --target 1,2,3 --size 10x10", 2) ==
-        "raypick: pick: --eye and --target must differ (both are 1,2,3)\n");
-  CHECK(err("--eye 0,5,0 --target 0,0,0 --size 10x10", 2) ==
-        "raypick: pick: --up 0,1,0 is parallel to the view direction (target - eye); give "
-        "another --up\n");
-  CHECK(err("--eye 0,0,1 --target 0,0 --size 10x10", 2) ==
-        "raypick: pick: --target '0,0': expected 3 numbers (X,Y,Z), found 2\n");
-  CHECK(err("--eye 0,0,1 --size 10x10", 2).find("--target") != std::string::npos);
-  CHECK(err("--eye 0,0,1 --target 0,0,0 --fov 30 --ortho 2 --size 10x10", 2).find("--ortho") !=
-        std::string::npos);
-  CHECK(err("--camera 0 --eye 0,0,1 --size 10x10", 2).find("--camera") != std::string::npos);
-  CHECK(err("--eye 0,0,1 --target 0,0,0 --size 10x10 --radius 300", 2) ==
-        "raypick: pick: --radius must be in 0..256 pixels, got 300\n");
-  CHECK(err("--camera main --size 10x10", 1) ==
-        "raypick: pick: --camera 'main': the scene has no cameras\n");
-  CHECK(err("--camera 3 --size 10x10", 1).find("no cameras") != std::string::npos);
+    if (c.match == kWhole) CHECK(r.err == c.message);
+    if (c.match == kPart) CHECK(r.err.find(c.message) != std::string::npos);
+  }
   const Run r = run_raypick("pick '" + scene.string() + "'" + kCam + " --pixel 1,x");
   CHECK(r.status == 2);
   CHECK(r.err == "raypick: pick: --pixel '1,x': 'x' is not a number\n");
@@ -281,10 +294,7 @@ TEST_CASE("render and validate --image check the PNG's path before any work, and
         "validate '" + missing + "'" + kCam + " --image '" + no_dir + "'"}) {
     CAPTURE(args);
     const Run r = run_raypick(args);
-    CHECK(r.status == 1);
-    CHECK(r.out.empty());
-    CHECK(r.err == "raypick: " + no_dir +
-                       ": cannot write the PNG file: No such file or directory\n");
+    check_refused(r, 1, "raypick: " + no_dir + ": cannot write the PNG file: No such file or directory\n");
   }
   // A PNG that is opened but then never written (the scene fails to load,
   // or the camera is refused) is removed again.
@@ -688,12 +698,7 @@ TEST_CASE("pick --snap in text and jsonl, and its usage errors") {
   CHECK(l1.substr(l1.size() - 13) == ",\"snap\":null}");
   CHECK(l2 == "{\"ray\":2,\"pixel\":[5,5],\"hit\":false}");
 
-  auto err = [&](const std::string& args) {
-    const Run e = run_raypick(pick + args);
-    CHECK(e.status == 2);
-    CHECK(e.out.empty());
-    return e.err;
-  };
+  auto err = [&](const std::string& args) { return usage_error(pick + args); };
   CHECK(err(kCam + " --pixel 118,82 --snap vertex --all") ==
         "raypick: pick: --snap snaps to the one object a point picks; it does not combine "
         "with --all\n");

@@ -129,9 +129,7 @@ TEST_CASE("a ray starting inside a box is classified, not counted as a mismatch"
 
 TEST_CASE("the agreement rule of validate and bench: t within 1e-4 * scale from the box's centre") {
   auto hit_at = [](float t) {
-    Hit h;
-    h.object = 0;
-    h.t = t;
+    const Hit h{0, t};
     return h;
   };
   // Box [0, 10]^3: centre 5, half-size 5. The origin is 20 from the centre

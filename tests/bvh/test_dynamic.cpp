@@ -29,6 +29,27 @@ struct Mirror {
   Scene scene;
   std::vector<std::uint32_t> masks;
   std::uint32_t empty_mesh;
+
+  // Sets object `id`'s matrix in `picker` (a Picker or a PickerCore) and
+  // here.
+  template <class P>
+  void set_matrix(P& picker, std::uint32_t id, const glm::mat4& matrix) {
+    picker.set_matrix(id, matrix);
+    scene.objects[id].matrix = matrix;
+  }
+  // Removes object `id` from `picker`; here it keeps its slot, never hit.
+  template <class P>
+  void remove(P& picker, std::uint32_t id) {
+    picker.remove_object(id);
+    scene.objects[id].mesh = empty_mesh;
+  }
+};
+
+// Random translations: each by (u(rng), u(rng), u(rng)).
+struct Shifts {
+  std::mt19937_64 rng;
+  std::uniform_real_distribution<float> u;
+  glm::mat4 next() { return glm::translate(glm::mat4{1.0f}, {u(rng), u(rng), u(rng)}); }
 };
 
 // Rays over the scene with a wider margin.
@@ -76,14 +97,11 @@ TEST_CASE("after random moves, inserts and removals every query equals brute for
       if (m.scene.objects[id].mesh == m.empty_mesh) continue;  // removed
       const float what = u(rng);
       if (what < 0.6f) {
-        const glm::mat4 moved =
-            glm::translate(glm::mat4{1.0f}, {u(rng) * 6 - 3, u(rng) * 6 - 3, u(rng) * 6 - 3}) *
-            m.scene.objects[id].matrix;
-        m.scene.objects[id].matrix = moved;
-        picker.set_matrix(id, moved);
+        m.set_matrix(picker, id,
+                     glm::translate(glm::mat4{1.0f}, {u(rng) * 6 - 3, u(rng) * 6 - 3, u(rng) * 6 - 3}) *
+                         m.scene.objects[id].matrix);
       } else if (what < 0.75f) {
-        picker.remove_object(id);
-        m.scene.objects[id].mesh = m.empty_mesh;
+        m.remove(picker, id);
       } else if (what < 0.9f) {
         const std::uint32_t mask = 1u << (static_cast<unsigned>(u(rng) * 4.0f) & 3u);
         picker.set_mask(id, mask);
@@ -133,14 +151,10 @@ TEST_CASE("moving most of a large scene refits in one parallel sweep with exact 
   const Scene base = tools::make_boxes_scene(70000, 43);
   PickerCore picker(base);  // a Picker's core, whose tree the test reads
   Mirror m = make_mirror(base);
-  std::mt19937_64 rng(44);
-  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  Shifts shifts{std::mt19937_64(44), std::uniform_real_distribution<float>(-1.0f, 1.0f)};
   for (std::uint32_t id = 0; id < base.objects.size(); ++id) {
     if (id % 5 == 0) continue;  // some stay
-    const glm::mat4 moved =
-        glm::translate(glm::mat4{1.0f}, {u(rng), u(rng), u(rng)}) * m.scene.objects[id].matrix;
-    m.scene.objects[id].matrix = moved;
-    picker.set_matrix(id, moved);
+    m.set_matrix(picker, id, shifts.next() * m.scene.objects[id].matrix);
   }
   const CommitStats st = picker.commit(CommitMode::kRefit);
   REQUIRE(st.refitted);
@@ -361,18 +375,11 @@ TEST_CASE("validate against Embree still finds 0 mismatches after moves and remo
   const Scene base = tools::make_boxes_scene(2000, 81);
   Picker picker(base);
   Mirror m = make_mirror(base);
-  std::mt19937_64 rng(82);
-  std::uniform_real_distribution<float> u(-4.0f, 4.0f);
+  Shifts shifts{std::mt19937_64(82), std::uniform_real_distribution<float>(-4.0f, 4.0f)};
   for (std::uint32_t id = 0; id < 2000; id += 3) {
-    const glm::mat4 moved = glm::translate(glm::mat4{1.0f}, {u(rng), u(rng), u(rng)}) *
-                            base.objects[id].matrix;
-    picker.set_matrix(id, moved);
-    m.scene.objects[id].matrix = moved;
+    m.set_matrix(picker, id, shifts.next() * base.objects[id].matrix);
   }
-  for (std::uint32_t id = 1; id < 2000; id += 50) {
-    picker.remove_object(id);
-    m.scene.objects[id].mesh = m.empty_mesh;
-  }
+  for (std::uint32_t id = 1; id < 2000; id += 50) m.remove(picker, id);
   picker.commit();
   const tools::EmbreeScene embree(m.scene, PickMode::kObb);
   const auto rays = tools::make_validation_rays(m.scene, picker, 20000, 83);
@@ -435,14 +442,11 @@ TEST_CASE("a rebuild that leaves out removed and singular objects, on 4 threads,
   arena.execute([&] {
     Picker picker(base);
     for (std::uint32_t id = 3; id < 20000; id += 7) {
-      picker.remove_object(id);
-      m.scene.objects[id].mesh = m.empty_mesh;
+      m.remove(picker, id);
     }
     for (std::uint32_t id = 5; id < 20000; id += 11) {
       if (m.scene.objects[id].mesh == m.empty_mesh) continue;
-      const glm::mat4 flat = glm::scale(base.objects[id].matrix, {1.0f, 0.0f, 1.0f});
-      picker.set_matrix(id, flat);
-      m.scene.objects[id].matrix = flat;
+      m.set_matrix(picker, id, glm::scale(base.objects[id].matrix, {1.0f, 0.0f, 1.0f}));
     }
     REQUIRE(picker.commit(CommitMode::kRebuild).rebuilt);
     const auto rays = test::random_scene_rays(m.scene, 5000, 92, kMix);

@@ -19,6 +19,7 @@
 #include <cmath>
 #include <limits>
 #include <random>
+#include <span>
 
 using namespace raypick;
 
@@ -44,6 +45,10 @@ struct FarScene {
   Scene scene;
   std::vector<Ray> obb_rays;   // aimed at points inside the objects' boxes
   std::vector<Ray> mesh_rays;  // aimed at points on the objects' triangles
+
+  const std::vector<Ray>& rays(PickMode mode) const {
+    return mode == PickMode::kObb ? obb_rays : mesh_rays;
+  }
 };
 
 // Issue 14's scene: n objects (cubes, spheres, soups of triangles) with
@@ -285,6 +290,43 @@ Tally check_queries(const Scene& scene, const Picker& picker, const std::vector<
   return n;
 }
 
+// Requires the same object, triangle and t.
+void require_same_hit(const Hit& a, const Hit& b) {
+  REQUIRE(a.object == b.object);
+  REQUIRE(a.triangle == b.triangle);
+  REQUIRE(a.t == b.t);
+}
+
+// Requires the batches of `plain` and of `interleaved` (the same scene) over
+// `rays` to answer as plain's single queries, ray by ray.
+template <class R>
+void check_batches(const Picker& plain, const Picker& interleaved, std::span<const R> rays,
+                   const QueryOptions& opt) {
+  for (const Picker* p : {&plain, &interleaved}) {
+    const std::vector<Hit> batch = p->intersect_batch(rays, opt);
+    REQUIRE(batch.size() == rays.size());
+    for (std::size_t i = 0; i < rays.size(); ++i) require_same_hit(batch[i], plain.intersect(rays[i], opt));
+  }
+}
+
+// Calls check(c, mode, p0, r0, p1, r1) for every centre c of kCentres and
+// both modes: p0 and r0 the picker and rays of the scene of `seed` made at
+// the origin, p1 and r1 those of the same scene made at c (400 objects,
+// `rays` rays of each kind).
+template <class F>
+void for_shifted_scenes(std::uint64_t seed, std::size_t rays, F&& check) {
+  const FarScene near_origin = make_far_scene({0, 0, 0}, seed, 400, rays);
+  const Picker p0(near_origin.scene);
+  for (const glm::dvec3& c : kCentres) {
+    INFO("centre " << c.x << "," << c.y << "," << c.z);
+    const FarScene shifted = make_far_scene(c, seed, 400, rays);
+    const Picker p1(shifted.scene);
+    for (PickMode mode : {PickMode::kObb, PickMode::kMesh}) {
+      check(c, mode, p0, near_origin.rays(mode), p1, shifted.rays(mode));
+    }
+  }
+}
+
 }  // namespace
 
 TEST_CASE("a LocalFrame carries a ray origin far from the origin to within float ulps of its local size and the full inverse does not") {
@@ -328,8 +370,7 @@ TEST_CASE("far from the origin nearest / any / all hits match a double-precision
     const Picker picker(f.scene);
     for (PickMode mode : {PickMode::kObb, PickMode::kMesh}) {
       INFO("centre " << c.x << "," << c.y << "," << c.z << ", " << name(mode) << " mode");
-      const Tally n = check_queries(f.scene, picker,
-                                    mode == PickMode::kObb ? f.obb_rays : f.mesh_rays, mode);
+      const Tally n = check_queries(f.scene, picker, f.rays(mode), mode);
       CHECK(n.wrong == 0);
       // Aimed rays: nearly all of them have one sure nearest hit.
       CHECK(n.exact >= f.obb_rays.size() * 9 / 10);
@@ -344,18 +385,8 @@ TEST_CASE("far from the origin batches (one ray at a time and interleaved) equal
   const Picker plain(f.scene);
   const Picker inter(f.scene, interleaved);
   for (PickMode mode : {PickMode::kObb, PickMode::kMesh}) {
-    const std::vector<Ray>& rays = mode == PickMode::kObb ? f.obb_rays : f.mesh_rays;
-    const QueryOptions opt{mode};
-    for (const Picker* p : {&plain, &inter}) {
-      const std::vector<Hit> batch = p->intersect_batch(rays, opt);
-      REQUIRE(batch.size() == rays.size());
-      for (std::size_t i = 0; i < rays.size(); ++i) {
-        const Hit single = plain.intersect(rays[i], opt);
-        REQUIRE(batch[i].object == single.object);
-        REQUIRE(batch[i].triangle == single.triangle);
-        REQUIRE(batch[i].t == single.t);
-      }
-    }
+    const std::vector<Ray>& rays = f.rays(mode);
+    check_batches(plain, inter, std::span<const Ray>(rays), QueryOptions{mode});
   }
 }
 
@@ -384,39 +415,32 @@ TEST_CASE("far from the origin world normals match the double-precision normal o
 }
 
 TEST_CASE("a scene shifted by an exactly representable offset gives the same objects / triangles / t and shifted points") {
-  const FarScene near_origin = make_far_scene({0, 0, 0}, 17, 400, 800);
-  const Picker p0(near_origin.scene);
-  for (const glm::dvec3& c : kCentres) {
-    INFO("centre " << c.x << "," << c.y << "," << c.z);
-    const FarScene shifted = make_far_scene(c, 17, 400, 800);
-    const Picker p1(shifted.scene);
-    for (PickMode mode : {PickMode::kObb, PickMode::kMesh}) {
-      const auto& r0 = mode == PickMode::kObb ? near_origin.obb_rays : near_origin.mesh_rays;
-      const auto& r1 = mode == PickMode::kObb ? shifted.obb_rays : shifted.mesh_rays;
-      std::size_t differ = 0, hits = 0;
-      for (std::size_t i = 0; i < r0.size(); ++i) {
-        REQUIRE(glm::dvec3(r1[i].org) - glm::dvec3(r0[i].org) == c);
-        REQUIRE(r1[i].dir == r0[i].dir);
-        const Hit a = p0.intersect(r0[i], mode);
-        const Hit b = p1.intersect(r1[i], mode);
-        hits += a.hit();
-        const bool same = a.object == b.object && a.triangle == b.triangle && a.t == b.t;
-        if (!same && differ++ < 5) {
-          FAIL_CHECK(name(mode) << " ray " << i << ": object " << a.object << "/" << b.object
-                                << " triangle " << a.triangle << "/" << b.triangle << " t "
-                                << a.t << "/" << b.t);
-        }
-        if (same && a.hit()) {
-          // The points o + t d, in double: the same point shifted by c.
-          const glm::dvec3 pa = glm::dvec3(r0[i].org) + double(a.t) * glm::dvec3(r0[i].dir);
-          const glm::dvec3 pb = glm::dvec3(r1[i].org) + double(b.t) * glm::dvec3(r1[i].dir);
-          CHECK(glm::length(pb - c - pa) <= 1e-9);
-        }
+  for_shifted_scenes(17, 800, [](const glm::dvec3& c, PickMode mode, const Picker& p0,
+                                  const std::vector<Ray>& r0, const Picker& p1,
+                                  const std::vector<Ray>& r1) {
+    std::size_t differ = 0, hits = 0;
+    for (std::size_t i = 0; i < r0.size(); ++i) {
+      REQUIRE(glm::dvec3(r1[i].org) - glm::dvec3(r0[i].org) == c);
+      REQUIRE(r1[i].dir == r0[i].dir);
+      const Hit a = p0.intersect(r0[i], mode);
+      const Hit b = p1.intersect(r1[i], mode);
+      hits += a.hit();
+      const bool same = a.object == b.object && a.triangle == b.triangle && a.t == b.t;
+      if (!same && differ++ < 5) {
+        FAIL_CHECK(name(mode) << " ray " << i << ": object " << a.object << "/" << b.object
+                              << " triangle " << a.triangle << "/" << b.triangle << " t "
+                              << a.t << "/" << b.t);
       }
-      CHECK(differ == 0);
-      CHECK(hits > r0.size() * 9 / 10);
+      if (same && a.hit()) {
+        // The points o + t d, in double: the same point shifted by c.
+        const glm::dvec3 pa = glm::dvec3(r0[i].org) + double(a.t) * glm::dvec3(r0[i].dir);
+        const glm::dvec3 pb = glm::dvec3(r1[i].org) + double(b.t) * glm::dvec3(r1[i].dir);
+        CHECK(glm::length(pb - c - pa) <= 1e-9);
+      }
     }
-  }
+    CHECK(differ == 0);
+    CHECK(hits > r0.size() * 9 / 10);
+  });
 }
 
 TEST_CASE("double-precision origins (RayD) far from the origin match the reference on every query path where float origins cannot") {
@@ -433,7 +457,7 @@ TEST_CASE("double-precision origins (RayD) far from the origin match the referen
       std::mt19937_64 rng(19);
       std::uniform_real_distribution<double> u(0.0, 1.0);
       std::vector<RayD> rays;
-      for (const Ray& r : mode == PickMode::kObb ? f.obb_rays : f.mesh_rays) {
+      for (const Ray& r : f.rays(mode)) {
         RayD d = to_double(r);
         d.org += glm::dvec3{u(rng) - 0.5, u(rng) - 0.5, u(rng) - 0.5} * 0.1;
         rays.push_back(d);
@@ -453,16 +477,7 @@ TEST_CASE("double-precision origins (RayD) far from the origin match the referen
       }
       CHECK(lost > 0);
       // Batches of RayD, one at a time and interleaved, equal single queries.
-      const QueryOptions opt{mode};
-      for (const Picker* p : {&picker, &inter}) {
-        const std::vector<Hit> batch = p->intersect_batch(std::span<const RayD>(rays), opt);
-        for (std::size_t i = 0; i < rays.size(); ++i) {
-          const Hit single = picker.intersect(rays[i], opt);
-          REQUIRE(batch[i].object == single.object);
-          REQUIRE(batch[i].triangle == single.triangle);
-          REQUIRE(batch[i].t == single.t);
-        }
-      }
+      check_batches(picker, inter, std::span<const RayD>(rays), QueryOptions{mode});
     }
   }
 }
@@ -471,12 +486,8 @@ TEST_CASE("a RayD whose origin is a float answers exactly as the Ray") {
   const FarScene f = make_far_scene({1e5, -2e5, 3e5}, 20, 400, 500);
   const Picker picker(f.scene);
   for (PickMode mode : {PickMode::kObb, PickMode::kMesh}) {
-    for (const Ray& r : mode == PickMode::kObb ? f.obb_rays : f.mesh_rays) {
-      const Hit a = picker.intersect(r, mode);
-      const Hit b = picker.intersect(to_double(r), mode);
-      REQUIRE(a.object == b.object);
-      REQUIRE(a.triangle == b.triangle);
-      REQUIRE(a.t == b.t);
+    for (const Ray& r : f.rays(mode)) {
+      require_same_hit(picker.intersect(r, mode), picker.intersect(to_double(r), mode));
       CHECK(picker.occluded(r, mode) == picker.occluded(to_double(r), mode));
       CHECK(picker.intersect_all(r, mode).size() ==
             picker.intersect_all(to_double(r), mode).size());
@@ -488,26 +499,20 @@ TEST_CASE("far from the origin the top level visits as many nodes and objects as
   // The world boxes' padding follows sizes and distances from the scene's
   // centre, not coordinates: padded by ulps of 1e6 (4 units), the boxes of
   // objects 0.3 to 9 across would overlap and every ray would test many.
-  const FarScene near_origin = make_far_scene({0, 0, 0}, 22, 400, 1000);
-  const Picker p0(near_origin.scene);
-  for (const glm::dvec3& c : kCentres) {
-    INFO("centre " << c.x << "," << c.y << "," << c.z);
-    const FarScene shifted = make_far_scene(c, 22, 400, 1000);
-    const Picker p1(shifted.scene);
-    for (PickMode mode : {PickMode::kObb, PickMode::kMesh}) {
-      const auto& r0 = mode == PickMode::kObb ? near_origin.obb_rays : near_origin.mesh_rays;
-      const auto& r1 = mode == PickMode::kObb ? shifted.obb_rays : shifted.mesh_rays;
-      std::size_t work0 = 0, work1 = 0;
-      for (std::size_t i = 0; i < r0.size(); ++i) {
-        const TraversalStats a = p0.intersect_stats(r0[i], QueryOptions{mode}).stats;
-        const TraversalStats b = p1.intersect_stats(r1[i], QueryOptions{mode}).stats;
-        work0 += a.nodes_visited + a.prims_tested;
-        work1 += b.nodes_visited + b.prims_tested;
-      }
-      CAPTURE(work0);
-      CAPTURE(work1);
-      CHECK(double(work1) <= 1.1 * double(work0));
+  for_shifted_scenes(22, 1000, [](const glm::dvec3&, PickMode mode, const Picker& p0,
+                                   const std::vector<Ray>& r0, const Picker& p1,
+                                   const std::vector<Ray>& r1) {
+    std::size_t work0 = 0, work1 = 0;
+    for (std::size_t i = 0; i < r0.size(); ++i) {
+      const TraversalStats a = p0.intersect_stats(r0[i], QueryOptions{mode}).stats;
+      const TraversalStats b = p1.intersect_stats(r1[i], QueryOptions{mode}).stats;
+      work0 += a.nodes_visited + a.prims_tested;
+      work1 += b.nodes_visited + b.prims_tested;
     }
+    CAPTURE(work0);
+    CAPTURE(work1);
+    CHECK(double(work1) <= 1.1 * double(work0));
+    if (mode != PickMode::kObb) return;  // the boxes below: once per centre
     // A padded box exceeds its object's box by a few float spacings at its
     // coordinates (0.0625 at 1e6), not by ulps of them times 32 (3.8).
     for (std::uint32_t id = 0; id < p1.object_count(); ++id) {
@@ -518,5 +523,5 @@ TEST_CASE("far from the origin the top level visits as many nodes and objects as
         CHECK(padded.max[a] - tight.max[a] <= 5 * 0.0625f);
       }
     }
-  }
+  });
 }

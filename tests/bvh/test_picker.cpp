@@ -95,9 +95,7 @@ TEST_CASE("occluded and all-hits agree with brute force") {
       const Obb obb = Obb::make(scene.meshes[obj.mesh].triangle_bounds(), obj.matrix);
       const float t = obb_entry(ray, obb, ray.tmax);
       if (t != kInfinity) {
-        Hit h;
-        h.object = i;
-        h.t = t;
+        const Hit h{i, t};
         expected.push_back(h);
       }
     }

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <numbers>
 #include <random>
+#include <tuple>
 
 namespace raypick {
 namespace {
@@ -21,10 +22,9 @@ PointHit brute(const Scene& scene, const glm::dvec3& p, PickMode mode, double ma
   PointHit best;
   double best_d2 = max_distance * max_distance;
   auto offer = [&](double d2, std::uint32_t object, std::uint32_t tri, const glm::dvec3& q) {
-    if (d2 > best_d2) return;
-    if (d2 == best_d2 && (object > best.object || (object == best.object && tri >= best.triangle))) {
-      return;
-    }
+    // Nearer wins; at an equal distance the lower object, then triangle.
+    // (C++20 tuples compare by <=>: a NaN d2 is unordered, never >=.)
+    if (std::tuple(d2, object, tri) >= std::tuple(best_d2, best.object, best.triangle)) return;
     best_d2 = d2;
     best.object = object;
     best.triangle = tri;
@@ -75,6 +75,18 @@ Scene mixed_scene(std::uint64_t seed, std::size_t n) {
     // Mirrored, sheared, non-uniformly scaled.
     scene.objects[i].matrix = test::random_affine(rng, true);
   }
+  return scene;
+}
+
+// One object: a unit cube at the origin of its mesh, scaled 10x along x and
+// moved to x = 1e6.
+Scene stretched_far_cube() {
+  Scene scene;
+  scene.meshes.push_back(box_mesh(Aabb{glm::vec3{-0.5f}, glm::vec3{0.5f}}));
+  Object o;
+  o.matrix = glm::translate(glm::mat4{1.0f}, glm::vec3{1e6f, 0.0f, 0.0f}) *
+             glm::scale(glm::mat4{1.0f}, glm::vec3{10.0f, 1.0f, 1.0f});
+  scene.objects = {o};
   return scene;
 }
 
@@ -153,12 +165,7 @@ TEST_CASE("closest_point: batch equals single; masks; a bad point or distance is
 TEST_CASE("closest_point measures in world space under non-uniform scale and far from the origin") {
   // A unit cube scaled 10x along x, at x = 1e6: the point 7 units above its
   // top face's middle is 7 away, though the cube's own frame says 7/1.
-  Scene scene;
-  scene.meshes.push_back(box_mesh(Aabb{glm::vec3{-0.5f}, glm::vec3{0.5f}}));
-  Object o;
-  o.matrix = glm::translate(glm::mat4{1.0f}, glm::vec3{1e6f, 0.0f, 0.0f}) *
-             glm::scale(glm::mat4{1.0f}, glm::vec3{10.0f, 1.0f, 1.0f});
-  scene.objects = {o};
+  const Scene scene = stretched_far_cube();
   PickerConfig config;
   config.mesh_mode = true;
   const Picker picker(scene, config);
@@ -308,12 +315,7 @@ TEST_CASE("signed_distance in obb mode is minus the depth to the nearest face pl
   // A unit cube scaled 10x along x at x = 1e6: from (1e6 + 4, 0, 0) the
   // nearest faces are y = +-0.5 and z = +-0.5; from (1e6 + 4.75, 0, 0) it is
   // x = 1e6 + 5, 0.25 away.
-  Scene scene;
-  scene.meshes.push_back(box_mesh(Aabb{glm::vec3{-0.5f}, glm::vec3{0.5f}}));
-  Object o;
-  o.matrix = glm::translate(glm::mat4{1.0f}, glm::vec3{1e6f, 0.0f, 0.0f}) *
-             glm::scale(glm::mat4{1.0f}, glm::vec3{10.0f, 1.0f, 1.0f});
-  scene.objects = {o};
+  const Scene scene = stretched_far_cube();
   const Picker picker(scene);
   const QueryOptions obb{PickMode::kObb};
   CHECK(picker.signed_distance({1e6 + 4.0, 0.0, 0.0}, obb) == doctest::Approx(-0.5));

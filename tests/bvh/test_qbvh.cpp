@@ -58,20 +58,14 @@ QBvh compressed_top(const Scene& scene, std::uint32_t max_leaf, WideBvh* wide_ou
 }
 
 Scene random_boxes(std::size_t n, std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
   Scene scene;
-  // A cube, a flat quad (zero extent on z) and a thin rod.
+  // A cube, a flat quad (zero extent on z) and a thin rod; every other
+  // object sheared.
   scene.meshes.push_back(box_mesh(Aabb{glm::vec3{-0.5f}, glm::vec3{0.5f}}));
   scene.meshes.push_back(box_mesh(Aabb{{-1.0f, -1.0f, 0.0f}, {1.0f, 1.0f, 0.0f}}));
   scene.meshes.push_back(box_mesh(Aabb{{-0.05f, -2.0f, -0.05f}, {0.05f, 2.0f, 0.05f}}));
-  for (std::size_t i = 0; i < n; ++i) {
-    Object o;
-    o.mesh = static_cast<std::uint32_t>(i % 3);
-    o.matrix = test::random_affine(rng, /*shear=*/i % 2 == 0);
-    o.name = "o" + std::to_string(i);
-    scene.objects.push_back(o);
-  }
+  std::mt19937_64 rng(seed);
+  test::add_random_objects(scene, n, rng, [](std::size_t i) { return i % 2 == 0; });
   return scene;
 }
 

@@ -4,6 +4,7 @@
 // edges crosses the region, or one of the region's edges crosses it
 // (clipped in the object's own frame); it is contained when every corner
 // (vertex) projects into the rectangle.
+#include "support/random_camera.h"
 #include "test_util.h"
 
 #include "raypick/bvh/picker.h"
@@ -189,14 +190,8 @@ Scene random_scene(std::uint64_t seed, std::size_t n) {
   quad.triangles = {{0, 1, 2}, {0, 2, 3}};
   s.meshes.push_back(quad);
   s.meshes.push_back(Mesh{});
-  for (std::size_t i = 0; i < n; ++i) {
-    Object o;
-    o.mesh = static_cast<std::uint32_t>(i % 4);
-    o.matrix = test::random_affine(rng);
-    if (i % 37 == 5) o.matrix[1] = glm::vec4(0.0f);  // singular
-    o.name = "o" + std::to_string(i);
-    s.objects.push_back(o);
-  }
+  test::add_random_objects(s, n, rng, [](std::size_t) { return true; });
+  for (std::size_t i = 5; i < n; i += 37) s.objects[i].matrix[1] = glm::vec4(0.0f);  // singular
   return s;
 }
 
@@ -267,13 +262,7 @@ TEST_CASE("select matches a brute-force double-precision reference on random sce
 TEST_CASE("select includes boxes exactly on the region's boundary and excludes those an ulp beyond") {
   // Orthographic, axis-aligned: 10 pixels per unit, so the rectangle
   // (100, 150)-(300, 250) is x in [-10, 10], y in [-5, 5], exactly.
-  CameraSpec s;
-  s.eye = {0, 0, 50};
-  s.target = {0, 0, 0};
-  s.projection = Projection::kOrthographic;
-  s.ortho_height = 40.0;
-  s.width = s.height = 400;
-  const Camera cam(s);
+  const Camera cam(test::ortho_down_z(50.0, 40.0, 400));
   const float up = std::nextafter(-10.0f, -11.0f);  // an ulp beyond x = -10
   struct Case {
     glm::vec3 lo, hi;
@@ -318,10 +307,7 @@ TEST_CASE("select includes boxes exactly on the region's boundary and excludes t
 }
 
 TEST_CASE("a perspective region holds the eye but nothing else of the eye's plane") {
-  CameraSpec s;
-  s.eye = {0, 0, 10};
-  s.target = {0, 0, 0};
-  s.width = s.height = 100;
+  const CameraSpec s = test::camera_down_z(10.0, 100);
   const Camera cam(s);
   Scene scene;
   scene.meshes.push_back(box_mesh(Aabb{{-1, -1, 9}, {1, 1, 10}}));  // the eye on its face
@@ -337,10 +323,7 @@ TEST_CASE("select honours the mask and the filter, and skips objects that can ne
   const Scene scene = random_scene(23, 200);
   Picker picker(scene);
   for (std::uint32_t id = 0; id < picker.object_count(); ++id) picker.set_mask(id, 1u << (id % 3));
-  CameraSpec s;
-  s.eye = {0, 0, 40};
-  s.target = {0, 0, 0};
-  s.width = s.height = 100;
+  const CameraSpec s = test::camera_down_z(40.0, 100);
   const Frustum fr = Camera(s).frustum(0, 0, 100, 100);
   const std::vector<std::uint32_t> all = picker.select(fr, SelectRule::kTouch);
   REQUIRE(all.size() > 50);
@@ -359,10 +342,7 @@ TEST_CASE("select honours the mask and the filter, and skips objects that can ne
 }
 
 TEST_CASE("in mesh mode zero-area triangles never touch, and objects made of them only are never selected") {
-  CameraSpec s;
-  s.eye = {0, 0, 10};
-  s.target = {0, 0, 0};
-  s.width = s.height = 100;
+  const CameraSpec s = test::camera_down_z(10.0, 100);
   const Camera cam(s);
   Scene scene;
   Mesh line;  // a zero-area triangle along x, inside the view

@@ -1,6 +1,7 @@
 // Cameras: rays against glm's own unProject of lookAt + perspective / ortho,
-// the frustum of a rectangle against the rays through it, and the checks of
-// bad camera parameters.
+// project as the inverse of ray, the checks of bad camera parameters and
+// framing_camera. The frustum of a rectangle: test_frustum.cpp.
+#include "support/random_camera.h"
 #include "test_util.h"
 
 #include "raypick/core/camera.h"
@@ -16,28 +17,7 @@
 namespace {
 
 using namespace raypick;
-
-glm::dvec3 random_vec(std::mt19937_64& rng, double s) {
-  std::uniform_real_distribution<double> u(-s, s);
-  return {u(rng), u(rng), u(rng)};
-}
-
-// A random valid camera: eye, target, up in general position.
-CameraSpec random_spec(std::mt19937_64& rng, Projection p) {
-  std::uniform_real_distribution<double> u(0.0, 1.0);
-  CameraSpec s;
-  for (;;) {
-    s.eye = random_vec(rng, 20.0);
-    s.target = random_vec(rng, 5.0);
-    s.up = random_vec(rng, 1.0);
-    s.projection = p;
-    s.fov_deg = 10.0 + 150.0 * u(rng);
-    s.ortho_height = 0.5 + 30.0 * u(rng);
-    s.width = 1 + int(1000 * u(rng));
-    s.height = 1 + int(1000 * u(rng));
-    if (check_camera(s).empty()) return s;
-  }
-}
+using test::random_spec;
 
 constexpr double kNear = 0.1, kFar = 100.0;
 
@@ -107,11 +87,8 @@ TEST_CASE("orthographic camera rays match glm::unProject of lookAt and ortho") {
 }
 
 TEST_CASE("the image's centre looks at the target and (0, 0) is its top-left corner") {
-  CameraSpec s;
-  s.eye = {0, 0, 10};
-  s.target = {0, 0, 0};
+  CameraSpec s = test::camera_down_z(10.0, 200);
   s.fov_deg = 90.0;
-  s.width = 200;
   s.height = 100;
   const Camera cam(s);
   CHECK(cam.ray(100, 50).dir == glm::vec3(0, 0, -1));
@@ -132,86 +109,18 @@ TEST_CASE("the image's centre looks at the target and (0, 0) is its top-left cor
 TEST_CASE("project is the inverse of ray for points in front of the camera") {
   std::mt19937_64 rng(14);
   std::uniform_real_distribution<double> u(0.0, 1.0);
-  for (Projection p : {Projection::kPerspective, Projection::kOrthographic}) {
-    for (int c = 0; c < 100; ++c) {
-      const CameraSpec s = random_spec(rng, p);
-      const Camera cam(s);
-      const double X = u(rng) * s.width, Y = u(rng) * s.height;
-      const Ray r = cam.ray(X, Y);
-      const glm::dvec3 q = glm::dvec3(r.org) + (1.0 + 10.0 * u(rng)) * glm::dvec3(r.dir);
-      const glm::dvec2 back = cam.project(q);
-      CHECK(std::abs(back.x - X) < 1e-3 * s.width);
-      CHECK(std::abs(back.y - Y) < 1e-3 * s.height);
-    }
-  }
-}
-
-TEST_CASE("the frustum of a rectangle holds exactly the points whose projection is in it") {
-  std::mt19937_64 rng(15);
-  std::uniform_real_distribution<double> u(0.0, 1.0);
-  for (Projection p : {Projection::kPerspective, Projection::kOrthographic}) {
-    for (int c = 0; c < 100; ++c) {
-      const CameraSpec s = random_spec(rng, p);
-      const Camera cam(s);
-      const double X0 = u(rng) * s.width, X1 = u(rng) * s.width;
-      const double Y0 = u(rng) * s.height, Y1 = u(rng) * s.height;
-      const Frustum fr = cam.frustum(X0, Y0, X1, Y1);  // corners in any order
-      for (int k = 0; k < 50; ++k) {
-        // Points in front of the eye in a wider window around the rectangle.
-        const double X = (u(rng) * 1.4 - 0.2) * s.width;
-        const double Y = (u(rng) * 1.4 - 0.2) * s.height;
-        const Ray r = cam.ray(X, Y);
-        const glm::dvec3 q = glm::dvec3(r.org) + (0.5 + 10.0 * u(rng)) * glm::dvec3(r.dir);
-        const glm::dvec2 w = cam.project(q);
-        const double margin = 1e-6 * (s.width + s.height);
-        const bool in = w.x >= std::min(X0, X1) && w.x <= std::max(X0, X1) &&
-                        w.y >= std::min(Y0, Y1) && w.y <= std::max(Y0, Y1);
-        const bool out = w.x < std::min(X0, X1) - margin || w.x > std::max(X0, X1) + margin ||
-                         w.y < std::min(Y0, Y1) - margin || w.y > std::max(Y0, Y1) + margin;
-        if (in) CHECK(fr.contains(q));
-        if (out) CHECK_FALSE(fr.contains(q));
-      }
-      // Behind the eye's plane: never inside.
-      CHECK_FALSE(fr.contains(cam.eye() - cam.forward()));
-    }
-  }
-}
-
-TEST_CASE("an axis-aligned orthographic frustum has its sides exactly on the rectangle") {
-  CameraSpec s;
-  s.eye = {0, 0, 10};
-  s.target = {0, 0, 0};
-  s.projection = Projection::kOrthographic;
-  s.ortho_height = 20.0;
-  s.width = s.height = 200;  // 10 pixels per world unit
-  const Frustum fr = Camera(s).frustum(150, 50, 50, 100);  // x in [-5, 5], y in [0, 5]
-  CHECK(fr.contains({-5, 0, 3}));
-  CHECK(fr.contains({5, 5, -1e6}));
-  CHECK(fr.contains({0, 2, 10}));  // on the eye's plane
-  CHECK_FALSE(fr.contains({0, 2, 10.000001}));
-  CHECK_FALSE(fr.contains({std::nextafter(5.0, 6.0), 1, 0}));
-  CHECK_FALSE(fr.contains({0, std::nextafter(0.0, -1.0), 0}));
-}
-
-TEST_CASE("a perspective frustum of a zero-area rectangle is the half-line of its ray") {
-  CameraSpec s;
-  s.eye = {1, 2, 3};
-  s.target = {1, 2, -3};
-  s.width = 64;
-  s.height = 48;
-  const Camera cam(s);
-  const Frustum fr = cam.frustum(32, 24, 32, 24);
-  CHECK(fr.contains({1, 2, 3}));
-  CHECK(fr.contains({1, 2, -100}));
-  CHECK_FALSE(fr.contains({1, 2, 100}));  // behind the eye
-  CHECK_FALSE(fr.contains({1.001, 2, -100}));
+  test::for_random_cameras(rng, 100, [&](const CameraSpec& s, const Camera& cam) {
+    const double X = u(rng) * s.width, Y = u(rng) * s.height;
+    const Ray r = cam.ray(X, Y);
+    const glm::dvec3 q = glm::dvec3(r.org) + (1.0 + 10.0 * u(rng)) * glm::dvec3(r.dir);
+    const glm::dvec2 back = cam.project(q);
+    CHECK(std::abs(back.x - X) < 1e-3 * s.width);
+    CHECK(std::abs(back.y - Y) < 1e-3 * s.height);
+  });
 }
 
 TEST_CASE("bad camera parameters each get one clear message") {
-  CameraSpec s;
-  s.eye = {0, 0, 5};
-  s.target = {0, 0, 0};
-  s.width = 64;
+  CameraSpec s = test::camera_down_z(5.0, 64);
   s.height = 48;
   CHECK(check_camera(s).empty());
   auto with = [&](auto change) {

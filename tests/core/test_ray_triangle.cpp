@@ -225,19 +225,15 @@ TriangleHit ref_intersect(const RefRay& ray, const glm::vec3& p0, const glm::vec
     v = static_cast<float>(double(ax) * double(cy) - double(ay) * double(cx));
     w = static_cast<float>(double(bx) * double(ay) - double(by) * double(ax));
   }
-  TriangleHit out;
-  if ((u < 0.0f || v < 0.0f || w < 0.0f) && (u > 0.0f || v > 0.0f || w > 0.0f)) return out;
+  const bool mixed_signs =
+      (u < 0.0f || v < 0.0f || w < 0.0f) && (u > 0.0f || v > 0.0f || w > 0.0f);
   const float det = u + v + w;
-  if (!(det != 0.0f) || std::isnan(det)) return out;
-  const float t_scaled = u * (ray.sz * a[ray.kz]) + v * (ray.sz * b[ray.kz]) + w * (ray.sz * c[ray.kz]);
+  if (mixed_signs || !(det != 0.0f) || std::isnan(det)) return {};
   const float inv_det = 1.0f / det;
-  const float t = t_scaled * inv_det;
-  if (!(t >= tmin && t <= tmax)) return out;
-  out.hit = true;
-  out.t = t;
-  out.u = v * inv_det;
-  out.v = w * inv_det;
-  return out;
+  const float t =
+      (u * (ray.sz * a[ray.kz]) + v * (ray.sz * b[ray.kz]) + w * (ray.sz * c[ray.kz])) * inv_det;
+  if (!(t >= tmin && t <= tmax)) return {};
+  return TriangleHit{true, t, v * inv_det, w * inv_det};
 }
 
 bool same_bits(float a, float b) { return std::memcmp(&a, &b, sizeof a) == 0; }

@@ -14,6 +14,7 @@
 #include <fstream>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace raypick::test {
 
@@ -55,6 +56,13 @@ inline const Mesh& mesh_of(const Scene& scene, std::size_t object) {
   REQUIRE(object < scene.objects.size());
   REQUIRE(scene.objects[object].mesh < scene.meshes.size());
   return scene.meshes[scene.objects[object].mesh];
+}
+
+// The objects' names, in object id order.
+inline std::vector<std::string> object_names(const Scene& scene) {
+  std::vector<std::string> names;
+  for (const Object& object : scene.objects) names.push_back(object.name);
+  return names;
 }
 
 // The 1-based line of the first occurrence of `needle` in `text`.

@@ -84,6 +84,61 @@ Json scene_of(std::initializer_list<int> roots) {
   return Json::array({Json{{"nodes", Json(roots)}}});
 }
 
+// An accessor's "sparse" object: `count` values from buffer view `values`
+// replacing the elements listed in buffer view `indices` (of component
+// type `index_type`).
+Json sparse_of(int count, int indices, int index_type, int values) {
+  return Json{{"count", count},
+              {"indices", {{"bufferView", indices}, {"componentType", index_type}}},
+              {"values", {{"bufferView", values}}}};
+}
+
+// triangle_builder()'s triangle placed by one node, the scene's one root.
+GltfBuilder placed_triangle() {
+  GltfBuilder b = triangle_builder();
+  b.add_node({{"mesh", 0}});
+  b.doc["scenes"] = scene_of({0});
+  return b;
+}
+
+// A change to a glTF document: the value at a JSON pointer replaced, or
+// erased when it is kErase.
+struct Edit {
+  const char* pointer;
+  Json value;
+};
+const Json kErase(Json::value_t::discarded);
+
+// A document `base` with `edits` made is refused with `expected`.
+struct Refusal {
+  const char* name;
+  std::vector<Edit> edits;
+  std::string expected;
+};
+
+// Loads each case's edited copy of `base` in embedded form and requires a
+// malformed-file error with exactly its message (and a line, when
+// `with_line`).
+void check_refusals(const TempDir& dir, const GltfBuilder& base,
+                    const std::vector<Refusal>& cases, bool with_line) {
+  for (const Refusal& c : cases) {
+    CAPTURE(c.name);
+    GltfBuilder b = base;
+    for (const Edit& e : c.edits) {
+      const Json::json_pointer at(e.pointer);
+      if (e.value.is_discarded()) {
+        b.doc[at.parent_pointer()].erase(at.back());
+      } else {
+        b.doc[at] = e.value;
+      }
+    }
+    const LoadError error = embedded_error(dir, b);
+    CHECK(error.kind == LoadError::Kind::kMalformed);
+    CHECK(error.message == c.expected);
+    if (with_line) CHECK(error.line > 0);
+  }
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------------------
@@ -215,8 +270,7 @@ TEST_CASE("a glTF node with two parents, or a root that is also a child, is refu
     b.doc["nodes"][1].erase("children");
     b.doc["scenes"] = scene_of({0, 1});
     const Scene scene = load_all_ways(dir, b);
-    REQUIRE(scene.objects.size() == 1);
-    CHECK(scene.objects[0].name == "wheel");
+    REQUIRE(object_names(scene) == std::vector<std::string>{"wheel"});
     CHECK(scene.objects[0].matrix == translation(-5, 1, 0));
   }
 }
@@ -335,14 +389,9 @@ TEST_CASE("glTF triangle lists, strips and fans become triangles, points and lin
   // Mode 4: 2 triangles; strip of 5: 3 (the middle one flipped, per glTF's
   // {v_i, v_{i+(1+i%2)}, v_{i+(2-i%2)}}); fan of 5: 3 ({v_{i+1}, v_{i+2},
   // v_0}). Collinear, hence degenerate, and kept.
-  CHECK(mesh.triangles == std::vector<glm::uvec3>{{0, 1, 5},
-                                                   {1, 2, 5},
-                                                   {0, 1, 2},
-                                                   {1, 3, 2},
-                                                   {2, 3, 4},
-                                                   {1, 2, 0},
-                                                   {2, 3, 0},
-                                                   {3, 4, 0}});
+  CHECK(mesh.triangles == std::vector<glm::uvec3>{{0, 1, 5}, {1, 2, 5},              // mode 4
+                                                   {0, 1, 2}, {1, 3, 2}, {2, 3, 4},   // strip
+                                                   {1, 2, 0}, {2, 3, 0}, {3, 4, 0}}); // fan
 }
 
 TEST_CASE("glTF index accessors of unsigned byte, short and int all load") {
@@ -443,9 +492,7 @@ TEST_CASE("glTF sparse accessors substitute their values") {
   }
   const int si = b.add_view(sparse_indices);
   const int sv = b.add_view(bytes_of(std::vector<float>{1, 1, 0, 0, 0, -1}));
-  const Json sparse{{"count", 2},
-                    {"indices", {{"bufferView", si}, {"componentType", sparse_ctype}}},
-                    {"values", {{"bufferView", sv}}}};
+  const Json sparse = sparse_of(2, si, sparse_ctype, sv);
   const int dense = b.add_accessor({{"bufferView", base_view},
                                     {"componentType", 5126},
                                     {"count", 4},
@@ -458,15 +505,8 @@ TEST_CASE("glTF sparse accessors substitute their values") {
   const int iview = b.add_view(bytes_of(std::vector<std::uint16_t>{0, 1, 2, 0, 2, 9}));
   const int ivals = b.add_view(bytes_of(std::vector<std::uint16_t>{3, 0}));
   const int iidx = b.add_view(bytes_of(std::vector<std::uint16_t>{5, 0}));
-  const int idx = b.add_accessor(
-      {{"bufferView", iview},
-       {"componentType", 5123},
-       {"count", 6},
-       {"type", "SCALAR"},
-       {"sparse",
-        {{"count", 1},
-         {"indices", {{"bufferView", iidx}, {"componentType", 5123}}},
-         {"values", {{"bufferView", ivals}}}}}});
+  const int idx = b.add_accessor({{"bufferView", iview}, {"componentType", 5123}, {"count", 6},
+                                  {"type", "SCALAR"}, {"sparse", sparse_of(1, iidx, 5123, ivals)}});
   b.add_mesh(Json::array({Json{{"attributes", {{"POSITION", dense}}}, {"indices", idx}}}));
   b.add_mesh(Json::array({Json{{"attributes", {{"POSITION", zeros}}}, {"indices", idx}}}));
   b.add_node({{"mesh", 0}});
@@ -538,9 +578,7 @@ TEST_CASE("glTF quantized positions load under KHR_mesh_quantization") {
 
 TEST_CASE("glTF buffers: data URIs and files with more bytes than byteLength load") {
   TempDir dir;
-  GltfBuilder b = triangle_builder();
-  b.add_node({{"mesh", 0}});
-  b.doc["scenes"] = scene_of({0});
+  GltfBuilder b = placed_triangle();
   for (std::size_t extra : {1, 2, 3, 4, 7}) {
     CAPTURE(extra);
     Json d = b.doc;
@@ -558,9 +596,7 @@ TEST_CASE("glTF buffers: data URIs and files with more bytes than byteLength loa
 TEST_CASE("glTF buffer file names are percent-decoded relative to the file") {
   TempDir dir;
   std::filesystem::create_directories(dir.path() / "sub dir");
-  GltfBuilder b = triangle_builder();
-  b.add_node({{"mesh", 0}});
-  b.doc["scenes"] = scene_of({0});
+  GltfBuilder b = placed_triangle();
   dir.write("sub dir/a+b c.bin", b.bin);
   const std::string path =
       dir.write("scene.gltf", b.gltf_external("sub%20dir/a+b%20c.bin"));
@@ -569,9 +605,7 @@ TEST_CASE("glTF buffer file names are percent-decoded relative to the file") {
 
 TEST_CASE("a GLB with a second, external buffer and unknown chunks loads") {
   TempDir dir;
-  GltfBuilder b = triangle_builder();
-  b.add_node({{"mesh", 0}});
-  b.doc["scenes"] = scene_of({0});
+  GltfBuilder b = placed_triangle();
   // Move the index view to buffer 1, a file.
   const std::string indices = bytes_of(std::vector<std::uint16_t>{2, 1, 0, 0});
   dir.write("extra.bin", indices);
@@ -595,9 +629,7 @@ TEST_CASE("a GLB with a second, external buffer and unknown chunks loads") {
 
 TEST_CASE("glTF: images, materials and required material extensions do not matter") {
   TempDir dir;
-  GltfBuilder b = triangle_builder();
-  b.add_node({{"mesh", 0}});
-  b.doc["scenes"] = scene_of({0});
+  GltfBuilder b = placed_triangle();
   b.doc["images"] = Json::array({Json{{"uri", "missing.png"}},
                                  Json{{"uri", "data:image/png;base64,"}}});
   b.doc["materials"] = Json::array({Json{{"pbrMetallicRoughness", "not an object"}}});
@@ -610,9 +642,7 @@ TEST_CASE("glTF: images, materials and required material extensions do not matte
 
 TEST_CASE("an unknown required glTF extension loads with a warning") {
   TempDir dir;
-  GltfBuilder b = triangle_builder();
-  b.add_node({{"mesh", 0}});
-  b.doc["scenes"] = scene_of({0});
+  GltfBuilder b = placed_triangle();
   b.doc["extensionsRequired"] = {"VENDOR_magic"};
   const LoadResult result = load_scene(dir.write("ext.gltf", b.gltf_embedded()));
   REQUIRE(result.ok());
@@ -677,71 +707,35 @@ TEST_CASE("a glTF node graph of 2^30 paths (a DAG) is refused as soon as a node 
 
 TEST_CASE("glTF accessors and buffer views out of range are refused") {
   TempDir dir;
-  GltfBuilder b = triangle_builder();
-  b.add_node({{"mesh", 0}});
-  b.doc["scenes"] = scene_of({0});
-  std::string expected;
-  SUBCASE("accessor count past its view") {
-    b.doc["accessors"][0]["count"] = 4;
-    expected = "accessors[0]: 4 elements from byte 0 end at byte 48, out of "
-               "range of bufferViews[0] (36 bytes)";
-  }
-  SUBCASE("accessor offset past its view") {
-    b.doc["accessors"][1]["byteOffset"] = 2;
-    expected = "accessors[1]: 3 elements from byte 2 end at byte 8, out of "
-               "range of bufferViews[1] (6 bytes)";
-  }
-  SUBCASE("stride past the view") {
-    b.doc["bufferViews"][0]["byteStride"] = 16;
-    expected = "accessors[0]: 3 elements from byte 0 end at byte 44, out of "
-               "range of bufferViews[0] (36 bytes)";
-  }
-  SUBCASE("view past its buffer") {
-    b.doc["bufferViews"][1]["byteLength"] = 100;
-    expected = "bufferViews[1]: bytes 36..136 are out of range of buffers[0] "
-               "(42 bytes)";
-  }
-  SUBCASE("a huge count does not wrap around") {
-    b.doc["accessors"][0]["count"] = 9007199254740992ull;  // 2^53
-    expected = "accessors[0]: 9007199254740992 elements from byte 0 end at "
-               "byte 108086391056891904, out of range of bufferViews[0] (36 "
-               "bytes)";
-  }
-  SUBCASE("an accessor naming a view that does not exist") {
-    b.doc["accessors"][1]["bufferView"] = 7;
-    expected = "accessors[1].bufferView: bufferViews[7] does not exist (2 elements)";
-  }
-  SUBCASE("a view naming a buffer that does not exist") {
-    b.doc["bufferViews"][0]["buffer"] = 1;
-    expected = "bufferViews[0].buffer: buffers[1] does not exist (1 element)";
-  }
-  SUBCASE("a bad byteStride") {
-    b.doc["bufferViews"][0]["byteStride"] = 6;
-    expected = "bufferViews[0].byteStride: byteStride 6 is not a multiple of 4 in 4..252";
-  }
-  SUBCASE("a sparse accessor past its views") {
-    b.doc["accessors"][0]["sparse"] = {
-        {"count", 3},
-        {"indices", {{"bufferView", 1}, {"componentType", 5123}}},
-        {"values", {{"bufferView", 1}}}};
-    expected = "accessors[0].sparse.values: 3 elements from byte 0 end at byte "
-               "36, out of range of bufferViews[1] (6 bytes)";
-  }
-  SUBCASE("a sparse index past the accessor's count") {
-    b.doc["accessors"][0]["sparse"] = {
-        {"count", 1},
-        {"indices", {{"bufferView", 1}, {"byteOffset", 4}, {"componentType", 5123}}},
-        {"values", {{"bufferView", 0}}}};
-    // Element 2 of the index view (byte 36 + 4 of the buffer) becomes 7.
-    b.bin[36 + 4] = 7;
-    expected = "accessors[0].sparse.indices: sparse index 7 (element 0) is "
-               "past the accessor's 3 elements";
-  }
-  CAPTURE(expected);
-  const LoadError error = embedded_error(dir, b);
-  CHECK(error.kind == LoadError::Kind::kMalformed);
-  CHECK(error.message == expected);
-  CHECK(error.line > 0);
+  GltfBuilder base = placed_triangle();
+  check_refusals(dir, base, {
+      {"accessor count past its view", {{"/accessors/0/count", 4}},
+       "accessors[0]: 4 elements from byte 0 end at byte 48, out of range of bufferViews[0] (36 bytes)"},
+      {"accessor offset past its view", {{"/accessors/1/byteOffset", 2}},
+       "accessors[1]: 3 elements from byte 2 end at byte 8, out of range of bufferViews[1] (6 bytes)"},
+      {"stride past the view", {{"/bufferViews/0/byteStride", 16}},
+       "accessors[0]: 3 elements from byte 0 end at byte 44, out of range of bufferViews[0] (36 bytes)"},
+      {"view past its buffer", {{"/bufferViews/1/byteLength", 100}},
+       "bufferViews[1]: bytes 36..136 are out of range of buffers[0] (42 bytes)"},
+      {"a huge count (2^53) does not wrap around", {{"/accessors/0/count", 9007199254740992ull}},
+       "accessors[0]: 9007199254740992 elements from byte 0 end at byte 108086391056891904, out of range of bufferViews[0] (36 bytes)"},
+      {"an accessor naming a view that does not exist", {{"/accessors/1/bufferView", 7}},
+       "accessors[1].bufferView: bufferViews[7] does not exist (2 elements)"},
+      {"a view naming a buffer that does not exist", {{"/bufferViews/0/buffer", 1}},
+       "bufferViews[0].buffer: buffers[1] does not exist (1 element)"},
+      {"a bad byteStride", {{"/bufferViews/0/byteStride", 6}},
+       "bufferViews[0].byteStride: byteStride 6 is not a multiple of 4 in 4..252"},
+      {"a sparse accessor past its views", {{"/accessors/0/sparse", sparse_of(3, 1, 5123, 1)}},
+       "accessors[0].sparse.values: 3 elements from byte 0 end at byte 36, out of range of bufferViews[1] (6 bytes)"},
+  }, true);
+  // A sparse index past the accessor's count: element 2 of the index view
+  // (byte 36 + 4 of the buffer) becomes 7.
+  base.bin[36 + 4] = 7;
+  check_refusals(dir, base, {
+      {"a sparse index past the accessor's count",
+       {{"/accessors/0/sparse", sparse_of(1, 1, 5123, 0)}, {"/accessors/0/sparse/indices/byteOffset", 4}},
+       "accessors[0].sparse.indices: sparse index 7 (element 0) is past the accessor's 3 elements"},
+  }, true);
 }
 
 TEST_CASE("glTF indices past the vertex count are refused") {
@@ -826,138 +820,68 @@ TEST_CASE("non-finite glTF positions are refused") {
 
 TEST_CASE("glTF accessors of the wrong type for POSITION or indices are refused") {
   TempDir dir;
-  GltfBuilder b = triangle_builder();
-  b.add_node({{"mesh", 0}});
-  b.doc["scenes"] = scene_of({0});
-  std::string expected;
-  SUBCASE("POSITION as VEC4") {
-    b.doc["accessors"][0]["type"] = "VEC4";
-    b.doc["accessors"][0]["count"] = 2;
-    expected = "accessors[0]: POSITION (meshes[0].primitives[0]) must be a "
-               "VEC3 accessor, not VEC4";
-  }
-  SUBCASE("POSITION of unsigned int") {
-    b.doc["accessors"][0]["componentType"] = 5125;
-    expected = "accessors[0]: POSITION (meshes[0].primitives[0]) must have "
-               "float components, not unsigned int";
-  }
-  SUBCASE("indices as VEC3") {
-    b.doc["accessors"][1]["type"] = "VEC3";
-    b.doc["accessors"][1]["count"] = 1;
-    expected = "accessors[1]: indices (meshes[0].primitives[0]) must be a "
-               "SCALAR accessor of unsigned byte, short or int, not VEC3 of "
-               "unsigned short";
-  }
-  SUBCASE("signed indices") {
-    b.doc["accessors"][1]["componentType"] = 5122;
-    expected = "accessors[1]: indices (meshes[0].primitives[0]) must be a "
-               "SCALAR accessor of unsigned byte, short or int, not SCALAR of "
-               "short";
-  }
-  SUBCASE("float indices") {
-    b.doc["accessors"][1]["componentType"] = 5126;
-    b.doc["accessors"][1]["count"] = 1;
-    expected = "accessors[1]: indices (meshes[0].primitives[0]) must be a "
-               "SCALAR accessor of unsigned byte, short or int, not SCALAR of "
-               "float";
-  }
-  SUBCASE("component type 5124") {
-    b.doc["accessors"][1]["componentType"] = 5124;
-    expected = "accessors[1].componentType: componentType 5124 is not one of "
-               "5120, 5121, 5122, 5123, 5125, 5126";
-  }
-  SUBCASE("an unknown accessor type") {
-    b.doc["accessors"][1]["type"] = "VEC5";
-    expected = "accessors[1].type: unknown accessor type 'VEC5' (expected "
-               "SCALAR, VEC2, VEC3, VEC4, MAT2, MAT3 or MAT4)";
-  }
-  CHECK(embedded_error(dir, b).message == expected);
+  GltfBuilder base = placed_triangle();
+  check_refusals(dir, base, {
+      {"POSITION as VEC4", {{"/accessors/0/type", "VEC4"}, {"/accessors/0/count", 2}},
+       "accessors[0]: POSITION (meshes[0].primitives[0]) must be a VEC3 accessor, not VEC4"},
+      {"POSITION of unsigned int", {{"/accessors/0/componentType", 5125}},
+       "accessors[0]: POSITION (meshes[0].primitives[0]) must have float components, not unsigned int"},
+      {"indices as VEC3", {{"/accessors/1/type", "VEC3"}, {"/accessors/1/count", 1}},
+       "accessors[1]: indices (meshes[0].primitives[0]) must be a SCALAR accessor of unsigned byte, short or int, not VEC3 of unsigned short"},
+      {"signed indices", {{"/accessors/1/componentType", 5122}},
+       "accessors[1]: indices (meshes[0].primitives[0]) must be a SCALAR accessor of unsigned byte, short or int, not SCALAR of short"},
+      {"float indices", {{"/accessors/1/componentType", 5126}, {"/accessors/1/count", 1}},
+       "accessors[1]: indices (meshes[0].primitives[0]) must be a SCALAR accessor of unsigned byte, short or int, not SCALAR of float"},
+      {"component type 5124", {{"/accessors/1/componentType", 5124}},
+       "accessors[1].componentType: componentType 5124 is not one of 5120, 5121, 5122, 5123, 5125, 5126"},
+      {"an unknown accessor type", {{"/accessors/1/type", "VEC5"}},
+       "accessors[1].type: unknown accessor type 'VEC5' (expected SCALAR, VEC2, VEC3, VEC4, MAT2, MAT3 or MAT4)"},
+  }, false);
 }
 
 TEST_CASE("glTF fields picking reads must have their types") {
   TempDir dir;
-  GltfBuilder b = triangle_builder();
-  b.add_node({{"mesh", 0}, {"children", Json::array()}});
-  b.doc["scenes"] = scene_of({0});
-  std::string expected;
-  SUBCASE("scene") {
-    b.doc["scene"] = "hello";
-    expected = "scene: expected a non-negative integer, got the string \"hello\"";
-  }
-  SUBCASE("scene out of range") {
-    b.doc["scene"] = 1;
-    expected = "scene: scenes[1] does not exist (1 element)";
-  }
-  SUBCASE("primitives") {
-    b.doc["meshes"][0]["primitives"] = Json::object();
-    expected = "meshes[0].primitives: expected an array, got an object";
-  }
-  SUBCASE("node mesh") {
-    b.doc["nodes"][0]["mesh"] = -1;
-    expected = "nodes[0].mesh: expected a non-negative integer, got -1";
-  }
-  SUBCASE("node mesh out of range") {
-    b.doc["nodes"][0]["mesh"] = 3;
-    expected = "nodes[0].mesh: meshes[3] does not exist (1 element)";
-  }
-  SUBCASE("children") {
-    b.doc["nodes"][0]["children"] = {0.5};
-    expected = "nodes[0].children[0]: expected a non-negative integer, got 0.5";
-  }
-  SUBCASE("node name") {
-    b.doc["nodes"][0]["name"] = 42;
-    expected = "nodes[0].name: expected a string, got 42";
-  }
-  SUBCASE("matrix length") {
-    b.doc["nodes"][0]["matrix"] = {1, 0, 0, 0};
-    expected = "nodes[0].matrix: expected an array of 16 numbers, got an array of 4";
-  }
-  SUBCASE("matrix and TRS") {
-    b.doc["nodes"][0]["matrix"] = {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1};
-    b.doc["nodes"][0]["scale"] = {1, 1, 1};
-    expected = "nodes[0]: has both 'matrix' and translation/rotation/scale "
-               "(glTF allows one or the other)";
-  }
-  SUBCASE("projective matrix") {
-    b.doc["nodes"][0]["matrix"] = {1, 0, 0, 0.5, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1};
-    expected = "nodes[0].matrix: matrix is not affine (its last row, elements "
-               "3, 7, 11 and 15, must be 0 0 0 1)";
-  }
-  SUBCASE("zero quaternion") {
-    b.doc["nodes"][0]["rotation"] = {0, 0, 0, 0};
-    expected = "nodes[0].rotation: rotation is a zero quaternion";
-  }
-  SUBCASE("translation beyond float") {
-    b.doc["nodes"][0]["translation"] = {0, 1e300, 0};
-    expected = "nodes[0].translation[1]: 1e+300 does not fit a float";
-  }
-  SUBCASE("a scene node out of range") {
-    b.doc["scenes"][0]["nodes"] = {0, 5};
-    expected = "scenes[0].nodes[1]: nodes[5] does not exist (1 element)";
-  }
-  SUBCASE("missing accessor count") {
-    b.doc["accessors"][0].erase("count");
-    expected = "accessors[0]: missing 'count'";
-  }
-  SUBCASE("POSITION out of range") {
-    b.doc["meshes"][0]["primitives"][0]["attributes"]["POSITION"] = 9;
-    expected = "meshes[0].primitives[0].attributes.POSITION: accessors[9] does "
-               "not exist (2 elements)";
-  }
-  SUBCASE("missing asset") {
-    b.doc.erase("asset");
-    expected = "missing 'asset' (not a glTF document?)";
-  }
-  SUBCASE("glTF 1.0") {
-    b.doc["asset"]["version"] = "1.0";
-    expected = "asset.version: glTF version '1.0' (raypick reads glTF 2.0)";
-  }
-  SUBCASE("a required extension raypick cannot read") {
-    b.doc["extensionsRequired"] = {"KHR_draco_mesh_compression"};
-    expected = "extensionsRequired[0]: the file requires "
-               "KHR_draco_mesh_compression, which raypick cannot read";
-  }
-  CHECK(embedded_error(dir, b).message == expected);
+  GltfBuilder base = triangle_builder();
+  base.add_node({{"mesh", 0}, {"children", Json::array()}});
+  base.doc["scenes"] = scene_of({0});
+  check_refusals(dir, base, {
+      {"scene", {{"/scene", "hello"}},
+       "scene: expected a non-negative integer, got the string \"hello\""},
+      {"scene out of range", {{"/scene", 1}},
+       "scene: scenes[1] does not exist (1 element)"},
+      {"primitives", {{"/meshes/0/primitives", Json::object()}},
+       "meshes[0].primitives: expected an array, got an object"},
+      {"node mesh", {{"/nodes/0/mesh", -1}},
+       "nodes[0].mesh: expected a non-negative integer, got -1"},
+      {"node mesh out of range", {{"/nodes/0/mesh", 3}},
+       "nodes[0].mesh: meshes[3] does not exist (1 element)"},
+      {"children", {{"/nodes/0/children", Json::array({0.5})}},
+       "nodes[0].children[0]: expected a non-negative integer, got 0.5"},
+      {"node name", {{"/nodes/0/name", 42}},
+       "nodes[0].name: expected a string, got 42"},
+      {"matrix length", {{"/nodes/0/matrix", Json::array({1, 0, 0, 0})}},
+       "nodes[0].matrix: expected an array of 16 numbers, got an array of 4"},
+      {"matrix and TRS", {{"/nodes/0/matrix", Json::array({1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1})}, {"/nodes/0/scale", Json::array({1, 1, 1})}},
+       "nodes[0]: has both 'matrix' and translation/rotation/scale (glTF allows one or the other)"},
+      {"projective matrix", {{"/nodes/0/matrix", Json::array({1, 0, 0, 0.5, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1})}},
+       "nodes[0].matrix: matrix is not affine (its last row, elements 3, 7, 11 and 15, must be 0 0 0 1)"},
+      {"zero quaternion", {{"/nodes/0/rotation", Json::array({0, 0, 0, 0})}},
+       "nodes[0].rotation: rotation is a zero quaternion"},
+      {"translation beyond float", {{"/nodes/0/translation", Json::array({0, 1e300, 0})}},
+       "nodes[0].translation[1]: 1e+300 does not fit a float"},
+      {"a scene node out of range", {{"/scenes/0/nodes", Json::array({0, 5})}},
+       "scenes[0].nodes[1]: nodes[5] does not exist (1 element)"},
+      {"missing accessor count", {{"/accessors/0/count", kErase}},
+       "accessors[0]: missing 'count'"},
+      {"POSITION out of range", {{"/meshes/0/primitives/0/attributes/POSITION", 9}},
+       "meshes[0].primitives[0].attributes.POSITION: accessors[9] does not exist (2 elements)"},
+      {"missing asset", {{"/asset", kErase}},
+       "missing 'asset' (not a glTF document?)"},
+      {"glTF 1.0", {{"/asset/version", "1.0"}},
+       "asset.version: glTF version '1.0' (raypick reads glTF 2.0)"},
+      {"a required extension raypick cannot read", {{"/extensionsRequired", Json::array({"KHR_draco_mesh_compression"})}},
+       "extensionsRequired[0]: the file requires KHR_draco_mesh_compression, which raypick cannot read"},
+  }, false);
 }
 
 TEST_CASE("glTF errors in a .gltf name the line of the offending value") {
@@ -999,9 +923,7 @@ TEST_CASE("invalid JSON in a .gltf gives the parser's line") {
 
 TEST_CASE("glTF buffers that are missing or too short are refused") {
   TempDir dir;
-  GltfBuilder b = triangle_builder();
-  b.add_node({{"mesh", 0}});
-  b.doc["scenes"] = scene_of({0});
+  GltfBuilder b = placed_triangle();
 
   SUBCASE("a missing .bin is an I/O error") {
     const std::string path = dir.write("missing.gltf", b.gltf_external("nowhere.bin"));
@@ -1073,9 +995,7 @@ TEST_CASE("glTF buffers that are missing or too short are refused") {
 
 TEST_CASE("broken GLB containers are refused") {
   TempDir dir;
-  GltfBuilder b = triangle_builder();
-  b.add_node({{"mesh", 0}});
-  b.doc["scenes"] = scene_of({0});
+  GltfBuilder b = placed_triangle();
   std::string glb = b.glb();
   std::string expected;
   SUBCASE("version 1") {
@@ -1127,9 +1047,7 @@ TEST_CASE("a glTF file without objects is refused") {
 
 TEST_CASE("a GLB file that is actually in a .gltf loads") {
   TempDir dir;
-  GltfBuilder b = triangle_builder();
-  b.add_node({{"mesh", 0}});
-  b.doc["scenes"] = scene_of({0});
+  GltfBuilder b = placed_triangle();
   CHECK(require_load(dir.write("binary.gltf", b.glb())).triangle_count() == 1);
 }
 
@@ -1150,15 +1068,8 @@ GltfBuilder rich_builder() {
   const int i32 = b.add_indices({5, 4, 3, 2, 1}, 5125);
   const int sv = b.add_view(bytes_of(std::vector<float>{2, 2, 2}));
   const int si = b.add_view(std::string(1, '\x01'));
-  const int sparse = b.add_accessor(
-      {{"bufferView", 0},
-       {"componentType", 5126},
-       {"count", 6},
-       {"type", "VEC3"},
-       {"sparse",
-        {{"count", 1},
-         {"indices", {{"bufferView", si}, {"componentType", 5121}}},
-         {"values", {{"bufferView", sv}}}}}});
+  const int sparse = b.add_accessor({{"bufferView", 0}, {"componentType", 5126}, {"count", 6},
+                                     {"type", "VEC3"}, {"sparse", sparse_of(1, si, 5121, sv)}});
   Json prims = Json::array();
   prims.push_back({{"attributes", {{"POSITION", pos}}}, {"indices", i16}});
   prims.push_back({{"attributes", {{"POSITION", pos}}}, {"indices", i8}, {"mode", 5}});
@@ -1180,10 +1091,7 @@ GltfBuilder rich_builder() {
 TEST_CASE("the rich glTF test scene loads as expected") {
   TempDir dir;
   const Scene scene = load_all_ways(dir, rich_builder());
-  REQUIRE(scene.objects.size() == 3);
-  CHECK(scene.objects[0].name == "root");
-  CHECK(scene.objects[1].name == "node1");
-  CHECK(scene.objects[2].name == "m");
+  REQUIRE(object_names(scene) == std::vector<std::string>{"root", "node1", "m"});
   CHECK(scene.meshes.size() == 1);
   // 2 (list) + 4 (strip of 6) + 3 (fan of 5), lines ignored.
   CHECK(mesh_of(scene, 0).triangles.size() == 9);

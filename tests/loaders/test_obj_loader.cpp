@@ -29,6 +29,7 @@ using raypick::LoadResult;
 using raypick::Scene;
 
 using raypick::test::mesh_of;
+using raypick::test::object_names;
 using raypick::test::TempDir;
 
 // Loads `path` and requires success (loader_test_util.h).
@@ -37,6 +38,35 @@ Scene load_ok(const std::string& path) { return raypick::test::require_load(path
 // Loads `path` and requires failure naming the file.
 LoadError load_error(const std::string& path) {
   return raypick::test::require_error(path);
+}
+
+// Writes `text` to file `name` in a fresh directory and loads it,
+// requiring failure naming the file.
+LoadError error_loading(const std::string& name, const std::string& text) {
+  TempDir dir;
+  return load_error(dir.write(name, text));
+}
+
+// Writes `text` to file `name` in a fresh directory and loads it,
+// requiring success.
+Scene loaded(const std::string& name, const std::string& text) {
+  TempDir dir;
+  return load_ok(dir.write(name, text));
+}
+
+// Requires `error` to refuse malformed input at `line` (0: no line) with
+// exactly `message`.
+void check_malformed(const LoadError& error, std::size_t line, const std::string& message) {
+  CHECK(error.kind == LoadError::Kind::kMalformed);
+  CHECK(error.line == line);
+  CHECK(error.message == message);
+}
+
+// Requires `error` to refuse malformed input at `line`, quoting `text`.
+void check_refused_naming(const LoadError& error, std::size_t line, const std::string& text) {
+  CHECK(error.kind == LoadError::Kind::kMalformed);
+  CHECK(error.line == line);
+  CHECK(error.message.find("'" + text + "'") != std::string::npos);
 }
 
 // The outcome every input must have (loads_or_fails_cleanly), and for OBJ
@@ -69,6 +99,11 @@ float area(const raypick::Mesh& mesh) {
 }
 
 
+// One triangle of material "red" from the material library `library`.
+std::string red_triangle(const std::string& library) {
+  return "mtllib " + library + "\nv 0 0 0\nv 1 0 0\nv 0 1 0\nusemtl red\nf 1 2 3\n";
+}
+
 // A valid file using most of what the loader handles: comments, normals and
 // texture coordinates, `o` and `g` groups, an empty group, quads, negative
 // indices, a material reference.
@@ -97,20 +132,18 @@ constexpr std::string_view kMultiGroup =
 }  // namespace
 
 TEST_CASE("o and g groups become objects in file order with compact meshes") {
-  TempDir dir;
-  const std::string path = dir.write("groups.obj",
-                                     "v 0 0 0\n"  // 1
-                                     "v 1 0 0\n"  // 2
-                                     "v 0 1 0\n"  // 3
-                                     "v 5 5 5\n"  // 4, never used
-                                     "o first\n"
-                                     "f 1 2 3\n"
-                                     "v 2 0 0\n"  // 5
-                                     "v 2 1 0\n"  // 6
-                                     "g second\n"
-                                     "f 2 5 6\n"
-                                     "f 2 6 3\n");
-  const Scene scene = load_ok(path);
+  const Scene scene = loaded("groups.obj",
+                             "v 0 0 0\n"  // 1
+                             "v 1 0 0\n"  // 2
+                             "v 0 1 0\n"  // 3
+                             "v 5 5 5\n"  // 4, never used
+                             "o first\n"
+                             "f 1 2 3\n"
+                             "v 2 0 0\n"  // 5
+                             "v 2 1 0\n"  // 6
+                             "g second\n"
+                             "f 2 5 6\n"
+                             "f 2 6 3\n");
   REQUIRE(scene.objects.size() == 2);
   REQUIRE(scene.meshes.size() == 2);
   CHECK(scene.objects[0].name == "first");
@@ -134,36 +167,24 @@ TEST_CASE("o and g groups become objects in file order with compact meshes") {
 }
 
 TEST_CASE("a shape without a name is called shape<i> after its object id") {
-  TempDir dir;
-  const std::string path = dir.write("unnamed.obj",
-                                     "v 0 0 0\nv 1 0 0\nv 0 1 0\n"
-                                     "f 1 2 3\n"  // before any o/g: no name
-                                     "o named\n"
-                                     "f 1 2 3\n"
-                                     // "g" alone is no statement to
-                                     // tinyobjloader; "g " is a group
-                                     // without a name.
-                                     "g \n"
-                                     "f 1 2 3\n");
-  const Scene scene = load_ok(path);
-  REQUIRE(scene.objects.size() == 3);
-  CHECK(scene.objects[0].name == "shape0");
-  CHECK(scene.objects[1].name == "named");
-  CHECK(scene.objects[2].name == "shape2");
+  const Scene scene = loaded("unnamed.obj",
+                             "v 0 0 0\nv 1 0 0\nv 0 1 0\n"
+                             "f 1 2 3\n"  // before any o/g: no name
+                             "o named\n"
+                             "f 1 2 3\n"
+                             // "g" alone is no statement to
+                             // tinyobjloader; "g " is a group
+                             // without a name.
+                             "g \n"
+                             "f 1 2 3\n");
+  REQUIRE(object_names(scene) == std::vector<std::string>{"shape0", "named", "shape2"});
 }
 
 TEST_CASE("quads and polygons are triangulated by tinyobjloader") {
-  TempDir dir;
-  const std::string path =
-      dir.write("polygons.obj",
-                "v 0 0 0\nv 2 0 0\nv 2 1 0\nv 0 1 0\n"
-                "o quad\n"
-                "f 1 2 3 4\n"
-                // A convex pentagon in the plane z = 1.
-                "v 0 0 1\nv 2 0 1\nv 3 1 1\nv 1 2 1\nv -1 1 1\n"
-                "o pentagon\n"
-                "f 5 6 7 8 9\n");
-  const Scene scene = load_ok(path);
+  const Scene scene = loaded("polygons.obj",
+                             "v 0 0 0\nv 2 0 0\nv 2 1 0\nv 0 1 0\no quad\nf 1 2 3 4\n"
+                             // A convex pentagon in the plane z = 1.
+                             "v 0 0 1\nv 2 0 1\nv 3 1 1\nv 1 2 1\nv -1 1 1\no pentagon\nf 5 6 7 8 9\n");
   REQUIRE(scene.objects.size() == 2);
 
   const raypick::Mesh& quad = mesh_of(scene, 0);
@@ -181,56 +202,34 @@ TEST_CASE("quads and polygons are triangulated by tinyobjloader") {
 }
 
 TEST_CASE("negative indices count back from the last vertex defined so far") {
-  TempDir dir;
-  const std::string path = dir.write("negative.obj",
-                                     "v 0 0 0\nv 1 0 0\nv 0 1 0\n"
-                                     "f -3 -2 -1\n"  // 1 2 3
-                                     "v 0 0 1\n"
-                                     "f -4 -2 -1\n"   // 1 3 4
-                                     "f +1 2 -1\n");  // 1 2 4
-  const Scene scene = load_ok(path);
+  const Scene scene = loaded("negative.obj",
+                             "v 0 0 0\nv 1 0 0\nv 0 1 0\n"
+                             "f -3 -2 -1\n"  // 1 2 3
+                             "v 0 0 1\n"
+                             "f -4 -2 -1\n"   // 1 3 4
+                             "f +1 2 -1\n");  // 1 2 4
   REQUIRE(scene.objects.size() == 1);
-  CHECK(corners(mesh_of(scene, 0)) == std::vector<glm::vec3>{{0, 0, 0},
-                                                             {1, 0, 0},
-                                                             {0, 1, 0},
-                                                             {0, 0, 0},
-                                                             {0, 1, 0},
-                                                             {0, 0, 1},
-                                                             {0, 0, 0},
-                                                             {1, 0, 0},
-                                                             {0, 0, 1}});
+  CHECK(corners(mesh_of(scene, 0)) == std::vector<glm::vec3>{
+                                           {0, 0, 0}, {1, 0, 0}, {0, 1, 0},  // 1 2 3
+                                           {0, 0, 0}, {0, 1, 0}, {0, 0, 1},  // 1 3 4
+                                           {0, 0, 0}, {1, 0, 0}, {0, 0, 1}}); // 1 2 4
 }
 
 TEST_CASE("groups without faces are dropped") {
-  TempDir dir;
-  const std::string path = dir.write("empty_groups.obj",
-                                     "g empty_before\n"
-                                     "v 0 0 0\nv 1 0 0\nv 0 1 0\n"
-                                     "o empty_object\n"
-                                     "g real\n"
-                                     "f 1 2 3\n"
-                                     "g empty_between\n"
-                                     "g also_real\n"
-                                     "f 3 2 1\n"
-                                     "o empty_at_end\n");
-  const Scene scene = load_ok(path);
-  REQUIRE(scene.objects.size() == 2);
-  CHECK(scene.objects[0].name == "real");
-  CHECK(scene.objects[1].name == "also_real");
+  const Scene scene = loaded("empty_groups.obj",
+                             "g empty_before\nv 0 0 0\nv 1 0 0\nv 0 1 0\n"
+                             "o empty_object\ng real\nf 1 2 3\n"
+                             "g empty_between\ng also_real\nf 3 2 1\n"
+                             "o empty_at_end\n");
+  REQUIRE(object_names(scene) == std::vector<std::string>{"real", "also_real"});
 }
 
 TEST_CASE("an object with only lines or points is kept with an empty mesh") {
-  TempDir dir;
-  const std::string path = dir.write("lines.obj",
-                                     "v 0 0 0\nv 1 0 0\nv 0 1 0\n"
-                                     "o wire\n"
-                                     "l 1 2 3\n"
-                                     "o dots\n"
-                                     "p 1 2\n"
-                                     "o solid\n"
-                                     "f 1 2 3\n"
-                                     "l 1 3\n");
-  const Scene scene = load_ok(path);
+  const Scene scene = loaded("lines.obj",
+                             "v 0 0 0\nv 1 0 0\nv 0 1 0\n"
+                             "o wire\nl 1 2 3\n"
+                             "o dots\np 1 2\n"
+                             "o solid\nf 1 2 3\nl 1 3\n");
   REQUIRE(scene.objects.size() == 3);
   CHECK(scene.objects[0].name == "wire");
   CHECK(mesh_of(scene, 0).triangles.empty());
@@ -243,11 +242,7 @@ TEST_CASE("an object with only lines or points is kept with an empty mesh") {
 
 TEST_CASE("a missing material library is tolerated with a warning") {
   TempDir dir;
-  const std::string path = dir.write("no_mtl.obj",
-                                     "mtllib not_there.mtl\n"
-                                     "v 0 0 0\nv 1 0 0\nv 0 1 0\n"
-                                     "usemtl red\n"
-                                     "f 1 2 3\n");
+  const std::string path = dir.write("no_mtl.obj", red_triangle("not_there.mtl"));
   const LoadResult result = raypick::load_scene(path);
   REQUIRE(result.ok());
   CHECK(result.scene().triangle_count() == 1);
@@ -262,11 +257,7 @@ TEST_CASE("a material library next to the file is found, and raises no warning")
   // Found beside the OBJ file, not in the working directory.
   TempDir dir;
   dir.write("paint.mtl", "newmtl red\nKd 1 0 0\n");
-  const std::string path = dir.write("with_mtl.obj",
-                                     "mtllib paint.mtl\n"
-                                     "v 0 0 0\nv 1 0 0\nv 0 1 0\n"
-                                     "usemtl red\n"
-                                     "f 1 2 3\n");
+  const std::string path = dir.write("with_mtl.obj", red_triangle("paint.mtl"));
   const LoadResult result = raypick::load_scene(path);
   REQUIRE(result.ok());
   CHECK(result.warnings.empty());
@@ -277,105 +268,67 @@ TEST_CASE("a face index past the last vertex is refused with its line") {
   const std::string cube_vertices =
       "v 0 0 0\nv 1 0 0\nv 1 1 0\nv 0 1 0\n"
       "v 0 0 1\nv 1 0 1\nv 1 1 1\nv 0 1 1\n";  // lines 1-8
-  SUBCASE("a positive index") {
-    const std::string path =
-        dir.write("bad.obj", cube_vertices + "o box\nf 1 2 3\nf 1 2 9\n");
+  struct Case {
+    const char* name;
+    std::string text;
+    std::size_t line;
+    const char* expected;
+  };
+  const Case cases[] = {
+      {"a positive index", cube_vertices + "o box\nf 1 2 3\nf 1 2 9\n", 11,
+       "face index 9 out of range (8 vertices)"},
+      {"a negative index", cube_vertices + "f 1 2 3\nf -9 1 2\n", 10,
+       "face index -9 out of range (8 vertices)"},
+      {"an index of a vertex defined only further down",
+       "v 0 0 0\nv 1 0 0\nf 1 2 3\nv 0 1 0\n", 3, "face index 3 out of range (2 vertices)"},
+      {"an index too large for any integer type",
+       cube_vertices + "f 1 2 123456789012345678901234567890\n", 9,
+       "face index 123456789012345678901234567890 out of range (8 vertices)"},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.name);
+    const std::string path = dir.write("bad.obj", c.text);
     const LoadError error = load_error(path);
-    CHECK(error.kind == LoadError::Kind::kMalformed);
-    CHECK(error.line == 11);
-    CHECK(error.message == "face index 9 out of range (8 vertices)");
-    CHECK(error.to_string() ==
-          path + ":11: face index 9 out of range (8 vertices)");
-  }
-  SUBCASE("a negative index") {
-    const std::string path =
-        dir.write("bad.obj", cube_vertices + "f 1 2 3\nf -9 1 2\n");
-    const LoadError error = load_error(path);
-    CHECK(error.line == 10);
-    CHECK(error.message == "face index -9 out of range (8 vertices)");
-  }
-  SUBCASE("an index of a vertex defined only further down") {
-    const std::string path =
-        dir.write("bad.obj", "v 0 0 0\nv 1 0 0\nf 1 2 3\nv 0 1 0\n");
-    const LoadError error = load_error(path);
-    CHECK(error.line == 3);
-    CHECK(error.message == "face index 3 out of range (2 vertices)");
-  }
-  SUBCASE("an index too large for any integer type") {
-    const std::string path = dir.write(
-        "bad.obj", cube_vertices + "f 1 2 123456789012345678901234567890\n");
-    const LoadError error = load_error(path);
-    CHECK(error.line == 9);
-    CHECK(
-        error.message ==
-        "face index 123456789012345678901234567890 out of range (8 vertices)");
+    check_malformed(error, c.line, c.expected);
+    CHECK(error.to_string() == path + ":" + std::to_string(c.line) + ": " + c.expected);
   }
 }
 
 TEST_CASE("face index 0 is refused with its line") {
-  TempDir dir;
-  const std::string path =
-      dir.write("zero.obj", "v 0 0 0\nv 1 0 0\nv 0 1 0\n\nf 1 2 3\nf 0 1 2\n");
-  const LoadError error = load_error(path);
-  CHECK(error.kind == LoadError::Kind::kMalformed);
-  CHECK(error.line == 6);
-  CHECK(error.message == "face index 0 is invalid (OBJ indices start at 1)");
+  check_malformed(error_loading("zero.obj", "v 0 0 0\nv 1 0 0\nv 0 1 0\n\nf 1 2 3\nf 0 1 2\n"), 6,
+                  "face index 0 is invalid (OBJ indices start at 1)");
 }
 
 TEST_CASE("a face with fewer than three corners is refused with its line") {
-  TempDir dir;
-  const std::string path =
-      dir.write("short.obj", "v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\nf 1 2\n");
-  const LoadError error = load_error(path);
-  CHECK(error.line == 5);
-  CHECK(error.message == "face has 2 corners (expected at least 3)");
+  check_malformed(error_loading("short.obj", "v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\nf 1 2\n"), 5,
+                  "face has 2 corners (expected at least 3)");
 }
 
 TEST_CASE("a face corner that is not an index is refused with its line") {
-  TempDir dir;
-  std::string corner;
-  SUBCASE("a word") { corner = "abc"; }
-  SUBCASE("a number with junk") { corner = "2x"; }
-  SUBCASE("a fraction") { corner = "2.5"; }
-  SUBCASE("slashes only") { corner = "//1"; }
-  CAPTURE(corner);
-  const std::string path = dir.write(
-      "junk.obj", "v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 " + corner + " 3\n");
-  const LoadError error = load_error(path);
-  CHECK(error.kind == LoadError::Kind::kMalformed);
-  CHECK(error.line == 4);
-  CHECK(error.message.find("'" + corner + "'") != std::string::npos);
+  // A word, a number with junk, a fraction, slashes only.
+  for (const std::string corner : {"abc", "2x", "2.5", "//1"}) {
+    CAPTURE(corner);
+    check_refused_naming(
+        error_loading("junk.obj", "v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 " + corner + " 3\n"), 4, corner);
+  }
 }
 
 TEST_CASE("non-finite vertex coordinates are refused with their line") {
-  TempDir dir;
-  std::string coordinate;
-  SUBCASE("nan") { coordinate = "nan"; }
-  SUBCASE("inf") { coordinate = "-inf"; }
-  SUBCASE("overflowing double") { coordinate = "1e999"; }
-  SUBCASE("overflowing float") { coordinate = "1e39"; }
-  SUBCASE("overflowing float, negative") { coordinate = "-3.5e38"; }
-  CAPTURE(coordinate);
-  const std::string path = dir.write(
-      "inf.obj", "v 0 0 0\nv 1 0 0\nv 0 " + coordinate + " 0\nf 1 2 3\n");
-  const LoadError error = load_error(path);
-  CHECK(error.kind == LoadError::Kind::kMalformed);
-  CHECK(error.line == 3);
-  CHECK(error.message.find("'" + coordinate + "'") != std::string::npos);
+  // NaN, infinity, overflowing a double, a float, a float negatively.
+  for (const std::string coordinate : {"nan", "-inf", "1e999", "1e39", "-3.5e38"}) {
+    CAPTURE(coordinate);
+    check_refused_naming(
+        error_loading("inf.obj", "v 0 0 0\nv 1 0 0\nv 0 " + coordinate + " 0\nf 1 2 3\n"), 3,
+        coordinate);
+  }
 }
 
 TEST_CASE(
     "a coordinate tinyobjloader's arithmetic makes NaN is refused with its "
     "line") {
   // "0e999" is 0, but tinyobjloader computes 0 * 5^999 = 0 * inf.
-  TempDir dir;
-  const std::string path =
-      dir.write("nan.obj", "v 0 0 0\nv 1 0 0\nv 0e999 1 0\nf 1 2 3\n");
-  const LoadError error = load_error(path);
-  CHECK(error.kind == LoadError::Kind::kMalformed);
-  CHECK(error.line == 3);
-  CHECK(error.message ==
-        "vertex position is not finite as tinyobjloader reads it");
+  check_malformed(error_loading("nan.obj", "v 0 0 0\nv 1 0 0\nv 0e999 1 0\nf 1 2 3\n"), 3,
+                  "vertex position is not finite as tinyobjloader reads it");
 }
 
 TEST_CASE("tinyobjloader's own parse errors keep their line") {
@@ -396,63 +349,41 @@ TEST_CASE("malformed vertex coordinates are refused with their line") {
   // tinyobjloader would read each of these as 0, or as the number its prefix
   // spells, without a word.
   TempDir dir;
-  std::string vertex;
-  std::string expected;
-  SUBCASE("a word") {
-    vertex = "v 1 abc 2";
-    expected = "vertex coordinate 'abc' is not a number";
+  struct Case {
+    const char* name;
+    const char* vertex;
+    const char* expected;
+  };
+  const Case cases[] = {
+      {"a word", "v 1 abc 2", "vertex coordinate 'abc' is not a number"},
+      {"trailing junk", "v 1 2 3x", "vertex coordinate '3x' is not a number"},
+      {"a misplaced exponent sign", "v 1 2 3.1+e2", "vertex coordinate '3.1+e2' is not a number"},
+      {"hexadecimal", "v 0x10 0 0", "vertex coordinate '0x10' is not a number"},
+      {"an empty exponent", "v 1e 0 0", "vertex coordinate '1e' is not a number"},
+      {"two coordinates", "v 1 2", "vertex has 2 coordinates (expected x y z)"},
+      {"no coordinates", "v ", "vertex has 0 coordinates (expected x y z)"},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.name);
+    CAPTURE(c.vertex);
+    const std::string path = dir.write(
+        "junk.obj", "# junk\nv 0 0 0\nv 1 0 0\n" + std::string(c.vertex) + "\nf 1 2 3\n");
+    check_malformed(load_error(path), 4, c.expected);
   }
-  SUBCASE("trailing junk") {
-    vertex = "v 1 2 3x";
-    expected = "vertex coordinate '3x' is not a number";
-  }
-  SUBCASE("a misplaced exponent sign") {
-    vertex = "v 1 2 3.1+e2";
-    expected = "vertex coordinate '3.1+e2' is not a number";
-  }
-  SUBCASE("hexadecimal") {
-    vertex = "v 0x10 0 0";
-    expected = "vertex coordinate '0x10' is not a number";
-  }
-  SUBCASE("an empty exponent") {
-    vertex = "v 1e 0 0";
-    expected = "vertex coordinate '1e' is not a number";
-  }
-  SUBCASE("two coordinates") {
-    vertex = "v 1 2";
-    expected = "vertex has 2 coordinates (expected x y z)";
-  }
-  SUBCASE("no coordinates") {
-    vertex = "v ";
-    expected = "vertex has 0 coordinates (expected x y z)";
-  }
-  CAPTURE(vertex);
-  const std::string path = dir.write(
-      "junk.obj", "# junk\nv 0 0 0\nv 1 0 0\n" + vertex + "\nf 1 2 3\n");
-  const LoadError error = load_error(path);
-  CHECK(error.kind == LoadError::Kind::kMalformed);
-  CHECK(error.line == 4);
-  CHECK(error.message == expected);
 }
 
 TEST_CASE("number spellings, w and vertex colours are accepted") {
-  TempDir dir;
-  const std::string path = dir.write("numbers.obj",
-                                     "v +1 -.5 2.e1\n"
-                                     "v 1E2 .25e+1 -0\n"
-                                     "v 1e-400 3 4 1.0\n"    // w; 1e-400 is 0
-                                     "v 1 2 3 0.5 0.25 1\n"  // colour
-                                     "v 7 8 9 # comment\n"
-                                     "f 1 2 3\n"
-                                     "f 1 4 5\n");
-  const Scene scene = load_ok(path);
+  const Scene scene = loaded("numbers.obj",
+                             "v +1 -.5 2.e1\n"
+                             "v 1E2 .25e+1 -0\n"
+                             "v 1e-400 3 4 1.0\n"    // w; 1e-400 is 0
+                             "v 1 2 3 0.5 0.25 1\n"  // colour
+                             "v 7 8 9 # comment\n"
+                             "f 1 2 3\n"
+                             "f 1 4 5\n");
   REQUIRE(scene.objects.size() == 1);
-  CHECK(corners(mesh_of(scene, 0)) == std::vector<glm::vec3>{{1, -0.5f, 20},
-                                                             {100, 2.5f, 0},
-                                                             {0, 3, 4},
-                                                             {1, -0.5f, 20},
-                                                             {1, 2, 3},
-                                                             {7, 8, 9}});
+  CHECK(corners(mesh_of(scene, 0)) == std::vector<glm::vec3>{{1, -0.5f, 20}, {100, 2.5f, 0}, {0, 3, 4},
+                                                             {1, -0.5f, 20}, {1, 2, 3}, {7, 8, 9}});
 }
 
 TEST_CASE("CRLF and lone CR line endings load and count lines like LF") {
@@ -532,15 +463,12 @@ TEST_CASE("a directory is an I/O error") {
 
 TEST_CASE("a file with no objects is an error") {
   TempDir dir;
-  std::string text;
-  SUBCASE("empty") { text = ""; }
-  SUBCASE("comments only") { text = "# nothing\n# at all\n"; }
-  SUBCASE("vertices only") { text = "v 0 0 0\nv 1 0 0\nvn 0 0 1\n"; }
-  SUBCASE("empty groups only") { text = "o a\ng b\nv 0 0 0\n"; }
-  const LoadError error = load_error(dir.write("nothing.obj", text));
-  CHECK(error.kind == LoadError::Kind::kMalformed);
-  CHECK(error.line == 0);
-  CHECK(error.message == "no objects in scene");
+  // Empty, comments only, vertices only, empty groups only.
+  for (const char* text :
+       {"", "# nothing\n# at all\n", "v 0 0 0\nv 1 0 0\nvn 0 0 1\n", "o a\ng b\nv 0 0 0\n"}) {
+    CAPTURE(text);
+    check_malformed(load_error(dir.write("nothing.obj", text)), 0, "no objects in scene");
+  }
 }
 
 TEST_CASE("an unsupported extension is a usage error") {
@@ -592,10 +520,7 @@ TEST_CASE("every truncated prefix of a valid file loads or fails cleanly") {
   TempDir dir;
   dir.write("scene.mtl", "newmtl grey\nKd 0.5 0.5 0.5\n");
   const Scene whole = load_ok(dir.write("whole.obj", kMultiGroup));
-  REQUIRE(whole.objects.size() == 3);
-  CHECK(whole.objects[0].name == "floor");
-  CHECK(whole.objects[1].name == "roof part");
-  CHECK(whole.objects[2].name == "last");
+  REQUIRE(object_names(whole) == std::vector<std::string>{"floor", "roof part", "last"});
   CHECK(mesh_of(whole, 0).triangles.size() == 2);
   CHECK(mesh_of(whole, 1).triangles.size() == 2);
   CHECK(mesh_of(whole, 2).triangles.size() == 2);
@@ -706,8 +631,7 @@ TEST_CASE(
 
   SUBCASE("box.obj: one object of 6 quads") {
     const Scene scene = load_ok((models / "box.obj").string());
-    REQUIRE(scene.objects.size() == 1);
-    CHECK(scene.objects[0].name == "1");
+    REQUIRE(object_names(scene) == std::vector<std::string>{"1"});
     CHECK(mesh_of(scene, 0).triangles.size() == 12);
     CHECK(mesh_of(scene, 0).positions.size() == 8);
     const raypick::Aabb box = mesh_of(scene, 0).triangle_bounds();
@@ -742,18 +666,14 @@ TEST_CASE(
 
   SUBCASE("WusonOBJ.obj: one group of triangles") {
     const Scene scene = load_ok((models / "WusonOBJ.obj").string());
-    REQUIRE(scene.objects.size() == 1);
-    CHECK(scene.objects[0].name == "default");
+    REQUIRE(object_names(scene) == std::vector<std::string>{"default"});
     CHECK(mesh_of(scene, 0).triangles.size() == 3732);
     CHECK(mesh_of(scene, 0).positions.size() == 2117);
   }
 
   SUBCASE("regr_3429812.obj: three groups, the last line unterminated") {
     const Scene scene = load_ok((models / "regr_3429812.obj").string());
-    REQUIRE(scene.objects.size() == 3);
-    CHECK(scene.objects[0].name == "rectangle");
-    CHECK(scene.objects[1].name == "triangle1");
-    CHECK(scene.objects[2].name == "triangle2");
+    REQUIRE(object_names(scene) == std::vector<std::string>{"rectangle", "triangle1", "triangle2"});
     CHECK(mesh_of(scene, 0).triangles.size() == 2);
     CHECK(mesh_of(scene, 1).triangles.size() == 1);
     CHECK(mesh_of(scene, 2).triangles.size() == 1);
@@ -761,8 +681,7 @@ TEST_CASE(
 
   SUBCASE("testline.obj: lines only, one object that cannot be hit") {
     const Scene scene = load_ok((models / "testline.obj").string());
-    REQUIRE(scene.objects.size() == 1);
-    CHECK(scene.objects[0].name == "shape0");
+    REQUIRE(object_names(scene) == std::vector<std::string>{"shape0"});
     CHECK(mesh_of(scene, 0).triangles.empty());
   }
 
@@ -799,27 +718,24 @@ TEST_CASE(
 TEST_CASE("assimp's invalid OBJ models give the sensible outcome") {
   const fs::path invalid = raypick::test::assimp_model("invalid");
 
-  SUBCASE("empty.obj: no objects") {
-    const LoadError error = load_error((invalid / "empty.obj").string());
-    CHECK(error.kind == LoadError::Kind::kMalformed);
-    CHECK(error.message == "no objects in scene");
-  }
-
-  SUBCASE("malformed.obj: the first out-of-range index, with its line") {
-    // `grep -n` finds "f 4 12 2 1" on line 23; the file has 8 vertices.
-    const LoadError error = load_error((invalid / "malformed.obj").string());
-    CHECK(error.kind == LoadError::Kind::kMalformed);
-    CHECK(error.line == 23);
-    CHECK(error.message == "face index 12 out of range (8 vertices)");
-  }
-
-  SUBCASE("malformed2.obj: a bare 'f' is a face without corners, with its line") {
-    // An unknown material would only be a warning; the bare "f" on line 23
-    // is refused (issue 10: it was dropped without a word).
-    const LoadError error = load_error((invalid / "malformed2.obj").string());
-    CHECK(error.kind == LoadError::Kind::kMalformed);
-    CHECK(error.line == 23);
-    CHECK(error.message == "face has 0 corners (expected at least 3)");
+  struct Case {
+    const char* file;
+    std::size_t line;
+    const char* expected;
+  };
+  const Case cases[] = {
+      {"empty.obj", 0, "no objects in scene"},
+      // The first out-of-range index: `grep -n` finds "f 4 12 2 1" on line
+      // 23; the file has 8 vertices.
+      {"malformed.obj", 23, "face index 12 out of range (8 vertices)"},
+      // A bare 'f' is a face without corners. An unknown material would only
+      // be a warning; the bare "f" on line 23 is refused (issue 10: it was
+      // dropped without a word).
+      {"malformed2.obj", 23, "face has 0 corners (expected at least 3)"},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.file);
+    check_malformed(load_error((invalid / c.file).string()), c.line, c.expected);
   }
 }
 

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 import raypick
+from cube import CUBE_TRIANGLES, CUBE_VERTICES
 
 SOURCE = os.path.join(os.path.dirname(__file__), "..", "..")
 EXE = os.environ.get("RAYPICK_EXE", os.path.join(SOURCE, "build", "apps", "raypick"))
@@ -246,14 +247,6 @@ def test_closest_points_equal_the_cli_nearest(mode, tmp_path):
         assert np.float32(got["distance"][i]) == np.float32(row["distance"])
         assert np.array_equal(got["point"][i].astype(np.float32), np.float32(row["closest"]))
     assert hits > 20
-
-
-# A closed cube [-0.5, 0.5]^3, wound outward: corner i takes +0.5 on axis k
-# when bit k of i is set.
-CUBE_VERTICES = np.array([[(i & 1) - 0.5, ((i >> 1) & 1) - 0.5, ((i >> 2) & 1) - 0.5]
-                          for i in range(8)])
-CUBE_TRIANGLES = np.array([[0, 4, 6], [0, 6, 2], [1, 3, 7], [1, 7, 5], [0, 1, 5], [0, 5, 4],
-                           [2, 6, 7], [2, 7, 3], [0, 2, 3], [0, 3, 1], [4, 5, 7], [4, 7, 6]])
 
 
 @pytest.mark.parametrize("mode", ["obb", "mesh"])

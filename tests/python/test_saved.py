@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import raypick
+from cube import CUBE_TRIANGLES, CUBE_VERTICES
 
 SOURCE = os.path.join(os.path.dirname(__file__), "..", "..")
 EXE = os.environ.get("RAYPICK_EXE", os.path.join(SOURCE, "build", "apps", "raypick"))
@@ -69,11 +70,7 @@ def test_a_gltf_files_cameras_survive_saving(tmp_path):
 def built_scene():
     """A numpy-built scene with a move, a mask and a removal since commit()."""
     scene = raypick.Scene(mode="mesh")
-    verts = np.array([[(i & 1) - 0.5, ((i >> 1) & 1) - 0.5, ((i >> 2) & 1) - 0.5]
-                      for i in range(8)])
-    tris = np.array([[0, 4, 6], [0, 6, 2], [1, 3, 7], [1, 7, 5], [0, 1, 5], [0, 5, 4],
-                     [2, 6, 7], [2, 7, 3], [0, 2, 3], [0, 3, 1], [4, 5, 7], [4, 7, 6]])
-    cube = scene.add_mesh(verts, tris)
+    cube = scene.add_mesh(CUBE_VERTICES, CUBE_TRIANGLES)
     for i in range(6):
         m = np.eye(4)
         m[:3, 3] = [2.0 * i - 5.0, 0.0, -3.0]

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import raypick
+from cube import CUBE_TRIANGLES, CUBE_VERTICES
 
 SOURCE = os.path.join(os.path.dirname(__file__), "..", "..")
 EXE = os.environ.get("RAYPICK_EXE", os.path.join(SOURCE, "build", "apps", "raypick"))
@@ -71,11 +72,7 @@ def cli(*args):
 
 def test_a_pixel_on_the_camera_axis_hits_the_cube_in_front():
     scene = raypick.Scene(mode="mesh")
-    verts = np.array([[(i & 1) - 0.5, ((i >> 1) & 1) - 0.5, ((i >> 2) & 1) - 0.5]
-                      for i in range(8)])
-    tris = np.array([[0, 4, 6], [0, 6, 2], [1, 3, 7], [1, 7, 5], [0, 1, 5], [0, 5, 4],
-                     [2, 6, 7], [2, 7, 3], [0, 2, 3], [0, 3, 1], [4, 5, 7], [4, 7, 6]])
-    scene.add_object(scene.add_mesh(verts, tris), np.eye(4))
+    scene.add_object(scene.add_mesh(CUBE_VERTICES, CUBE_TRIANGLES), np.eye(4))
     scene.commit()
     cam = raypick.Camera(eye=(0, 0, 5), target=(0, 0, 0), width=101, height=101, fov=90)
     hits = scene.pick_pixels(cam, [[50.5, 50.5], [0.5, 0.5]])

@@ -19,24 +19,22 @@ namespace raypick::test {
 // make_local_frame element by element: the adjugate in double (glm::cross,
 // glm::dot), scaled by 1 / det, each element rounded to float and checked.
 inline bool make_local_frame_scalar(const glm::mat4x3& m, LocalFrame& frame) {
+  frame = LocalFrame{glm::mat3{0.0f}, glm::vec3{0.0f}};  // what a failure leaves
   const glm::dvec3 c0{m[0]}, c1{m[1]}, c2{m[2]};
   const glm::dvec3 rows[3] = {glm::cross(c1, c2), glm::cross(c2, c0), glm::cross(c0, c1)};
   const double det = glm::dot(c0, rows[0]);
-  bool ok = std::isfinite(det) && det != 0.0;
-  if (ok) {
-    const double inv_det = 1.0 / det;
-    for (int r = 0; r < 3; ++r) {
-      const glm::dvec3 row = rows[r] * inv_det;
-      for (int c = 0; c < 3; ++c) {
-        frame.linear[c][r] = static_cast<float>(row[c]);
-        ok = ok && std::isfinite(frame.linear[c][r]);
-      }
+  if (!std::isfinite(det) || det == 0.0) return false;
+  if (!std::isfinite(m[3].x) || !std::isfinite(m[3].y) || !std::isfinite(m[3].z)) return false;
+  const double inv_det = 1.0 / det;
+  LocalFrame out{glm::mat3{0.0f}, m[3]};
+  for (int r = 0; r < 3; ++r) {
+    for (int c = 0; c < 3; ++c) {
+      out.linear[c][r] = static_cast<float>(rows[r][c] * inv_det);
+      if (!std::isfinite(out.linear[c][r])) return false;
     }
-    frame.origin = m[3];
-    ok = ok && std::isfinite(m[3].x) && std::isfinite(m[3].y) && std::isfinite(m[3].z);
   }
-  if (!ok) frame = LocalFrame{glm::mat3{0.0f}, glm::vec3{0.0f}};
-  return ok;
+  frame = out;
+  return true;
 }
 
 // Matrices of every kind the update meets and some it should not: kind

@@ -31,12 +31,17 @@ inline constexpr float kInfinity = std::numeric_limits<float>::infinity();
 // every t is in units of the given dir, so a t found after carrying the ray
 // into an object's frame by an affine map is the same t in world space.
 // Valid rays have finite org, finite non-zero dir and 0 <= tmin <= tmax.
-struct Ray {
-  glm::vec3 org{0.0f};
+// `Origin` is glm::vec3 (Ray) or glm::dvec3 (RayD, below); everything else
+// is float in both.
+template <class Origin>
+struct BasicRay {
+  Origin org = Origin(0);
   glm::vec3 dir{0.0f, 0.0f, 1.0f};
   float tmin = 0.0f;
   float tmax = kInfinity;
 };
+
+using Ray = BasicRay<glm::vec3>;
 
 // True when org and dir are finite, dir is non-zero and the t range is
 // ordered; the precondition of every query.
@@ -63,12 +68,7 @@ inline bool is_valid(const Ray& ray) {
 // world boxes are padded by more than that rounding, or it is an ulp or two
 // of the distance; see padded_world_box().) Valid: |org| within the float range (so that the
 // rounded origin is finite), dir finite and non-zero, 0 <= tmin <= tmax.
-struct RayD {
-  glm::dvec3 org{0.0};
-  glm::vec3 dir{0.0f, 0.0f, 1.0f};
-  float tmin = 0.0f;
-  float tmax = kInfinity;
-};
+using RayD = BasicRay<glm::dvec3>;
 
 // The Ray nearest to `ray`: its origin rounded to the nearest float.
 inline Ray to_float(const RayD& ray) {
