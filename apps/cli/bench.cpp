@@ -1,17 +1,19 @@
-// raypick bench: raypick and Embree's best configuration, side by side on
-// the same scenes and rays, answers checked against each other. The
-// workloads are in tools/bench_scenes, the Embree side in
-// tools/embree_bench; this file runs, times, checks and prints.
-#include "bench.h"
+// `raypick bench`: raypick and Embree's best configuration, side by side
+// on generated scenes (boxes-N, crowd-N) and scene files, with their answers
+// checked against each other. The workloads are in apps/bench
+// (bench_scenes.h, scene_gen.h), the Embree side in apps/reference
+// (embree_bench.h); this file runs, times, checks and prints.
+// docs/performance.md documents the command and its columns.
+#include "command.h"
 #include "common.h"
 
-#include "../tools/bench_scenes.h"
-#include "../tools/embree_bench.h"
-#include "../tools/embree_points.h"
-#include "../tools/output_file.h"
-#include "../tools/reference.h"
-#include "../tools/scene_gen.h"
-#include "../tools/validate.h"
+#include "bench_scenes.h"
+#include "embree_bench.h"
+#include "embree_points.h"
+#include "output_file.h"
+#include "reference.h"
+#include "scene_gen.h"
+#include "validate.h"
 
 #include "raypick/bvh/picker.h"
 #include "raypick/core/scene.h"
@@ -75,6 +77,24 @@ struct BenchArgs {
   CLI::Option* rays_opt = nullptr;
   CLI::Option* camera_opt = nullptr;
   CLI::Option* runs_opt = nullptr;
+};
+
+class BenchCommand final : public Command {
+ public:
+  explicit BenchCommand(CLI::App& app);
+  // bench names no one scene.
+  const std::string& scene() const override {
+    static const std::string kNone;
+    return kNone;
+  }
+  // Runs the benchmark and prints the table on stdout (progress on
+  // stderr). Exit status: 0 when every row's answers match, 1 when a row
+  // is VOID (raypick and Embree disagree) or a file cannot be read or
+  // written, 2 for a bad option value.
+  int run() const override;
+
+ private:
+  BenchArgs args_;
 };
 
 namespace {
@@ -968,12 +988,11 @@ bool points_row(const Scene& scene, std::size_t count, std::uint64_t seed, int t
 // ------------------------------------------------------------ command ---
 
 BenchCommand::BenchCommand(CLI::App& app)
-    : args_(std::make_unique<BenchArgs>()) {
-  BenchArgs& a = *args_;
-  cmd_ = app.add_subcommand(
-      "bench",
-      "Race raypick against Embree's best configuration on generated scenes "
-      "(boxes-N, crowd-N) or scene files; answers checked, median of runs");
+    : Command(app.add_subcommand(
+          "bench",
+          "Race raypick against Embree's best configuration on generated scenes "
+          "(boxes-N, crowd-N) or scene files; answers checked, median of runs")) {
+  BenchArgs& a = args_;
   cmd_->add_option("SCENE", a.files, "Scene files to bench (as --scene FILE)");
   cmd_->add_option("--scene", a.scenes,
                    "boxes, crowd or a scene file; repeatable or a list "
@@ -1045,10 +1064,6 @@ BenchCommand::BenchCommand(CLI::App& app)
       ->transform(whole_number(0, 1000));
   add_load_options(*cmd_, a.load);
 }
-
-BenchCommand::~BenchCommand() = default;
-
-BenchCommand::operator bool() const { return cmd_->parsed(); }
 
 namespace {
 
@@ -1247,7 +1262,7 @@ bool bench_config(const BenchArgs& a, const SceneSpec& spec, const Scene& scene,
 }
 
 // Writes the rows, each with where its figures come from (for
-// apps/bench_table.py). 0, or the exit status after the message.
+// apps/bench/bench_table.py). 0, or the exit status after the message.
 int write_json(tools::OutputFile& out, nlohmann::json& rows,
                double load_before) {
   char cpu[256];
@@ -1266,7 +1281,7 @@ int write_json(tools::OutputFile& out, nlohmann::json& rows,
 }  // namespace
 
 int BenchCommand::run() const {
-  const BenchArgs& a = *args_;
+  const BenchArgs& a = args_;
   const std::optional<Settings> settings = settings_of(a);
   if (!settings) return kExitUsage;
   const Settings& s = *settings;
@@ -1341,6 +1356,10 @@ int BenchCommand::run() const {
                 "answers, so their speeds do not compare");
   }
   return 0;
+}
+
+std::unique_ptr<Command> add_bench(CLI::App& app) {
+  return std::make_unique<BenchCommand>(app);
 }
 
 }  // namespace raypick::cli

@@ -1,7 +1,7 @@
 // The camera options shared by the screen commands, and their helpers.
-#include "screen.h"
+#include "camera_options.h"
 
-#include "../tools/ray_io.h"
+#include "ray_io.h"
 
 #include "raypick/core/text.h"
 
@@ -54,6 +54,25 @@ bool parse_size(const std::string& text, int& w, int& h) {
   return side(t.substr(0, x), w) && side(t.substr(x + 1), h);
 }
 
+// Parses "X0,Y0,X1,Y1" (finite numbers); nullopt with `error` set.
+std::optional<std::array<double, 4>> parse_rect(const std::string& text,
+                                                std::string& error) {
+  std::string why;
+  const auto v = tools::parse_numbers(text, 4, "X0,Y0,X1,Y1", why);
+  if (!v) {
+    error = "--rect " + in_quotes(text) + ": " + why;
+    return std::nullopt;
+  }
+  std::array<double, 4> r{(*v)[0], (*v)[1], (*v)[2], (*v)[3]};
+  for (double c : r) {
+    if (!std::isfinite(c)) {
+      error = "--rect " + in_quotes(text) + ": not finite";
+      return std::nullopt;
+    }
+  }
+  return r;
+}
+
 }  // namespace
 
 void CameraOptions::add_to(CLI::App& cmd) {
@@ -100,6 +119,20 @@ bool CameraOptions::any_given() const {
 }
 
 std::optional<CameraSpec> CameraOptions::spec_without_scene(std::string& error) const {
+  // `s` with --ortho or --fov, checked.
+  const auto with_projection = [&](CameraSpec s) -> std::optional<CameraSpec> {
+    if (ortho_opt_->count() > 0) {
+      s.projection = Projection::kOrthographic;
+      s.ortho_height = ortho_;
+    } else {
+      s.fov_deg = fov_;
+    }
+    if (std::string e = check_camera(s); !e.empty()) {
+      error = e;
+      return std::nullopt;
+    }
+    return s;
+  };
   if (size_opt_->count() == 0) {
     error = "a camera needs --size WxH";
     return std::nullopt;
@@ -128,17 +161,7 @@ std::optional<CameraSpec> CameraOptions::spec_without_scene(std::string& error) 
     // with a stand-in eye and target.
     s.eye = {0, 0, 1};
     s.target = {0, 0, 0};
-    if (ortho_opt_->count() > 0) {
-      s.projection = Projection::kOrthographic;
-      s.ortho_height = ortho_;
-    } else {
-      s.fov_deg = fov_;
-    }
-    if (std::string e = check_camera(s); !e.empty()) {
-      error = e;
-      return std::nullopt;
-    }
-    return s;
+    return with_projection(s);
   }
   if (eye_opt_->count() == 0 || target_opt_->count() == 0) {
     error = std::string(eye_opt_->count() == 0 ? "--target" : "--eye") + " needs " +
@@ -155,23 +178,18 @@ std::optional<CameraSpec> CameraOptions::spec_without_scene(std::string& error) 
   s.eye = *eye;
   s.target = *target;
   s.up = *up;
-  if (ortho_opt_->count() > 0) {
-    s.projection = Projection::kOrthographic;
-    s.ortho_height = ortho_;
-  } else {
-    s.fov_deg = fov_;
-  }
-  if (std::string e = check_camera(s); !e.empty()) {
-    error = e;
-    return std::nullopt;
-  }
-  return s;
+  return with_projection(s);
 }
 
-std::string CameraOptions::check() const {
+std::optional<std::array<double, 4>> CameraOptions::check(const char* command,
+                                                         const std::string* rect,
+                                                         int& status) const {
   std::string error;
   spec_without_scene(error);
-  return error;
+  std::optional<std::array<double, 4>> r;
+  if (error.empty() && rect) r = parse_rect(*rect, error);
+  if (!error.empty()) status = fail(kExitUsage, std::string(command) + ": " + error);
+  return r;
 }
 
 std::optional<CameraOptions::View> CameraOptions::load_view(const char* command,
@@ -263,24 +281,6 @@ std::optional<Camera> CameraOptions::make_or_explain(const Scene& scene, int& st
     return std::nullopt;
   }
   return Camera(*s);
-}
-
-std::optional<std::array<double, 4>> parse_rect(const std::string& text,
-                                                std::string& error) {
-  std::string why;
-  const auto v = tools::parse_numbers(text, 4, "X0,Y0,X1,Y1", why);
-  if (!v) {
-    error = "--rect " + in_quotes(text) + ": " + why;
-    return std::nullopt;
-  }
-  std::array<double, 4> r{(*v)[0], (*v)[1], (*v)[2], (*v)[3]};
-  for (double c : r) {
-    if (!std::isfinite(c)) {
-      error = "--rect " + in_quotes(text) + ": not finite";
-      return std::nullopt;
-    }
-  }
-  return r;
 }
 
 }  // namespace raypick::cli

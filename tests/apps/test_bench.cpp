@@ -179,7 +179,7 @@ TEST_CASE("raypick bench --json writes rows with the documented keys") {
   CHECK(rows[3]["array_bytes"] == 0);
 }
 
-TEST_CASE("apps/bench_table.py writes the README's table from bench --json rows") {
+TEST_CASE("apps/bench/bench_table.py writes the README's table from bench --json rows") {
   const fs::path dir = temp_dir();
   const fs::path json = dir / "bench_table.json";
   const fs::path readme = dir / "README.md";
@@ -192,7 +192,7 @@ TEST_CASE("apps/bench_table.py writes the README's table from bench --json rows"
     std::ofstream out(readme);
     out << "# before\n<!-- bench_table begin -->\nstale\n<!-- bench_table end -->\nafter\n";
   }
-  const std::string script = std::string(RAYPICK_SOURCE_DIR) + "/apps/bench_table.py";
+  const std::string script = std::string(RAYPICK_SOURCE_DIR) + "/apps/bench/bench_table.py";
   const std::string cmd = "python3 '" + script + "' '" + json.string() +
                           "' --commit abc1234 --readme '" + readme.string() + "'";
   REQUIRE(std::system(cmd.c_str()) == 0);
@@ -466,7 +466,7 @@ TEST_CASE("parse_resolution reads WxH") {
   CHECK(!tools::parse_resolution("3x5 "));
 }
 
-TEST_CASE("docs/performance.md's bench table is what apps/bench_table.py makes of docs/bench.json") {
+TEST_CASE("docs/performance.md's bench table is what apps/bench/bench_table.py makes of docs/bench.json") {
   // The table names its commit and command; regenerating it from the kept
   // JSON with those must give the page's text exactly, so the table cannot
   // drift from the run it claims to show.
@@ -487,7 +487,7 @@ TEST_CASE("docs/performance.md's bench table is what apps/bench_table.py makes o
   const std::string command = between("One run of `", "`");
   const std::string commit = between("at commit `", "`");
   const fs::path out = temp_dir() / "regenerated.md";
-  const std::string cmd = "python3 '" + src + "/apps/bench_table.py' '" + src +
+  const std::string cmd = "python3 '" + src + "/apps/bench/bench_table.py' '" + src +
                           "/docs/bench.json' --commit '" + commit + "' --command '" + command +
                           "' > '" + out.string() + "'";
   REQUIRE(std::system(cmd.c_str()) == 0);
