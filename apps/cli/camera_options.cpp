@@ -76,12 +76,9 @@ std::optional<std::array<double, 4>> parse_rect(const std::string& text,
 }  // namespace
 
 void CameraOptions::add_to(CLI::App& cmd) {
-  eye_opt_ = cmd.add_option("--eye", eye_, "Camera position X,Y,Z")
-                 ->check(not_an_option());
-  target_opt_ = cmd.add_option("--target", target_, "Point the camera looks at, X,Y,Z")
-                 ->check(not_an_option());
-  up_opt_ = cmd.add_option("--up", up_, "Up direction X,Y,Z (default 0,1,0)")
-                 ->check(not_an_option());
+  eye_opt_ = add_text_option(cmd, "--eye", eye_, "Camera position X,Y,Z");
+  target_opt_ = add_text_option(cmd, "--target", target_, "Point the camera looks at, X,Y,Z");
+  up_opt_ = add_text_option(cmd, "--up", up_, "Up direction X,Y,Z (default 0,1,0)");
   fov_opt_ = cmd.add_option("--fov", fov_,
                             "Perspective: vertical field of view in degrees, in (0, 180) "
                             "(default 60)")
@@ -89,18 +86,16 @@ void CameraOptions::add_to(CLI::App& cmd) {
   ortho_opt_ = cmd.add_option("--ortho", ortho_,
                               "Orthographic instead: the view height in world units")
                    ->transform(a_number());
-  size_opt_ = cmd.add_option("--size", size_, "Image size WxH in pixels (sides 1..16384)")
-                 ->check(not_an_option());
+  size_opt_ = add_text_option(cmd, "--size", size_, "Image size WxH in pixels (sides 1..16384)");
   view_opt_ = cmd.add_option("--view", view_,
                              "Without --eye/--target/--camera: frame the whole scene, seen "
                              "from iso (front, right and above; the default), front, back, "
                              "left, right, top or bottom")
                   ->check(CLI::IsMember({"iso", "front", "back", "left", "right", "top",
                                          "bottom"}));
-  camera_opt_ = cmd.add_option("--camera", camera_,
-                               "A camera of a glTF scene, by node name, camera name or "
-                               "index (instead of --eye/--target/--up/--fov/--ortho)")
-                    ->check(not_an_option());
+  camera_opt_ = add_text_option(cmd, "--camera", camera_,
+                                "A camera of a glTF scene, by node name, camera name or "
+                                "index (instead of --eye/--target/--up/--fov/--ortho)");
   fov_opt_->excludes(ortho_opt_);
   for (CLI::Option* o : {eye_opt_, target_opt_, up_opt_, fov_opt_, ortho_opt_, view_opt_}) {
     camera_opt_->excludes(o);

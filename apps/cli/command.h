@@ -21,9 +21,9 @@ class Command {
   // The subcommand's name ("pick"), for messages.
   const std::string& name() const { return cmd_->get_name(); }
 
-  // The scene file the command reads, named by an out-of-memory message;
-  // "" when there is none.
-  virtual const std::string& scene() const = 0;
+  // The scene file the command reads (its SCENE), named by an
+  // out-of-memory message; "" when there is none.
+  const std::string& scene() const { return scene_; }
 
   // Runs the command once the command line is parsed. The exit status: 0,
   // kExitBadInput (1) or kExitUsage (2); every failure already reported by
@@ -34,6 +34,7 @@ class Command {
   // `cmd`: the subcommand that the constructor added.
   explicit Command(CLI::App* cmd) : cmd_(cmd) {}
   CLI::App* const cmd_;
+  std::string scene_;  // bound to SCENE by the command's options
 };
 
 // The commands, each adding its subcommand to `app` (pick.cpp, validate.cpp,

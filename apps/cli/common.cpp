@@ -223,6 +223,11 @@ PickerConfig picker_config(PickMode mode) {
   return config;
 }
 
+CLI::Option* add_text_option(CLI::App& command, const std::string& name, std::string& value,
+                             const std::string& help) {
+  return command.add_option(name, value, help)->check(not_an_option());
+}
+
 void add_scene_argument(CLI::App& command, std::string& scene) {
   command.add_option("SCENE", scene, "Scene file (.obj, .gltf, .glb, .json)")->required();
 }

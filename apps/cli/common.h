@@ -61,6 +61,11 @@ CLI::Validator a_number();
 // left out ("--camera: needs a value, got the option '--size'").
 CLI::Validator not_an_option();
 
+// Adds an option that takes a text value (a file name, "X,Y,Z", ...),
+// checked with not_an_option().
+CLI::Option* add_text_option(CLI::App& command, const std::string& name, std::string& value,
+                             const std::string& help);
+
 // Adds the options of every command that loads a scene file, bound to
 // `options`:
 //   --root DIR          referenced files (glTF buffers, a JSON scene's mesh

@@ -24,11 +24,9 @@ class InfoCommand final : public Command {
     add_scene_argument(*cmd_, scene_);
     add_load_options(*cmd_, load_);
   }
-  const std::string& scene() const override { return scene_; }
   int run() const override;
 
  private:
-  std::string scene_;
   LoadOptions load_;
 };
 

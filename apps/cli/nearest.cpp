@@ -19,7 +19,6 @@ namespace raypick::cli {
 namespace {
 
 struct NearestArgs {
-  std::string scene;
   std::optional<std::string> point;
   std::optional<std::string> points;
   PickMode mode = PickMode::kObb;
@@ -60,7 +59,6 @@ std::string answer(std::size_t i, const PointHit& h, int inside, PickMode mode,
 class NearestCommand final : public Command {
  public:
   explicit NearestCommand(CLI::App& app);
-  const std::string& scene() const override { return a_.scene; }
   int run() const override;
 
  private:
@@ -72,7 +70,7 @@ NearestCommand::NearestCommand(CLI::App& app)
                                  "Print the object nearest to each point, the nearest point on "
                                  "it and its distance")) {
   NearestArgs& a = a_;
-  add_scene_argument(*cmd_, a.scene);
+  add_scene_argument(*cmd_, scene_);
   CLI::Option_group* source =
       cmd_->add_option_group("points", "Where the points come from: one point or a file");
   source->add_option("--point", a.point, "One point: x,y,z");
@@ -128,7 +126,7 @@ int NearestCommand::run() const {
     points = std::move(list.points);
   }
   int status = 0;
-  std::optional<Loaded> loaded = load_or_report(a.scene, a.load, status);
+  std::optional<Loaded> loaded = load_or_report(scene_, a.load, status);
   if (!loaded) return status;
   const Picker picker(loaded->scene, picker_config(a.mode));
   const std::vector<std::string> names = object_names(loaded->scene);

@@ -30,7 +30,6 @@ namespace {
 
 // What `pick` parsed: a pixel pick uses it too.
 struct PickArgs {
-  std::string scene;
   std::optional<std::string> ray;  // set when --ray is given, even empty
   std::optional<std::string> rays;
   PickMode mode = PickMode::kObb;
@@ -62,7 +61,7 @@ class PixelPick {
   // True when the command line asks for a pixel pick (--pixel, --pixels,
   // --radius, --snap or a camera option given).
   bool chosen() const;
-  int run(const PickArgs& pick) const;
+  int run(const std::string& scene, const PickArgs& pick) const;
 
  private:
   CameraOptions camera_;
@@ -365,13 +364,11 @@ std::string pick_answer(std::size_t i, const RayD& ray, std::span<const Hit> hit
 
 PixelPick::PixelPick(CLI::App& cmd, CLI::Option_group& ray_source) {
   camera_.add_to(cmd);
-  pixel_opt_ = ray_source.add_option("--pixel", pixel_,
-                              "An image-plane point X,Y in pixels ((0,0) the top-left "
-                              "corner; pixel (i,j)'s centre is i+0.5,j+0.5); needs a camera")
-                   ->check(not_an_option());
-  pixels_opt_ = ray_source.add_option("--pixels", pixels_,
-                               "Points file, one 'X Y' or 'X,Y' per line; '-' reads stdin")
-                    ->check(not_an_option());
+  pixel_opt_ = add_text_option(ray_source, "--pixel", pixel_,
+                               "An image-plane point X,Y in pixels ((0,0) the top-left "
+                               "corner; pixel (i,j)'s centre is i+0.5,j+0.5); needs a camera");
+  pixels_opt_ = add_text_option(ray_source, "--pixels", pixels_,
+                                "Points file, one 'X Y' or 'X,Y' per line; '-' reads stdin");
   radius_opt_ = cmd.add_option("--radius", radius_,
                                "Pick the object nearest in depth among those hit within R "
                                "pixels of the point (0..256); with --snap, also how far "
@@ -388,7 +385,7 @@ bool PixelPick::chosen() const {
          radius_opt_->count() > 0 || snap_opt_->count() > 0 || camera_.any_given();
 }
 
-int PixelPick::run(const PickArgs& a) const {
+int PixelPick::run(const std::string& scene_file, const PickArgs& a) const {
   const bool one = pixel_opt_->count() > 0;
   const bool snap = snap_opt_->count() > 0;
   if (snap && !one && pixels_opt_->count() == 0) {
@@ -435,7 +432,7 @@ int PixelPick::run(const PickArgs& a) const {
   if (!points.ok()) return fail(kExitBadInput, points.error);
 
   const std::optional<CameraOptions::View> view =
-      camera_.load_view("pick", a.scene, a.load, status);
+      camera_.load_view("pick", scene_file, a.load, status);
   if (!view) return status;
   const Scene& scene = view->loaded.scene;
   const Camera& cam = view->camera;
@@ -508,7 +505,6 @@ int PixelPick::run(const PickArgs& a) const {
 class PickCommand final : public Command {
  public:
   explicit PickCommand(CLI::App& app);
-  const std::string& scene() const override { return a_.scene; }
   int run() const override;
 
  private:
@@ -522,7 +518,7 @@ PickCommand::PickCommand(CLI::App& app)
     : Command(app.add_subcommand("pick",
                                  "Cast rays into a scene and print the nearest object hit")) {
   PickArgs& pick = a_;
-  add_scene_argument(*cmd_, pick.scene);
+  add_scene_argument(*cmd_, scene_);
   // Exactly one source of rays: CLI11 refuses none or two ("Exactly 1
   // option from [--ray,--rays,--pixel,--pixels]", exit 2).
   CLI::Option_group* ray_source = cmd_->add_option_group(
@@ -558,7 +554,7 @@ PickCommand::PickCommand(CLI::App& app)
 }
 
 int PickCommand::run() const {
-  return pixel_->chosen() ? pixel_->run(a_) : run_rays();
+  return pixel_->chosen() ? pixel_->run(scene_, a_) : run_rays();
 }
 
 int PickCommand::run_rays() const {
@@ -596,7 +592,7 @@ int PickCommand::run_rays() const {
   if (!rays.ok()) return fail(kExitBadInput, rays.error);
   for (RayD& ray : rays.rays) ray.tmax = a.max_t;
 
-  std::optional<Loaded> loaded = load_or_report(a.scene, a.load, status);
+  std::optional<Loaded> loaded = load_or_report(scene_, a.load, status);
   if (!loaded) return status;
   const Picker picker(loaded->scene, picker_config(mode));
   const std::vector<std::string> names = object_names(loaded->scene);

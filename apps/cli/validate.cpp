@@ -39,7 +39,6 @@ using tools::Verdict;
 
 // What `validate` parsed.
 struct ValidateArgs {
-  std::string scene;
   std::size_t boxes = 0;
   std::size_t rays = 100000;
   std::size_t points = 0;  // --points: closest points instead of rays
@@ -50,41 +49,41 @@ struct ValidateArgs {
   std::vector<double> offset;  // X, Y, Z, or empty
 };
 
-// The scene validate checks: SCENE loaded with a.load, or the generated
-// boxes-N of a.seed (in a.mode's flavour), with `label` naming it for
-// stdout; nullopt when the load failed (reported, `status` set).
-std::optional<Loaded> validation_scene(const ValidateArgs& a, std::string& label,
-                                       int& status) {
-  if (a.boxes == 0) {
-    std::optional<Loaded> loaded = load_or_report(a.scene, a.load, status);
-    if (loaded) label = printable(a.scene);
-    return loaded;
-  }
-  const auto start = Clock::now();
-  const tools::BoxesOptions opt = tools::mixed_options();
-  Loaded generated;
-  generated.scene = a.mode == PickMode::kMesh
-                        ? tools::make_mesh_scene(a.boxes, a.seed, opt)
-                        : tools::make_boxes_scene(a.boxes, a.seed, opt);
-  generated.load_ms = ms_since(start);
-  label = "generated boxes-" + std::to_string(a.boxes) + " (seed " +
-          std::to_string(a.seed) + ")";
-  return generated;
-}
+// The scene validate checks and the label that names it on stdout.
+struct Subject {
+  Loaded loaded;
+  std::string label;
+};
 
-// validation_scene, then every object moved by --offset (when given), which
-// `label` says. (validate --image leaves --offset aside.)
-std::optional<Loaded> shifted_validation_scene(const ValidateArgs& a, std::string& label,
-                                               int& status) {
-  std::optional<Loaded> loaded = validation_scene(a, label, status);
-  if (loaded && !a.offset.empty()) {
-    const glm::dvec3 offset{a.offset[0], a.offset[1], a.offset[2]};
-    tools::shift_scene(loaded->scene, offset);
-    label += " shifted by (" + tools::format_float(float(offset.x)) + ", " +
-             tools::format_float(float(offset.y)) + ", " +
-             tools::format_float(float(offset.z)) + ")";
+// The scene validate checks: SCENE loaded with a.load, or the generated
+// boxes-N of a.seed (in a.mode's flavour); with `shifted`, every object
+// then moved by --offset (when given), which the label says (validate
+// --image leaves --offset aside). nullopt when the load failed (reported,
+// `status` set).
+std::optional<Subject> validation_scene(const ValidateArgs& a, const std::string& scene,
+                                        bool shifted, int& status) {
+  Subject s;
+  if (a.boxes == 0) {
+    std::optional<Loaded> loaded = load_or_report(scene, a.load, status);
+    if (!loaded) return std::nullopt;
+    s = {std::move(*loaded), printable(scene)};
+  } else {
+    const auto start = Clock::now();
+    const tools::BoxesOptions opt = tools::mixed_options();
+    s.loaded.scene = a.mode == PickMode::kMesh ? tools::make_mesh_scene(a.boxes, a.seed, opt)
+                                               : tools::make_boxes_scene(a.boxes, a.seed, opt);
+    s.loaded.load_ms = ms_since(start);
+    s.label = "generated boxes-" + std::to_string(a.boxes) + " (seed " + std::to_string(a.seed) +
+              ")";
   }
-  return loaded;
+  if (shifted && !a.offset.empty()) {
+    const glm::dvec3 offset{a.offset[0], a.offset[1], a.offset[2]};
+    tools::shift_scene(s.loaded.scene, offset);
+    s.label += " shifted by (" + tools::format_float(float(offset.x)) + ", " +
+               tools::format_float(float(offset.y)) + ", " +
+               tools::format_float(float(offset.z)) + ")";
+  }
+  return s;
 }
 
 // The Embree reference of `scene`; on an Embree error, prints it and sets
@@ -116,20 +115,14 @@ Rgb verdict_colour(Verdict v) {
   return {255, 255, 255};
 }
 
-int run_rays(const ValidateArgs& a) {
+// The random rays: `dump`, open when --dump was given, gets the
+// disagreeing rays.
+int run_rays(const ValidateArgs& a, const Subject& subject, tools::OutputFile& dump) {
   const PickMode mode = a.mode;
-  // The dump file is opened before any work, so a bad path fails at once.
-  tools::OutputFile dump;
-  if (!a.dump.empty()) {
-    const std::string error = dump.open(a.dump, "dump");
-    if (!error.empty()) return fail(kExitBadInput, error);
-  }
-  std::string label;
-  int status = 0;
-  std::optional<Loaded> generated_or_loaded = shifted_validation_scene(a, label, status);
-  if (!generated_or_loaded) return status;
-  Loaded& loaded = *generated_or_loaded;
+  const Loaded& loaded = subject.loaded;
+  const std::string& label = subject.label;
   const Scene& scene = loaded.scene;
+  int status = 0;
 
   auto start = Clock::now();
   const Picker picker(scene);
@@ -231,14 +224,10 @@ std::string describe(const PointHit& h) {
   return s + d;
 }
 
-int run_points(const ValidateArgs& a) {
+// The closest points (--points N).
+int run_points(const ValidateArgs& a, const Subject& subject) {
   const PickMode mode = a.mode;
-  std::string label;
-  int status = 0;
-  std::optional<Loaded> generated_or_loaded = shifted_validation_scene(a, label, status);
-  if (!generated_or_loaded) return status;
-  Loaded& loaded = *generated_or_loaded;
-  const Scene& scene = loaded.scene;
+  const Scene& scene = subject.loaded.scene;
   auto start = Clock::now();
   const Picker picker(scene, picker_config(mode));
   const double build_ms = ms_since(start);
@@ -277,7 +266,7 @@ int run_points(const ValidateArgs& a) {
     }
   }
   const double check_ms = ms_since(start);
-  std::printf("scene:          %s\n", label.c_str());
+  std::printf("scene:          %s\n", subject.label.c_str());
   std::printf("objects:        %zu (%zu triangles)\n", scene.objects.size(),
               scene.triangle_count());
   std::printf("mode:           %s\n", mode_name(mode));
@@ -291,7 +280,7 @@ int run_points(const ValidateArgs& a) {
   std::printf("real mismatches: %zu\n", mismatches);
   std::printf("time:           load %.1f ms, raypick build %.1f ms, embree build %.1f ms, "
               "raypick queries %.1f ms, checks %.1f ms\n",
-              loaded.load_ms, build_ms, embree_ms, raypick_ms, check_ms);
+              subject.loaded.load_ms, build_ms, embree_ms, raypick_ms, check_ms);
   for (const std::string& line : lines) std::fputs(line.c_str(), stdout);
   return finish_output(mismatches == 0 ? 0 : kExitBadInput);
 }
@@ -299,7 +288,6 @@ int run_points(const ValidateArgs& a) {
 class ValidateCommand final : public Command {
  public:
   explicit ValidateCommand(CLI::App& app);
-  const std::string& scene() const override { return a_.scene; }
   int run() const override;
 
  private:
@@ -324,7 +312,7 @@ ValidateCommand::ValidateCommand(CLI::App& app)
   // [SCENE,--boxes]", exit 2).
   CLI::Option_group* val_scene = cmd_->add_option_group(
       "scene", "What is validated: a scene file or a generated one");
-  val_scene->add_option("SCENE", val.scene, "Scene file (.obj, .gltf, .glb, .json)");
+  val_scene->add_option("SCENE", scene_, "Scene file (.obj, .gltf, .glb, .json)");
   val_scene->add_option("--boxes", val.boxes,
                         "Validate a generated scene of N boxes instead (with "
                         "mirrored, sheared, flat and coincident ones)")
@@ -354,11 +342,10 @@ ValidateCommand::ValidateCommand(CLI::App& app)
       ->check(CLI::Range(-1e30, 1e30));
 
   camera_.add_to(*cmd_);
-  image_opt_ = cmd_->add_option(
-      "--image", image_,
+  image_opt_ = add_text_option(
+      *cmd_, "--image", image_,
       "Check the camera's view (one ray per pixel centre) instead of random rays and "
-      "write it to FILE.png, each disagreeing pixel in its verdict's colour")
-                   ->check(not_an_option());
+      "write it to FILE.png, each disagreeing pixel in its verdict's colour");
 }
 
 int ValidateCommand::run() const {
@@ -378,9 +365,18 @@ int ValidateCommand::run() const {
                                                   : "--dump") +
                       " (it checks closest points, not rays)");
     }
-    return run_points(a_);
   }
-  return image ? run_image() : run_rays(a_);
+  if (image) return run_image();
+  // The dump file is opened before any work, so a bad path fails at once.
+  tools::OutputFile dump;
+  if (!a_.dump.empty()) {
+    const std::string error = dump.open(a_.dump, "dump");
+    if (!error.empty()) return fail(kExitBadInput, error);
+  }
+  int status = 0;
+  const std::optional<Subject> subject = validation_scene(a_, scene_, true, status);
+  if (!subject) return status;
+  return points_opt_->count() > 0 ? run_points(a_, *subject) : run_rays(a_, *subject, dump);
 }
 
 int ValidateCommand::run_image() const {
@@ -395,10 +391,10 @@ int ValidateCommand::run_image() const {
   tools::OutputFile png;
   if (std::string e = png.open(image_, "PNG"); !e.empty()) return fail(kExitBadInput, e);
   const PickMode mode = a.mode;
-  std::string label;
-  std::optional<Loaded> loaded = validation_scene(a, label, status);
-  if (!loaded) return status;
-  const Scene& scene = loaded->scene;
+  const std::optional<Subject> subject = validation_scene(a, scene_, false, status);
+  if (!subject) return status;
+  const std::string& label = subject->label;
+  const Scene& scene = subject->loaded.scene;
   const std::optional<Camera> cam = camera_.make("validate", scene, status);
   if (!cam) return status;
 

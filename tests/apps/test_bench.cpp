@@ -251,34 +251,43 @@ TEST_CASE("raypick bench refuses a bad --camera and an unreadable scene") {
 
 TEST_CASE("camera rays: W*H rays from the eye, outside the scene, into its box") {
   const Aabb box{{-3, 0, 10}, {5, 2, 14}};
-  const tools::Camera cam = tools::make_camera(box);
-  CHECK(!box.contains(cam.eye));
+  const CameraSpec cam = tools::make_camera(box);
+  const glm::vec3 eye(cam.eye);
   const glm::vec3 centre = box.center();
+  CHECK(!box.contains(eye));
+  CHECK(glm::vec3(cam.target) == centre);
   // The eye is outside the bounding sphere: the whole scene is in front.
-  CHECK(glm::length(cam.eye - centre) > 0.5f * glm::length(box.max - box.min));
-  CHECK(test::near(cam.forward, glm::normalize(centre - cam.eye), 1e-5f));
+  CHECK(glm::length(eye - centre) > 0.5f * glm::length(box.max - box.min));
+  // The frame is core's Camera's.
+  CameraSpec sized = cam;
+  sized.width = 1;
+  sized.height = 1000;
+  const Camera core_camera(sized);
+  const glm::vec3 forward(core_camera.forward());
+  CHECK(test::near(forward, glm::normalize(centre - eye), 1e-5f));
   for (const auto& [w, h] : {std::pair{17, 9}, std::pair{1, 1}, std::pair{64, 48}}) {
     CAPTURE(w);
     CAPTURE(h);
     const std::vector<Ray> rays = tools::make_camera_rays(cam, w, h);
     REQUIRE(rays.size() == static_cast<std::size_t>(w * h));
     for (const Ray& ray : rays) {
-      CHECK(ray.org == cam.eye);
+      CHECK(ray.org == eye);
       CHECK(is_valid(ray));
       // Every ray points into the half space towards the scene's centre,
       // within the 60 degree field of view (and its corners).
       const glm::vec3 d = glm::normalize(ray.dir);
-      CHECK(glm::dot(d, cam.forward) > std::cos(glm::radians(60.0f)));
+      CHECK(glm::dot(d, forward) > std::cos(glm::radians(60.0f)));
     }
     if (w % 2 == 1 && h % 2 == 1) {  // the middle pixel looks at the centre
       const Ray& mid = rays[static_cast<std::size_t>((h / 2) * w + w / 2)];
-      CHECK(test::near(glm::normalize(mid.dir), cam.forward, 1e-6f));
+      CHECK(test::near(glm::normalize(mid.dir), forward, 1e-6f));
     }
   }
   // The top row's middle looks up by half the vertical field of view,
   // less half a pixel.
   const std::vector<Ray> rays = tools::make_camera_rays(cam, 1, 1000);
-  const float up_angle = std::asin(glm::dot(glm::normalize(rays[0].dir), cam.up));
+  const float up_angle =
+      std::asin(glm::dot(glm::normalize(rays[0].dir), glm::vec3(core_camera.up())));
   CHECK(test::near(glm::degrees(up_angle), 30.0f, 0.1f));
 }
 
