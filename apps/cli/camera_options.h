@@ -3,6 +3,7 @@
 // See the contract's "Cameras and screen space".
 #pragma once
 
+#include "command.h"
 #include "common.h"
 
 #include "raypick/core/camera.h"
@@ -63,6 +64,17 @@ class CameraOptions {
   CLI::Option* size_opt_ = nullptr;
   CLI::Option* camera_opt_ = nullptr;
   CLI::Option* view_opt_ = nullptr;
+};
+
+// A command that shows the scene through a camera (select, render): SCENE
+// and the camera options come first on its command line.
+class ScreenCommand : public Command {
+ protected:
+  explicit ScreenCommand(CLI::App* cmd) : Command(cmd) {
+    add_scene_argument(*cmd_, scene_);
+    camera_.add_to(*cmd_);
+  }
+  CameraOptions camera_;
 };
 
 }  // namespace raypick::cli

@@ -499,7 +499,6 @@ int PixelPick::run(const std::string& scene_file, const PickArgs& a) const {
   return finish_output(0);
 }
 
-
 // `raypick pick SCENE --ray ... | --rays FILE|-` by ray, or by pixel
 // (PixelPick).
 class PickCommand final : public Command {

@@ -1,7 +1,6 @@
 // `raypick render SCENE <camera> --out FILE.png [--mode obb|mesh]
 //  [--color shade|id|ids|depth|normal] [--highlight ID,...] [--rect X0,Y0,X1,Y1]`.
 #include "camera_options.h"
-#include "command.h"
 #include "common.h"
 
 #include "image.h"
@@ -23,15 +22,12 @@
 namespace raypick::cli {
 namespace {
 
-class RenderCommand final : public Command {
+class RenderCommand final : public ScreenCommand {
  public:
   explicit RenderCommand(CLI::App& app);
-  const std::string& scene() const override { return scene_; }
   int run() const override;
 
  private:
-  std::string scene_;
-  CameraOptions camera_;
   std::string out_;
   PickMode mode_ = PickMode::kObb;
   std::string color_ = "shade";
@@ -41,12 +37,10 @@ class RenderCommand final : public Command {
 };
 
 RenderCommand::RenderCommand(CLI::App& app)
-    : Command(app.add_subcommand("render",
-                                 "Render the view to a PNG: one ray per pixel centre, coloured "
-                                 "by object, id, depth or normal")) {
-  add_scene_argument(*cmd_, scene_);
-  camera_.add_to(*cmd_);
-  cmd_->add_option("--out", out_, "The PNG file to write")->required()->check(not_an_option());
+    : ScreenCommand(app.add_subcommand("render",
+                                       "Render the view to a PNG: one ray per pixel centre, "
+                                       "coloured by object, id, depth or normal")) {
+  add_text_option(*cmd_, "--out", out_, "The PNG file to write")->required();
   add_enum_option(*cmd_, "--mode", mode_, mode_names(),
                   "obb (default) or mesh: what a ray hits, as in pick");
   cmd_->add_option("--color", color_,
@@ -58,8 +52,7 @@ RenderCommand::RenderCommand(CLI::App& app)
                    "Tint and outline these objects (ids, comma-separated; e.g. select's output)")
       ->delimiter(',')
       ->transform(whole_number(0, 0xFFFFFFFFu));
-  cmd_->add_option("--rect", rect_, "Draw this marquee X0,Y0,X1,Y1 (image-plane pixels)")
-      ->check(not_an_option());
+  add_text_option(*cmd_, "--rect", rect_, "Draw this marquee X0,Y0,X1,Y1 (image-plane pixels)");
   add_load_options(*cmd_, load_);
 }
 
@@ -117,8 +110,6 @@ int RenderCommand::run() const {
 
 }  // namespace
 
-std::unique_ptr<Command> add_render(CLI::App& app) {
-  return std::make_unique<RenderCommand>(app);
-}
+std::unique_ptr<Command> add_render(CLI::App& app) { return std::make_unique<RenderCommand>(app); }
 
 }  // namespace raypick::cli

@@ -1,7 +1,6 @@
 // `raypick select SCENE <camera> --rect X0,Y0,X1,Y1 [--rule touch|contain]
 //  [--mode obb|mesh] [--visible] [--mask M] [--format text|jsonl]`.
 #include "camera_options.h"
-#include "command.h"
 #include "common.h"
 
 #include "ray_io.h"
@@ -20,15 +19,12 @@
 namespace raypick::cli {
 namespace {
 
-class SelectCommand final : public Command {
+class SelectCommand final : public ScreenCommand {
  public:
   explicit SelectCommand(CLI::App& app);
-  const std::string& scene() const override { return scene_; }
   int run() const override;
 
  private:
-  std::string scene_;
-  CameraOptions camera_;
   std::string rect_;
   std::string rule_ = "touch";
   PickMode mode_ = PickMode::kObb;
@@ -39,16 +35,14 @@ class SelectCommand final : public Command {
 };
 
 SelectCommand::SelectCommand(CLI::App& app)
-    : Command(app.add_subcommand("select",
-                                 "Marquee selection: the objects in the region a rectangle of "
-                                 "the view covers, one line per object by id")) {
-  add_scene_argument(*cmd_, scene_);
-  camera_.add_to(*cmd_);
-  cmd_->add_option("--rect", rect_,
-                   "The rectangle X0,Y0,X1,Y1 in image-plane pixels, corners in either "
-                   "order, boundary included")
-      ->required()
-      ->check(not_an_option());
+    : ScreenCommand(app.add_subcommand("select",
+                                       "Marquee selection: the objects in the region a "
+                                       "rectangle of the view covers, one line per object by "
+                                       "id")) {
+  add_text_option(*cmd_, "--rect", rect_,
+                  "The rectangle X0,Y0,X1,Y1 in image-plane pixels, corners in either "
+                  "order, boundary included")
+      ->required();
   cmd_->add_option("--rule", rule_,
                    "touch (default): the object meets the region; contain: it lies in it")
       ->check(CLI::IsMember({"touch", "contain"}));
@@ -96,8 +90,6 @@ int SelectCommand::run() const {
 
 }  // namespace
 
-std::unique_ptr<Command> add_select(CLI::App& app) {
-  return std::make_unique<SelectCommand>(app);
-}
+std::unique_ptr<Command> add_select(CLI::App& app) { return std::make_unique<SelectCommand>(app); }
 
 }  // namespace raypick::cli
