@@ -27,7 +27,7 @@ PACKAGES=(
   cmake g++ make pkg-config
   libglm-dev doctest-dev libtinyobjloader-dev
   libembree-dev libtbb-dev libcli11-dev nlohmann-json3-dev libstb-dev
-  python3             # apps/bench_table.py (the README's bench table; tested)
+  python3             # apps/bench/bench_table.py (the README's bench table; tested)
   # The Python module (apps/python) and its tests, for Debian's /usr/bin/python3
   python3-dev pybind11-dev python3-numpy python3-pytest
   python3-dask python3-distributed   # apps/examples/dask_rays.py and its test

@@ -1,7 +1,7 @@
 // The camera options shared by the screen commands, and their helpers.
-#include "screen.h"
+#include "camera_options.h"
 
-#include "../tools/ray_io.h"
+#include "ray_io.h"
 
 #include "raypick/core/text.h"
 
@@ -54,15 +54,31 @@ bool parse_size(const std::string& text, int& w, int& h) {
   return side(t.substr(0, x), w) && side(t.substr(x + 1), h);
 }
 
+// Parses "X0,Y0,X1,Y1" (finite numbers); nullopt with `error` set.
+std::optional<std::array<double, 4>> parse_rect(const std::string& text,
+                                                std::string& error) {
+  std::string why;
+  const auto v = tools::parse_numbers(text, 4, "X0,Y0,X1,Y1", why);
+  if (!v) {
+    error = "--rect " + in_quotes(text) + ": " + why;
+    return std::nullopt;
+  }
+  std::array<double, 4> r{(*v)[0], (*v)[1], (*v)[2], (*v)[3]};
+  for (double c : r) {
+    if (!std::isfinite(c)) {
+      error = "--rect " + in_quotes(text) + ": not finite";
+      return std::nullopt;
+    }
+  }
+  return r;
+}
+
 }  // namespace
 
 void CameraOptions::add_to(CLI::App& cmd) {
-  eye_opt_ = cmd.add_option("--eye", eye_, "Camera position X,Y,Z")
-                 ->check(not_an_option());
-  target_opt_ = cmd.add_option("--target", target_, "Point the camera looks at, X,Y,Z")
-                 ->check(not_an_option());
-  up_opt_ = cmd.add_option("--up", up_, "Up direction X,Y,Z (default 0,1,0)")
-                 ->check(not_an_option());
+  eye_opt_ = add_text_option(cmd, "--eye", eye_, "Camera position X,Y,Z");
+  target_opt_ = add_text_option(cmd, "--target", target_, "Point the camera looks at, X,Y,Z");
+  up_opt_ = add_text_option(cmd, "--up", up_, "Up direction X,Y,Z (default 0,1,0)");
   fov_opt_ = cmd.add_option("--fov", fov_,
                             "Perspective: vertical field of view in degrees, in (0, 180) "
                             "(default 60)")
@@ -70,18 +86,16 @@ void CameraOptions::add_to(CLI::App& cmd) {
   ortho_opt_ = cmd.add_option("--ortho", ortho_,
                               "Orthographic instead: the view height in world units")
                    ->transform(a_number());
-  size_opt_ = cmd.add_option("--size", size_, "Image size WxH in pixels (sides 1..16384)")
-                 ->check(not_an_option());
+  size_opt_ = add_text_option(cmd, "--size", size_, "Image size WxH in pixels (sides 1..16384)");
   view_opt_ = cmd.add_option("--view", view_,
                              "Without --eye/--target/--camera: frame the whole scene, seen "
                              "from iso (front, right and above; the default), front, back, "
                              "left, right, top or bottom")
                   ->check(CLI::IsMember({"iso", "front", "back", "left", "right", "top",
                                          "bottom"}));
-  camera_opt_ = cmd.add_option("--camera", camera_,
-                               "A camera of a glTF scene, by node name, camera name or "
-                               "index (instead of --eye/--target/--up/--fov/--ortho)")
-                    ->check(not_an_option());
+  camera_opt_ = add_text_option(cmd, "--camera", camera_,
+                                "A camera of a glTF scene, by node name, camera name or "
+                                "index (instead of --eye/--target/--up/--fov/--ortho)");
   fov_opt_->excludes(ortho_opt_);
   for (CLI::Option* o : {eye_opt_, target_opt_, up_opt_, fov_opt_, ortho_opt_, view_opt_}) {
     camera_opt_->excludes(o);
@@ -100,6 +114,20 @@ bool CameraOptions::any_given() const {
 }
 
 std::optional<CameraSpec> CameraOptions::spec_without_scene(std::string& error) const {
+  // `s` with --ortho or --fov, checked.
+  const auto with_projection = [&](CameraSpec s) -> std::optional<CameraSpec> {
+    if (ortho_opt_->count() > 0) {
+      s.projection = Projection::kOrthographic;
+      s.ortho_height = ortho_;
+    } else {
+      s.fov_deg = fov_;
+    }
+    if (std::string e = check_camera(s); !e.empty()) {
+      error = e;
+      return std::nullopt;
+    }
+    return s;
+  };
   if (size_opt_->count() == 0) {
     error = "a camera needs --size WxH";
     return std::nullopt;
@@ -128,17 +156,7 @@ std::optional<CameraSpec> CameraOptions::spec_without_scene(std::string& error) 
     // with a stand-in eye and target.
     s.eye = {0, 0, 1};
     s.target = {0, 0, 0};
-    if (ortho_opt_->count() > 0) {
-      s.projection = Projection::kOrthographic;
-      s.ortho_height = ortho_;
-    } else {
-      s.fov_deg = fov_;
-    }
-    if (std::string e = check_camera(s); !e.empty()) {
-      error = e;
-      return std::nullopt;
-    }
-    return s;
+    return with_projection(s);
   }
   if (eye_opt_->count() == 0 || target_opt_->count() == 0) {
     error = std::string(eye_opt_->count() == 0 ? "--target" : "--eye") + " needs " +
@@ -155,23 +173,18 @@ std::optional<CameraSpec> CameraOptions::spec_without_scene(std::string& error) 
   s.eye = *eye;
   s.target = *target;
   s.up = *up;
-  if (ortho_opt_->count() > 0) {
-    s.projection = Projection::kOrthographic;
-    s.ortho_height = ortho_;
-  } else {
-    s.fov_deg = fov_;
-  }
-  if (std::string e = check_camera(s); !e.empty()) {
-    error = e;
-    return std::nullopt;
-  }
-  return s;
+  return with_projection(s);
 }
 
-std::string CameraOptions::check() const {
+std::optional<std::array<double, 4>> CameraOptions::check(const char* command,
+                                                         const std::string* rect,
+                                                         int& status) const {
   std::string error;
   spec_without_scene(error);
-  return error;
+  std::optional<std::array<double, 4>> r;
+  if (error.empty() && rect) r = parse_rect(*rect, error);
+  if (!error.empty()) status = fail(kExitUsage, std::string(command) + ": " + error);
+  return r;
 }
 
 std::optional<CameraOptions::View> CameraOptions::load_view(const char* command,
@@ -263,24 +276,6 @@ std::optional<Camera> CameraOptions::make_or_explain(const Scene& scene, int& st
     return std::nullopt;
   }
   return Camera(*s);
-}
-
-std::optional<std::array<double, 4>> parse_rect(const std::string& text,
-                                                std::string& error) {
-  std::string why;
-  const auto v = tools::parse_numbers(text, 4, "X0,Y0,X1,Y1", why);
-  if (!v) {
-    error = "--rect " + in_quotes(text) + ": " + why;
-    return std::nullopt;
-  }
-  std::array<double, 4> r{(*v)[0], (*v)[1], (*v)[2], (*v)[3]};
-  for (double c : r) {
-    if (!std::isfinite(c)) {
-      error = "--rect " + in_quotes(text) + ": not finite";
-      return std::nullopt;
-    }
-  }
-  return r;
 }
 
 }  // namespace raypick::cli

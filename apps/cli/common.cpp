@@ -223,15 +223,31 @@ PickerConfig picker_config(PickMode mode) {
   return config;
 }
 
-std::unique_ptr<tools::EmbreeScene> make_embree(const Scene& scene,
-                                                PickMode mode, int& status) {
-  try {
-    return std::make_unique<tools::EmbreeScene>(scene, mode);
-  } catch (const std::bad_alloc&) {
-    throw;
-  } catch (const std::exception& e) {
-    status = fail(kExitBadInput, e.what());
-    return nullptr;
+CLI::Option* add_text_option(CLI::App& command, const std::string& name, std::string& value,
+                             const std::string& help) {
+  return command.add_option(name, value, help)->check(not_an_option());
+}
+
+void add_scene_argument(CLI::App& command, std::string& scene) {
+  command.add_option("SCENE", scene, "Scene file (.obj, .gltf, .glb, .json)")->required();
+}
+
+void add_mask_option(CLI::App& command, std::uint32_t& mask, const std::string& help) {
+  command.add_option("--mask", mask, help)->transform(whole_number(0, 0xFFFFFFFFu));
+}
+
+std::vector<std::string> object_names(const Scene& scene) {
+  std::vector<std::string> names;
+  names.reserve(scene.objects.size());
+  for (const Object& o : scene.objects) names.push_back(o.name);
+  return names;
+}
+
+void write_buffered(std::string& out, const std::string& text) {
+  out += text;
+  if (out.size() > (1 << 16)) {
+    std::fwrite(out.data(), 1, out.size(), stdout);
+    out.clear();
   }
 }
 

@@ -2,7 +2,6 @@
 // checked output, plain-worded option checks and the scene-loading options.
 #pragma once
 
-#include "../tools/embree_scene.h"
 #include "raypick/bvh/picker.h"
 #include "raypick/loaders/load.h"
 
@@ -11,7 +10,6 @@
 #include <chrono>
 #include <cstdint>
 #include <limits>
-#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -62,6 +60,11 @@ CLI::Validator a_number();
 // which is the next option, taken as the value when the option's own was
 // left out ("--camera: needs a value, got the option '--size'").
 CLI::Validator not_an_option();
+
+// Adds an option that takes a text value (a file name, "X,Y,Z", ...),
+// checked with not_an_option().
+CLI::Option* add_text_option(CLI::App& command, const std::string& name, std::string& value,
+                             const std::string& help);
 
 // Adds the options of every command that loads a scene file, bound to
 // `options`:
@@ -119,11 +122,21 @@ const char* mode_name(PickMode mode);
 PickerConfig picker_config(PickMode mode);
 
 
-// The Embree reference of `scene` for validate and validate --image; on an
-// Embree error, prints it and sets `status` (exit 1) and returns null.
-// Running out of memory is rethrown, for the command's guard to name the
-// scene.
-std::unique_ptr<tools::EmbreeScene> make_embree(const Scene& scene,
-                                                PickMode mode, int& status);
+// Adds the SCENE argument every command that reads a scene file takes
+// (required), bound to `scene`.
+void add_scene_argument(CLI::App& command, std::string& scene);
+
+// Adds --mask M, bound to `mask`: only objects whose pick mask shares a bit
+// with M (decimal or 0x-hex). `help` replaces the default help text.
+void add_mask_option(CLI::App& command, std::uint32_t& mask,
+                     const std::string& help = "Only objects whose pick mask shares a bit "
+                                               "with M (decimal or 0x-hex)");
+
+// The scene's object names, by id.
+std::vector<std::string> object_names(const Scene& scene);
+
+// Appends `text` to `out`, writing `out` to stdout once it passes 64 KiB
+// (finish_output() checks that it all arrived).
+void write_buffered(std::string& out, const std::string& text);
 
 }  // namespace raypick::cli

@@ -1,8 +1,9 @@
-#include "nearest.h"
-
+// `raypick nearest SCENE --point X,Y,Z | --points FILE|- ...`: the object
+// nearest to each point (docs/contract.md, "raypick nearest").
+#include "command.h"
 #include "common.h"
-#include "screen.h"
-#include "../tools/ray_io.h"
+
+#include "ray_io.h"
 
 #include "raypick/bvh/picker.h"
 #include "raypick/core/text.h"
@@ -15,9 +16,9 @@
 #include <vector>
 
 namespace raypick::cli {
+namespace {
 
 struct NearestArgs {
-  std::string scene;
   std::optional<std::string> point;
   std::optional<std::string> points;
   PickMode mode = PickMode::kObb;
@@ -28,8 +29,6 @@ struct NearestArgs {
   bool signed_distance = false;  // --signed: negative distances inside
   LoadOptions load;
 };
-
-namespace {
 
 // The answer for point i, in `format` (text, json or jsonl). `inside` is
 // 1 or 0 for --inside, -1 without it; with --signed, h.distance is
@@ -57,14 +56,21 @@ std::string answer(std::size_t i, const PointHit& h, int inside, PickMode mode,
          f(h.point.y) + "," + f(h.point.z) + "]" + where + "}\n";
 }
 
-}  // namespace
+class NearestCommand final : public Command {
+ public:
+  explicit NearestCommand(CLI::App& app);
+  int run() const override;
 
-NearestCommand::NearestCommand(CLI::App& app) : args_(std::make_unique<NearestArgs>()) {
-  NearestArgs& a = *args_;
-  cmd_ = app.add_subcommand("nearest",
-                            "Print the object nearest to each point, the nearest point on it "
-                            "and its distance");
-  cmd_->add_option("SCENE", a.scene, "Scene file (.obj, .gltf, .glb, .json)")->required();
+ private:
+  NearestArgs a_;
+};
+
+NearestCommand::NearestCommand(CLI::App& app)
+    : Command(app.add_subcommand("nearest",
+                                 "Print the object nearest to each point, the nearest point on "
+                                 "it and its distance")) {
+  NearestArgs& a = a_;
+  add_scene_argument(*cmd_, scene_);
   CLI::Option_group* source =
       cmd_->add_option_group("points", "Where the points come from: one point or a file");
   source->add_option("--point", a.point, "One point: x,y,z");
@@ -78,9 +84,7 @@ NearestCommand::NearestCommand(CLI::App& app) : args_(std::make_unique<NearestAr
   cmd_->add_option("--max-distance", a.max_distance,
                    "Only objects within D of the point (default: unbounded)")
       ->transform(float_at_least(0.0));
-  cmd_->add_option("--mask", a.mask,
-                   "Only objects whose pick mask shares a bit with M (decimal or 0x-hex)")
-      ->transform(whole_number(0, 0xFFFFFFFFu));
+  add_mask_option(*cmd_, a.mask);
   cmd_->add_option("--format", a.format,
                    "Output: text (default for --point), json (one point), jsonl (default for "
                    "--points)")
@@ -93,12 +97,8 @@ NearestCommand::NearestCommand(CLI::App& app) : args_(std::make_unique<NearestAr
   add_load_options(*cmd_, a.load);
 }
 
-NearestCommand::~NearestCommand() = default;
-NearestCommand::operator bool() const { return cmd_->parsed(); }
-const std::string& NearestCommand::scene() const { return args_->scene; }
-
 int NearestCommand::run() const {
-  const NearestArgs& a = *args_;
+  const NearestArgs& a = a_;
   if (a.points && a.points->empty()) {
     return fail(kExitUsage, "nearest: --points needs a file name, or '-' for standard input");
   }
@@ -126,11 +126,10 @@ int NearestCommand::run() const {
     points = std::move(list.points);
   }
   int status = 0;
-  std::optional<Loaded> loaded = load_or_report(a.scene, a.load, status);
+  std::optional<Loaded> loaded = load_or_report(scene_, a.load, status);
   if (!loaded) return status;
   const Picker picker(loaded->scene, picker_config(a.mode));
-  std::vector<std::string> names;
-  for (const Object& o : loaded->scene.objects) names.push_back(o.name);
+  const std::vector<std::string> names = object_names(loaded->scene);
   const QueryOptions options(a.mode, a.mask);
   std::vector<PointHit> hits = picker.closest_points(points, options, a.max_distance);
   std::vector<std::uint32_t> holder;
@@ -145,6 +144,12 @@ int NearestCommand::run() const {
   }
   std::fwrite(out.data(), 1, out.size(), stdout);
   return finish_output(0);
+}
+
+}  // namespace
+
+std::unique_ptr<Command> add_nearest(CLI::App& app) {
+  return std::make_unique<NearestCommand>(app);
 }
 
 }  // namespace raypick::cli

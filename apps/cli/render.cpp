@@ -1,9 +1,11 @@
 // `raypick render SCENE <camera> --out FILE.png [--mode obb|mesh]
 //  [--color shade|id|ids|depth|normal] [--highlight ID,...] [--rect X0,Y0,X1,Y1]`.
-#include "screen.h"
+#include "camera_options.h"
+#include "common.h"
 
-#include "../tools/image.h"
-#include "../tools/screen_view.h"
+#include "image.h"
+#include "output_file.h"
+#include "screen_view.h"
 
 #include "raypick/bvh/picker.h"
 #include "raypick/core/text.h"
@@ -18,76 +20,63 @@
 #include <unistd.h>
 
 namespace raypick::cli {
+namespace {
 
-struct RenderArgs {
-  std::string scene;
-  CameraOptions camera;
-  std::string out;
-  PickMode mode = PickMode::kObb;
-  std::string color = "shade";
-  std::vector<std::uint32_t> highlight;
-  std::string rect;
-  LoadOptions load;
+class RenderCommand final : public ScreenCommand {
+ public:
+  explicit RenderCommand(CLI::App& app);
+  int run() const override;
+
+ private:
+  std::string out_;
+  PickMode mode_ = PickMode::kObb;
+  std::string color_ = "shade";
+  std::vector<std::uint32_t> highlight_;
+  std::string rect_;
+  LoadOptions load_;
 };
 
-RenderCommand::RenderCommand(CLI::App& app) : args_(std::make_unique<RenderArgs>()) {
-  RenderArgs& a = *args_;
-  cmd_ = app.add_subcommand("render",
-                            "Render the view to a PNG: one ray per pixel centre, coloured "
-                            "by object, id, depth or normal");
-  cmd_->add_option("SCENE", a.scene, "Scene file (.obj, .gltf, .glb, .json)")->required();
-  a.camera.add_to(*cmd_);
-  cmd_->add_option("--out", a.out, "The PNG file to write")->required()->check(not_an_option());
-  add_enum_option(*cmd_, "--mode", a.mode, mode_names(),
+RenderCommand::RenderCommand(CLI::App& app)
+    : ScreenCommand(app.add_subcommand("render",
+                                       "Render the view to a PNG: one ray per pixel centre, "
+                                       "coloured by object, id, depth or normal")) {
+  add_text_option(*cmd_, "--out", out_, "The PNG file to write")->required();
+  add_enum_option(*cmd_, "--mode", mode_, mode_names(),
                   "obb (default) or mesh: what a ray hits, as in pick");
-  cmd_->add_option("--color", a.color,
+  cmd_->add_option("--color", color_,
                    "shade (default): palette colour times a headlight; id: palette colour; "
                    "ids: the exact id buffer, RGB = object id + 1; depth: grey by t; "
                    "normal: the world normal")
       ->check(CLI::IsMember({"shade", "id", "ids", "depth", "normal"}));
-  cmd_->add_option("--highlight", a.highlight,
+  cmd_->add_option("--highlight", highlight_,
                    "Tint and outline these objects (ids, comma-separated; e.g. select's output)")
       ->delimiter(',')
       ->transform(whole_number(0, 0xFFFFFFFFu));
-  cmd_->add_option("--rect", a.rect, "Draw this marquee X0,Y0,X1,Y1 (image-plane pixels)")
-      ->check(not_an_option());
-  add_load_options(*cmd_, a.load);
+  add_text_option(*cmd_, "--rect", rect_, "Draw this marquee X0,Y0,X1,Y1 (image-plane pixels)");
+  add_load_options(*cmd_, load_);
 }
 
-RenderCommand::~RenderCommand() = default;
-
-RenderCommand::operator bool() const { return cmd_->parsed(); }
-
-const std::string& RenderCommand::scene() const { return args_->scene; }
-
 int RenderCommand::run() const {
-  const RenderArgs& a = *args_;
   const auto start = Clock::now();
-  if (std::string e = a.camera.check(); !e.empty()) {
-    return fail(kExitUsage, "render: " + e);
-  }
-  std::string error;
-  std::optional<std::array<double, 4>> rect;
-  if (!a.rect.empty()) {
-    rect = parse_rect(a.rect, error);
-    if (!rect) return fail(kExitUsage, "render: " + error);
-  }
-  if (a.color == "ids" && (rect || !a.highlight.empty())) {
+  int status = 0;
+  const std::optional<std::array<double, 4>> rect =
+      camera_.check("render", rect_.empty() ? nullptr : &rect_, status);
+  if (status != 0) return status;
+  if (color_ == "ids" && (rect || !highlight_.empty())) {
     return fail(kExitUsage,
                        "render: --color ids writes the exact id buffer; --highlight and "
                        "--rect do not apply to it");
   }
   // The picture's file is opened before any work, so a bad path fails at once.
   tools::OutputFile png;
-  if (std::string e = png.open(a.out, "PNG"); !e.empty()) return fail(kExitBadInput, e);
-  int status = 0;
+  if (std::string e = png.open(out_, "PNG"); !e.empty()) return fail(kExitBadInput, e);
   const std::optional<CameraOptions::View> view =
-      a.camera.load_view("render", a.scene, a.load, status);
+      camera_.load_view("render", scene_, load_, status);
   if (!view) return status;
   const Scene& scene = view->loaded.scene;
   const Camera& cam = view->camera;
   std::vector<std::uint8_t> lit(scene.objects.size(), 0);
-  for (std::uint32_t id : a.highlight) {
+  for (std::uint32_t id : highlight_) {
     if (id >= scene.objects.size()) {
       return fail(kExitUsage, "render: --highlight " + std::to_string(id) +
                                                ": the scene has " +
@@ -98,16 +87,16 @@ int RenderCommand::run() const {
     lit[id] = 1;
   }
 
-  const PickMode mode = a.mode;
+  const PickMode mode = mode_;
   const Picker picker(scene, picker_config(mode));
   const bool tty = isatty(fileno(stderr));
   const int H = cam.height();
   tools::RenderedView picture = tools::render_view(
-      picker, cam, mode, *tools::colouring_of(a.color), lit, [&](int rows) {
+      picker, cam, mode, *tools::colouring_of(color_), lit, [&](int rows) {
         if (tty) std::fprintf(stderr, "\rrender: row %d / %d", rows, H);
       });
   if (tty) std::fputc('\n', stderr);
-  if (!a.highlight.empty()) tools::outline_lit(picture, lit);
+  if (!highlight_.empty()) tools::outline_lit(picture, lit);
   if (rect) tools::draw_marquee(picture.image, *rect);
   const tools::Image& img = picture.image;
   const std::size_t hit_count = picture.hits;
@@ -115,8 +104,12 @@ int RenderCommand::run() const {
   if (std::string e = tools::write_png(png, img); !e.empty()) return fail(kExitBadInput, e);
   const double ms = ms_since(start);
   std::fprintf(stderr, "render: %dx%d, %zu of %zu pixels hit, %.1f ms, wrote %s\n", W, H,
-               hit_count, std::size_t(W) * H, ms, printable(a.out).c_str());
+               hit_count, std::size_t(W) * H, ms, printable(out_).c_str());
   return 0;
 }
+
+}  // namespace
+
+std::unique_ptr<Command> add_render(CLI::App& app) { return std::make_unique<RenderCommand>(app); }
 
 }  // namespace raypick::cli

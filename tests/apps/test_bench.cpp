@@ -197,7 +197,7 @@ TEST_CASE("raypick bench --json writes rows with the documented keys") {
   CHECK(rows[3]["array_bytes"] == 0);
 }
 
-TEST_CASE("apps/bench_table.py writes the README's table from bench --json rows") {
+TEST_CASE("apps/bench/bench_table.py writes the README's table from bench --json rows") {
   const fs::path dir = temp_dir();
   const fs::path json = dir / "bench_table.json";
   const fs::path readme = dir / "README.md";
@@ -210,7 +210,7 @@ TEST_CASE("apps/bench_table.py writes the README's table from bench --json rows"
     std::ofstream out(readme);
     out << "# before\n<!-- bench_table begin -->\nstale\n<!-- bench_table end -->\nafter\n";
   }
-  const std::string script = std::string(RAYPICK_SOURCE_DIR) + "/apps/bench_table.py";
+  const std::string script = std::string(RAYPICK_SOURCE_DIR) + "/apps/bench/bench_table.py";
   const std::string cmd = "python3 '" + script + "' '" + json.string() +
                           "' --commit abc1234 --readme '" + readme.string() + "'";
   REQUIRE(std::system(cmd.c_str()) == 0);
@@ -269,34 +269,43 @@ TEST_CASE("raypick bench refuses a bad --camera and an unreadable scene") {
 
 TEST_CASE("camera rays: W*H rays from the eye, outside the scene, into its box") {
   const Aabb box{{-3, 0, 10}, {5, 2, 14}};
-  const tools::Camera cam = tools::make_camera(box);
-  CHECK(!box.contains(cam.eye));
+  const CameraSpec cam = tools::make_camera(box);
+  const glm::vec3 eye(cam.eye);
   const glm::vec3 centre = box.center();
+  CHECK(!box.contains(eye));
+  CHECK(glm::vec3(cam.target) == centre);
   // The eye is outside the bounding sphere: the whole scene is in front.
-  CHECK(glm::length(cam.eye - centre) > 0.5f * glm::length(box.max - box.min));
-  CHECK(test::near(cam.forward, glm::normalize(centre - cam.eye), 1e-5f));
+  CHECK(glm::length(eye - centre) > 0.5f * glm::length(box.max - box.min));
+  // The frame is core's Camera's.
+  CameraSpec sized = cam;
+  sized.width = 1;
+  sized.height = 1000;
+  const Camera core_camera(sized);
+  const glm::vec3 forward(core_camera.forward());
+  CHECK(test::near(forward, glm::normalize(centre - eye), 1e-5f));
   for (const auto& [w, h] : {std::pair{17, 9}, std::pair{1, 1}, std::pair{64, 48}}) {
     CAPTURE(w);
     CAPTURE(h);
     const std::vector<Ray> rays = tools::make_camera_rays(cam, w, h);
     REQUIRE(rays.size() == static_cast<std::size_t>(w * h));
     for (const Ray& ray : rays) {
-      CHECK(ray.org == cam.eye);
+      CHECK(ray.org == eye);
       CHECK(is_valid(ray));
       // Every ray points into the half space towards the scene's centre,
       // within the 60 degree field of view (and its corners).
       const glm::vec3 d = glm::normalize(ray.dir);
-      CHECK(glm::dot(d, cam.forward) > std::cos(glm::radians(60.0f)));
+      CHECK(glm::dot(d, forward) > std::cos(glm::radians(60.0f)));
     }
     if (w % 2 == 1 && h % 2 == 1) {  // the middle pixel looks at the centre
       const Ray& mid = rays[static_cast<std::size_t>((h / 2) * w + w / 2)];
-      CHECK(test::near(glm::normalize(mid.dir), cam.forward, 1e-6f));
+      CHECK(test::near(glm::normalize(mid.dir), forward, 1e-6f));
     }
   }
   // The top row's middle looks up by half the vertical field of view,
   // less half a pixel.
   const std::vector<Ray> rays = tools::make_camera_rays(cam, 1, 1000);
-  const float up_angle = std::asin(glm::dot(glm::normalize(rays[0].dir), cam.up));
+  const float up_angle =
+      std::asin(glm::dot(glm::normalize(rays[0].dir), glm::vec3(core_camera.up())));
   CHECK(test::near(glm::degrees(up_angle), 30.0f, 0.1f));
 }
 
@@ -484,7 +493,7 @@ TEST_CASE("parse_resolution reads WxH") {
   CHECK(!tools::parse_resolution("3x5 "));
 }
 
-TEST_CASE("docs/performance.md's bench table is what apps/bench_table.py makes of docs/bench.json") {
+TEST_CASE("docs/performance.md's bench table is what apps/bench/bench_table.py makes of docs/bench.json") {
   // The table names its commit and command; regenerating it from the kept
   // JSON with those must give the page's text exactly, so the table cannot
   // drift from the run it claims to show.
@@ -505,7 +514,7 @@ TEST_CASE("docs/performance.md's bench table is what apps/bench_table.py makes o
   const std::string command = between("One run of `", "`");
   const std::string commit = between("at commit `", "`");
   const fs::path out = temp_dir() / "regenerated.md";
-  const std::string cmd = "python3 '" + src + "/apps/bench_table.py' '" + src +
+  const std::string cmd = "python3 '" + src + "/apps/bench/bench_table.py' '" + src +
                           "/docs/bench.json' --commit '" + commit + "' --command '" + command +
                           "' > '" + out.string() + "'";
   REQUIRE(std::system(cmd.c_str()) == 0);

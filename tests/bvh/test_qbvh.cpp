@@ -1,4 +1,4 @@
-// The compressed design's prototype (apps/tools/qbvh.h): quantized boxes
+// The compressed design's prototype (apps/bench/qbvh.h): quantized boxes
 // contain the float boxes, and its obb-mode query answers as the Picker
 // does, bit for bit, on every ISA policy this CPU runs.
 #include "test_util.h"

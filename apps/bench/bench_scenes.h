@@ -4,6 +4,7 @@
 #pragma once
 
 #include "raypick/core/aabb.h"
+#include "raypick/core/camera.h"
 #include "raypick/core/ray.h"
 #include "raypick/core/scene.h"
 
@@ -38,25 +39,25 @@ Scene make_crowd_scene(const Mesh& model, std::size_t n, std::uint64_t seed);
 std::vector<Ray> make_incoherent_rays(const Aabb& bounds, std::size_t count,
                                       std::uint64_t seed);
 
-// A pinhole camera outside `bounds` looking at its centre: the eye sits on
-// the fixed oblique direction kCameraView from the centre, at the distance
-// where the bounding sphere of `bounds` just fills the vertical field of
-// view (2 radii for 60 degrees), so it is outside the sphere and the box.
-struct Camera {
-  glm::vec3 eye;
-  glm::vec3 forward;  // unit, from the eye towards the centre
-  glm::vec3 right;    // unit
-  glm::vec3 up;       // unit
-  float tan_half_fov; // vertical
-};
+// The bench's camera, as core's CameraSpec (core/camera.h): a perspective
+// camera outside `bounds` looking at its centre (`target`), up +y, vertical
+// field of view `fov_degrees`. The eye sits on the fixed oblique direction
+// kCameraView from the centre, at the distance where the bounding sphere of
+// `bounds` just fills the vertical field of view (2 radii for 60 degrees),
+// so it is outside the sphere and the box. Eye and target are floats, so
+// make_camera_rays works on them exactly. The image size is left 0: the
+// caller sets width and height (make_camera_rays takes them).
 inline constexpr glm::vec3 kCameraView{0.35f, 0.5f, 1.0f};
-Camera make_camera(const Aabb& bounds, float fov_degrees = 60.0f);
+CameraSpec make_camera(const Aabb& bounds, float fov_degrees = 60.0f);
 
 // width * height rays from camera.eye through the pixel centres, row by
-// row from the top-left: dir = forward + sx * right + sy * up with sx in
-// (-tan * aspect, tan * aspect) and sy in (-tan, tan). Directions are not
-// normalized (t is in units of dir). Preconditions: width, height >= 1.
-std::vector<Ray> make_camera_rays(const Camera& camera, int width, int height);
+// row from the top-left, in float: with Camera's frame (forward f towards
+// the target, right r = normalize(f x up), true up u = r x f), dir = f +
+// sx * r + sy * u with sx in (-tan * aspect, tan * aspect) and sy in (-tan,
+// tan), tan = tan(fov / 2). Directions are not normalized (t is in units of
+// dir), unlike Camera::ray's. camera.width and height are not read.
+// Preconditions: a perspective camera, width, height >= 1.
+std::vector<Ray> make_camera_rays(const CameraSpec& camera, int width, int height);
 
 // The object matrices of `scene`, in id order.
 std::vector<glm::mat4> object_matrices(const Scene& scene);

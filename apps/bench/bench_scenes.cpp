@@ -65,38 +65,43 @@ std::vector<Ray> make_incoherent_rays(const Aabb& bounds, std::size_t count,
   return rays;
 }
 
-Camera make_camera(const Aabb& bounds, float fov_degrees) {
+CameraSpec make_camera(const Aabb& bounds, float fov_degrees) {
   const glm::vec3 centre = bounds.center();
   const float radius =
       std::max(0.5f * glm::length(bounds.max - bounds.min), 1e-3f);
   const float half = glm::radians(fov_degrees) * 0.5f;
-  Camera cam;
-  cam.eye = centre + glm::normalize(kCameraView) * (radius / std::sin(half));
-  cam.forward = glm::normalize(centre - cam.eye);
+  CameraSpec spec;
+  spec.eye = glm::dvec3(centre + glm::normalize(kCameraView) * (radius / std::sin(half)));
+  spec.target = glm::dvec3(centre);
   // kCameraView is never parallel to the world's up axis.
-  cam.right = glm::normalize(glm::cross(cam.forward, glm::vec3{0, 1, 0}));
-  cam.up = glm::cross(cam.right, cam.forward);
-  cam.tan_half_fov = std::tan(half);
-  return cam;
+  spec.up = {0.0, 1.0, 0.0};
+  spec.fov_deg = fov_degrees;
+  spec.width = spec.height = 0;
+  return spec;
 }
 
-std::vector<Ray> make_camera_rays(const Camera& camera, int width,
-                                  int height) {
+std::vector<Ray> make_camera_rays(const CameraSpec& spec, int width, int height) {
+  // The frame in float, from the float eye and target (exact in the spec).
+  const glm::vec3 eye(spec.eye);
+  const glm::vec3 forward = glm::normalize(glm::vec3(spec.target) - eye);
+  const glm::vec3 right = glm::normalize(glm::cross(forward, glm::vec3(spec.up)));
+  const glm::vec3 up = glm::cross(right, forward);
+  const float tan_half_fov = std::tan(glm::radians(static_cast<float>(spec.fov_deg)) * 0.5f);
   std::vector<Ray> rays;
   rays.reserve(static_cast<std::size_t>(width) * static_cast<std::size_t>(height));
   const float aspect = static_cast<float>(width) / static_cast<float>(height);
   for (int y = 0; y < height; ++y) {
     const float sy = (1.0f - 2.0f * (static_cast<float>(y) + 0.5f) /
                                  static_cast<float>(height)) *
-                     camera.tan_half_fov;
+                     tan_half_fov;
     for (int x = 0; x < width; ++x) {
       const float sx = (2.0f * (static_cast<float>(x) + 0.5f) /
                             static_cast<float>(width) -
                         1.0f) *
-                       camera.tan_half_fov * aspect;
+                       tan_half_fov * aspect;
       Ray r;
-      r.org = camera.eye;
-      r.dir = camera.forward + sx * camera.right + sy * camera.up;
+      r.org = eye;
+      r.dir = forward + sx * right + sy * up;
       rays.push_back(r);
     }
   }

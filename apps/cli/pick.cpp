@@ -1,10 +1,14 @@
+// `raypick pick SCENE --ray ox,oy,oz,dx,dy,dz | --rays FILE|- ...` and
 // `raypick pick SCENE <camera> --pixel X,Y | --pixels FILE|- [--radius R]
 // [--snap vertex|edge]`, and how `pick` prints an answer, by ray or by pixel.
-#include "screen.h"
+#include "camera_options.h"
+#include "command.h"
+#include "common.h"
 
-#include "../tools/ray_io.h"
+#include "ray_io.h"
 
 #include "raypick/bvh/picker.h"
+#include "raypick/core/text.h"
 
 #include <CLI/CLI.hpp>
 #include <glm/geometric.hpp>
@@ -15,11 +19,60 @@
 #include <cmath>
 #include <cstdio>
 #include <optional>
+#include <span>
+#include <string>
 #include <tuple>
 #include <utility>
+#include <vector>
 
 namespace raypick::cli {
 namespace {
+
+// What `pick` parsed: a pixel pick uses it too.
+struct PickArgs {
+  std::optional<std::string> ray;  // set when --ray is given, even empty
+  std::optional<std::string> rays;
+  PickMode mode = PickMode::kObb;
+  std::string format;
+  bool all = false;
+  std::size_t limit = 0;  // 0: no limit
+  float max_t = kInfinity;
+  std::uint32_t mask = ~0u;
+  LoadOptions load;
+};
+
+// pick's answer for ray `i` in `format` (text, json or jsonl), each line
+// ended by '\n'. With `all`: `hits` are every hit, nearest first, as one
+// text line each (one miss line when there is none) or one JSON line;
+// without: `hits` holds the nearest hit, or nothing for a miss. With
+// `pixel`, each line also names the image-plane point the ray goes through.
+std::string pick_answer(std::size_t i, const RayD& ray, std::span<const Hit> hits,
+                        bool all, const std::string& format,
+                        const std::vector<std::string>& names,
+                        const glm::dvec2* pixel = nullptr);
+
+// `raypick pick SCENE <camera> --pixel X,Y | --pixels FILE|- [--radius R]
+// [--snap vertex|edge]`: registers the camera options, --radius and --snap
+// on the `pick` subcommand, and --pixel and --pixels in its group of ray
+// sources (exactly one of which is given).
+class PixelPick {
+ public:
+  PixelPick(CLI::App& pick_cmd, CLI::Option_group& ray_source);
+  // True when the command line asks for a pixel pick (--pixel, --pixels,
+  // --radius, --snap or a camera option given).
+  bool chosen() const;
+  int run(const std::string& scene, const PickArgs& pick) const;
+
+ private:
+  CameraOptions camera_;
+  std::string pixel_, pixels_;
+  double radius_ = 0.0;
+  std::string snap_;  // "vertex", "edge", or "" when --snap is not given
+  CLI::Option* pixel_opt_ = nullptr;
+  CLI::Option* pixels_opt_ = nullptr;
+  CLI::Option* radius_opt_ = nullptr;
+  CLI::Option* snap_opt_ = nullptr;
+};
 
 constexpr double kMaxRadius = 256.0;
 // --radius samples the disc on a grid of this many pixels.
@@ -291,15 +344,6 @@ std::string with_pixel_text(std::string text, const glm::dvec2& p) {
   return text;
 }
 
-}  // namespace
-
-std::vector<std::string> object_names(const Scene& scene) {
-  std::vector<std::string> names;
-  names.reserve(scene.objects.size());
-  for (const Object& o : scene.objects) names.push_back(o.name);
-  return names;
-}
-
 std::string pick_answer(std::size_t i, const RayD& ray, std::span<const Hit> hits,
                         bool all, const std::string& format,
                         const std::vector<std::string>& names, const glm::dvec2* pixel) {
@@ -318,23 +362,13 @@ std::string pick_answer(std::size_t i, const RayD& ray, std::span<const Hit> hit
   return out;
 }
 
-void write_buffered(std::string& out, const std::string& text) {
-  out += text;
-  if (out.size() > (1 << 16)) {
-    std::fwrite(out.data(), 1, out.size(), stdout);
-    out.clear();
-  }
-}
-
 PixelPick::PixelPick(CLI::App& cmd, CLI::Option_group& ray_source) {
   camera_.add_to(cmd);
-  pixel_opt_ = ray_source.add_option("--pixel", pixel_,
-                              "An image-plane point X,Y in pixels ((0,0) the top-left "
-                              "corner; pixel (i,j)'s centre is i+0.5,j+0.5); needs a camera")
-                   ->check(not_an_option());
-  pixels_opt_ = ray_source.add_option("--pixels", pixels_,
-                               "Points file, one 'X Y' or 'X,Y' per line; '-' reads stdin")
-                    ->check(not_an_option());
+  pixel_opt_ = add_text_option(ray_source, "--pixel", pixel_,
+                               "An image-plane point X,Y in pixels ((0,0) the top-left "
+                               "corner; pixel (i,j)'s centre is i+0.5,j+0.5); needs a camera");
+  pixels_opt_ = add_text_option(ray_source, "--pixels", pixels_,
+                                "Points file, one 'X Y' or 'X,Y' per line; '-' reads stdin");
   radius_opt_ = cmd.add_option("--radius", radius_,
                                "Pick the object nearest in depth among those hit within R "
                                "pixels of the point (0..256); with --snap, also how far "
@@ -351,7 +385,7 @@ bool PixelPick::chosen() const {
          radius_opt_->count() > 0 || snap_opt_->count() > 0 || camera_.any_given();
 }
 
-int PixelPick::run(const PickArgs& a) const {
+int PixelPick::run(const std::string& scene_file, const PickArgs& a) const {
   const bool one = pixel_opt_->count() > 0;
   const bool snap = snap_opt_->count() > 0;
   if (snap && !one && pixels_opt_->count() == 0) {
@@ -383,9 +417,9 @@ int PixelPick::run(const PickArgs& a) const {
                        "pick: --format json is for a single --pixel; use --format jsonl "
                        "with --pixels");
   }
-  if (std::string e = camera_.check(); !e.empty()) {
-    return fail(kExitUsage, "pick: " + e);
-  }
+  int status = 0;
+  camera_.check("pick", nullptr, status);
+  if (status != 0) return status;
   tools::PointList points;
   if (one) {
     std::string why;
@@ -397,9 +431,8 @@ int PixelPick::run(const PickArgs& a) const {
   }
   if (!points.ok()) return fail(kExitBadInput, points.error);
 
-  int status = 0;
   const std::optional<CameraOptions::View> view =
-      camera_.load_view("pick", a.scene, a.load, status);
+      camera_.load_view("pick", scene_file, a.load, status);
   if (!view) return status;
   const Scene& scene = view->loaded.scene;
   const Camera& cam = view->camera;
@@ -465,5 +498,123 @@ int PixelPick::run(const PickArgs& a) const {
   std::fwrite(out.data(), 1, out.size(), stdout);
   return finish_output(0);
 }
+
+// `raypick pick SCENE --ray ... | --rays FILE|-` by ray, or by pixel
+// (PixelPick).
+class PickCommand final : public Command {
+ public:
+  explicit PickCommand(CLI::App& app);
+  int run() const override;
+
+ private:
+  int run_rays() const;
+
+  PickArgs a_;
+  std::optional<PixelPick> pixel_;
+};
+
+PickCommand::PickCommand(CLI::App& app)
+    : Command(app.add_subcommand("pick",
+                                 "Cast rays into a scene and print the nearest object hit")) {
+  PickArgs& pick = a_;
+  add_scene_argument(*cmd_, scene_);
+  // Exactly one source of rays: CLI11 refuses none or two ("Exactly 1
+  // option from [--ray,--rays,--pixel,--pixels]", exit 2).
+  CLI::Option_group* ray_source = cmd_->add_option_group(
+      "rays", "Where the rays come from: one ray, a rays file, or a camera's points");
+  ray_source->add_option("--ray", pick.ray, "One ray: ox,oy,oz,dx,dy,dz");
+  ray_source->add_option(
+      "--rays", pick.rays,
+      "Rays file, one 'ox oy oz dx dy dz' per line; '-' reads stdin");
+  add_enum_option(*cmd_, "--mode", pick.mode, mode_names(),
+                  "obb: nearest oriented bounding box (default); mesh: "
+                  "nearest triangle, exact");
+  CLI::Option* all_opt = cmd_->add_flag(
+      "--all", pick.all,
+      "Every object along the ray, nearest first (one hit per object)");
+  cmd_->add_option("--limit", pick.limit, "With --all: at most K hits per ray")
+      ->needs(all_opt)
+      ->transform(whole_number(1));
+  add_mask_option(*cmd_, pick.mask,
+                  "Only objects whose pick mask shares a bit with M "
+                  "(a JSON scene's \"layer\": k is bit k; decimal or "
+                  "0x-hex)");
+  cmd_->add_option("--max-t", pick.max_t,
+                   "Only hits with t <= T (in units of the direction)")
+      ->transform(float_at_least(0.0));
+  cmd_->add_option("--format", pick.format,
+                   "Output: text (default for --ray), json (one ray), "
+                   "jsonl (default for --rays)")
+      ->check(CLI::IsMember({"text", "json", "jsonl"}));
+  add_load_options(*cmd_, pick.load);
+
+  pixel_.emplace(*cmd_, *ray_source);
+  ray_source->require_option(1);
+}
+
+int PickCommand::run() const {
+  return pixel_->chosen() ? pixel_->run(scene_, a_) : run_rays();
+}
+
+int PickCommand::run_rays() const {
+  const PickArgs& a = a_;
+  int status = 0;
+  if (a.rays && a.rays->empty()) {
+    return fail(kExitUsage,
+                "pick: --rays needs a file name, or '-' for standard input");
+  }
+  if (!(a.max_t >= 0.0f)) {
+    return fail(kExitUsage, "pick: --max-t must be a number >= 0");
+  }
+  const PickMode mode = a.mode;
+  const std::string format =
+      !a.format.empty() ? a.format : (a.ray ? "text" : "jsonl");
+  if (format == "json" && !a.ray) {
+    return fail(kExitUsage,
+                "pick: --format json is for a single --ray; use --format "
+                "jsonl with --rays");
+  }
+  // All rays are read and checked before anything is printed, so bad input
+  // never leaves a partial answer on stdout.
+  tools::RayList rays;
+  if (a.ray) {
+    std::string error;
+    std::optional<RayD> ray = tools::parse_ray(*a.ray, error);
+    if (!ray) {
+      return fail(kExitBadInput,
+                  "--ray '" + printable(*a.ray, 80) + "': " + error);
+    }
+    rays.rays.push_back(*ray);
+  } else {
+    rays = tools::read_rays(*a.rays);
+  }
+  if (!rays.ok()) return fail(kExitBadInput, rays.error);
+  for (RayD& ray : rays.rays) ray.tmax = a.max_t;
+
+  std::optional<Loaded> loaded = load_or_report(scene_, a.load, status);
+  if (!loaded) return status;
+  const Picker picker(loaded->scene, picker_config(mode));
+  const std::vector<std::string> names = object_names(loaded->scene);
+  const QueryOptions options(mode, a.mask);
+  std::string out;
+  for (std::size_t i = 0; i < rays.rays.size(); ++i) {
+    const RayD& ray = rays.rays[i];
+    if (a.all) {
+      const std::vector<Hit> hits = picker.intersect_all(
+          ray, options, a.limit == 0 ? SIZE_MAX : a.limit);
+      write_buffered(out, pick_answer(i, ray, hits, true, format, names));
+    } else {
+      const Hit hit = picker.intersect(ray, options);
+      write_buffered(
+          out, pick_answer(i, ray, {&hit, hit.hit() ? 1u : 0u}, false, format, names));
+    }
+  }
+  std::fwrite(out.data(), 1, out.size(), stdout);
+  return finish_output(0);
+}
+
+}  // namespace
+
+std::unique_ptr<Command> add_pick(CLI::App& app) { return std::make_unique<PickCommand>(app); }
 
 }  // namespace raypick::cli
