@@ -4,15 +4,16 @@
 // installed; docs/performance.md explains the table.
 //
 // On the bench's scenes and rays (tools::make_boxes_scene, make_crowd_scene,
-// make_incoherent_rays, make_camera_rays; same seeds), it rebuilds the top
-// level exactly as the Picker does (the same padded boxes, checked against
-// Picker::world_box, then build_bvh + WideBvh::collapse) and takes a query
-// apart:
+// make_incoherent_rays, make_camera_rays; same seeds), it reads the engine's
+// own trees (a PickerCore, through the uninstalled raypick_bvh_internal
+// target: the same build, padding and leaf copies as a Picker's) and takes a
+// query apart:
 //   raypick      Picker::intersect in a loop (what bench times)
 //   embree       EmbreeBenchScene::intersect in a loop (bench's Embree side)
-//   replica      this program's copy of the query on its own tree: must give
-//                raypick's answers exactly and visit as many top-level nodes
-//                (printed as a check; the parts below are timed on it)
+//   replica      the closest-hit walk over the engine's trees with a leaf
+//                step that records what it tests: must give raypick's
+//                answers exactly and visit as many top-level nodes
+//                (printed as a check; the parts below replay its records)
 //   walk         the top-level walk with an empty leaf test (tmax never drops)
 //   walk@t       the top-level walk with tmax set to the answer's t from the
 //                start and an empty leaf test: the nodes any closest-hit
@@ -36,6 +37,7 @@
 #include "raypick/bvh/picker.h"
 #include "wide_bvh.h"
 #include "floor_qbvh.h"
+#include "picker_impl.h"
 #include "raypick/core/obb.h"
 #include "raypick/core/ray_triangle.h"
 #include "raypick/loaders/load.h"
@@ -52,6 +54,7 @@
 #include <cstdio>
 #include <cstring>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -94,89 +97,39 @@ std::size_t trimmed_rss() {
   return tools::resident_bytes();
 }
 
-// The Picker's leaf copy (picker.h's LeafObb): one cache line per object,
-// in the tree's entry order.
+// The engine's own leaf copy and mesh data (PickerCore's, through the
+// raypick_bvh_internal target): one cache line per object, in the tree's
+// entry order; a mesh's triangle tree and its vertices in entry order.
 using Leaf = floorq::Leaf;
+using MeshData = PickerCore::MeshAccel;
 
-// A mesh as the Picker's mesh mode keeps it: a wide BVH over the padded
-// triangle boxes and the vertices in its entry order.
-struct MeshData {
-  Aabb bounds;
-  WideBvh bvh;
-  std::vector<std::array<glm::vec3, 3>> verts;
-};
-
-// The top level and meshes, rebuilt from the scene as Picker::rebuild and
-// Picker::build_mesh_bvhs do.
+// The engine's trees as a PickerCore built them (the same build and
+// padding as a Picker's, not a copy), and the top level's build passes
+// timed alone on its own boxes.
 struct Replica {
-  WideBvh top;
-  // The top level's inputs, by primitive (objects with a hittable box).
+  const WideBvh& top;
+  std::span<const Leaf> leaves;           // by entry
+  std::span<const MeshData> meshes;
+  // The top level's inputs by entry: the padded world boxes, their
+  // centres, and the leaf copies (the compressed design's build reads them).
   std::vector<Aabb> boxes;
   std::vector<glm::vec3> centers;
-  std::vector<Leaf> by_prim;
-  std::vector<Leaf> leaves;  // by entry
-  std::vector<MeshData> meshes;
+  std::span<const Leaf> by_prim;
   double build_bvh_ms = 0.0, collapse_ms = 0.0;
 };
 
-Replica make_replica(const Scene& scene, const Picker& picker, bool mesh_mode) {
-  Replica rep;
-  rep.meshes.resize(scene.meshes.size());
-  for (std::size_t m = 0; m < scene.meshes.size(); ++m) {
-    const Mesh& mesh = scene.meshes[m];
-    MeshData& d = rep.meshes[m];
-    for (const glm::uvec3& t : mesh.triangles) {
-      for (int k = 0; k < 3; ++k) d.bounds.extend(mesh.positions[t[k]]);
-    }
-    if (!mesh_mode) continue;
-    std::vector<Aabb> boxes;
-    std::vector<glm::vec3> centers;
-    for (const glm::uvec3& t : mesh.triangles) {
-      Aabb b;
-      for (int k = 0; k < 3; ++k) b.extend(mesh.positions[t[k]]);
-      // The Picker pads triangle boxes from the origin; through an identity
-      // Obb this is that padding up to an ulp of the box.
-      boxes.push_back(padded_world_box(Obb::make(b, glm::mat4{1.0f})));
-      centers.push_back(b.center());
-    }
-    d.bvh = WideBvh::collapse(build_bvh(boxes, centers, PickerConfig{}.mesh));
-    d.bvh.set_avx2(picker.isa() == Isa::kAvx2);
-    for (std::uint32_t e = 0; e < d.bvh.entry_count(); ++e) {
-      const glm::uvec3& t = mesh.triangles[d.bvh.prim_id(e)];
-      d.verts.push_back({mesh.positions[t.x], mesh.positions[t.y], mesh.positions[t.z]});
-    }
-  }
-  const glm::vec3 centre = padding_centre(scene.objects);
-  std::vector<Aabb>& boxes = rep.boxes;
-  std::vector<glm::vec3>& centers = rep.centers;
-  std::vector<Leaf>& by_prim = rep.by_prim;
-  for (std::uint32_t id = 0; id < scene.objects.size(); ++id) {
-    const Object& o = scene.objects[id];
-    const Obb obb = Obb::make(rep.meshes[o.mesh].bounds, o.matrix);
-    const Aabb box = padded_world_box(obb, centre);
-    if (box.empty()) continue;
-    if (!(box == picker.world_box(id))) {
-      std::fprintf(stderr, "raypick_floor: object %u's box differs from the Picker's\n", id);
-      std::exit(1);
-    }
-    Leaf l;
-    make_local_frame(glm::mat4x3(o.matrix), l.frame);
-    l.object = id;
-    l.mesh = o.mesh;
-    by_prim.push_back(l);
-    boxes.push_back(box);
-    centers.push_back(box.center());
+Replica make_replica(const PickerCore& core) {
+  Replica rep{core.top_, core.leaf_, core.meshes_, {}, {}, core.leaf_};
+  for (std::uint32_t e = 0; e < core.leaf_.size(); ++e) {
+    rep.boxes.push_back(core.entry_box(e));
+    rep.centers.push_back(rep.boxes.back().center());
   }
   double start = cpu_ms();
-  const Bvh binary = build_bvh(boxes, centers, PickerConfig{}.top);
+  const Bvh binary = build_bvh(rep.boxes, rep.centers, core.config_.top);
   rep.build_bvh_ms = cpu_ms() - start;
   start = cpu_ms();
-  rep.top = WideBvh::collapse(binary);
-  rep.top.set_avx2(picker.isa() == Isa::kAvx2);
+  keep(WideBvh::collapse(binary));
   rep.collapse_ms = cpu_ms() - start;
-  for (std::uint32_t e = 0; e < rep.top.entry_count(); ++e) {
-    rep.leaves.push_back(by_prim[rep.top.prim_id(e)]);
-  }
   return rep;
 }
 
@@ -273,11 +226,6 @@ struct Options {
   // The compressed design's variants, leaf:cost (see make_new_design).
   std::vector<std::string> new_designs{"4:1", "8:1", "8:0.5"};
 };
-
-bool cpu_has_avx2() {
-  __builtin_cpu_init();
-  return __builtin_cpu_supports("avx2") != 0;
-}
 
 void print_row(const char* what, double ms, std::size_t rays, double embree_ms,
                const char* note = "") {
@@ -513,7 +461,7 @@ void run_rays(const Picker& picker, const Replica& rep,
   }
   print_row("floor", floor_ms, rays.size(), embree_ms,
             "= the query with a perfect visiting order (current design)");
-  if (!mesh_mode && cpu_has_avx2()) {
+  if (!mesh_mode && compiler::cpu_has_avx2()) {
     // Today's nodes and leaves, the children's order from a SIMD compress.
     std::vector<Aabb> mesh_bounds;
     for (const MeshData& m : rep.meshes) mesh_bounds.push_back(m.bounds);
@@ -563,10 +511,12 @@ void run_scene(const std::string& name, const Scene& scene, bool mesh_mode,
     });
     rss2 = trimmed_rss();
   }
-  const Replica rep = make_replica(scene, *picker, mesh_mode);
+  // The engine's state, built as the Picker builds it, for the parts.
+  const PickerCore core(scene, config);
+  const Replica rep = make_replica(core);
   const std::size_t n = rep.leaves.size();
   std::vector<NewDesign> designs;
-  if (!mesh_mode && cpu_has_avx2()) {
+  if (!mesh_mode && compiler::cpu_has_avx2()) {
     for (const std::string& v : o.new_designs) {
       const auto colon = v.find(':');
       designs.push_back(make_new_design(rep, scene, std::stoul(v.substr(0, colon)),

@@ -5,15 +5,13 @@
 
 #include "qbvh.h"
 
+#include "picker_impl.h"
+
 namespace raypick::floorq {
 
-// The Picker's leaf copy (picker_impl.h's LeafObb): one cache line per
+// The Picker's own leaf copy (PickerCore::LeafObb): one cache line per
 // object, in the tree's entry order.
-struct alignas(64) Leaf {
-  LocalFrame frame;
-  std::uint32_t object;
-  std::uint32_t mesh;  // kInvalidId: singular matrix
-};
+using Leaf = PickerCore::LeafObb;
 
 // Today's tree and leaves, walked with the hit children's order taken
 // from a SIMD compress of the hit mask (no branch on how many children a
