@@ -14,7 +14,6 @@
 
 #include <glm/geometric.hpp>
 
-#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <unistd.h>
@@ -105,6 +104,12 @@ int RenderCommand::run() const {
   const double ms = ms_since(start);
   std::fprintf(stderr, "render: %dx%d, %zu of %zu pixels hit, %.1f ms, wrote %s\n", W, H,
                hit_count, std::size_t(W) * H, ms, printable(out_).c_str());
+  // obb is the default hit mode (the contract's), so a first picture of a
+  // real model is its objects' boxes: say how to see the triangles.
+  if (cmd_->count("--mode") == 0) {
+    std::fprintf(stderr, "render: obb mode (the default) draws each object as its box; "
+                         "--mode mesh draws its triangles\n");
+  }
   return 0;
 }
 

@@ -283,6 +283,24 @@ TEST_CASE("render writes a PNG of the given size in every colour mode, with over
   CHECK(run_raypick(base + " --color rainbow").status == 2);
 }
 
+TEST_CASE("render says how to see triangles when obb mode was not asked for") {
+  // obb is the default (the contract's); without --mode, one line says how
+  // to draw the triangles.
+  const fs::path model = fs::path(RAYPICK_SOURCE_DIR) / "apps" / "examples" / "room.obj";
+  const std::string png = (temp_dir() / "hint.png").string();
+  const std::string hint = "render: obb mode (the default) draws each object as its box; "
+                           "--mode mesh draws its triangles\n";
+  const Run plain = run_raypick("render '" + model.string() + "' --size 64x48 --out '" + png + "'");
+  REQUIRE(plain.status == 0);
+  CHECK(plain.err.find(hint) != std::string::npos);
+  for (const char* mode : {"obb", "mesh"}) {
+    const Run chosen = run_raypick("render '" + model.string() + "' --size 64x48 --mode " + mode +
+                                   " --out '" + png + "'");
+    REQUIRE(chosen.status == 0);
+    CHECK(chosen.err.find(hint) == std::string::npos);
+  }
+}
+
 TEST_CASE("render and validate --image check the PNG's path before any work, and leave no file on failure") {
   const fs::path scene = write("poles.obj", poles_scene());
   const std::string missing = (temp_dir() / "missing.obj").string();
