@@ -53,92 +53,78 @@ struct BenchArgs {
   CLI::Option* runs_opt = nullptr;
 };
 
-class BenchCommand final : public Command {
- public:
-  explicit BenchCommand(CLI::App& app);
-  // Exit status: bench::run's, or 2 for a bad option value.
-  int run() const override;
-
- private:
-  BenchArgs args_;
-};
-
-BenchCommand::BenchCommand(CLI::App& app)
-    : Command(app.add_subcommand(
-          "bench",
-          "Race raypick against Embree's best configuration on generated scenes "
-          "(boxes-N, crowd-N) or scene files; answers checked, median of runs")) {
-  BenchArgs& a = args_;
-  cmd_->add_option("SCENE", a.files, "Scene files to bench (as --scene FILE)");
-  cmd_->add_option("--scene", a.scenes,
-                   "boxes, crowd or a scene file; repeatable or a list "
-                   "(default: boxes,crowd)")
+// Registers bench's options on its subcommand `cmd`, bound to `a`.
+void add_bench_options(CLI::App& cmd, BenchArgs& a) {
+  cmd.add_option("SCENE", a.files, "Scene files to bench (as --scene FILE)");
+  cmd.add_option("--scene", a.scenes,
+                 "boxes, crowd or a scene file; repeatable or a list "
+                 "(default: boxes,crowd)")
       ->delimiter(',');
-  cmd_->add_option("--n", a.n,
-                   "Objects in generated scenes; repeatable or a list "
-                   "(default: boxes 10000,1000000; crowd 300,10000)")
+  cmd.add_option("--n", a.n,
+                 "Objects in generated scenes; repeatable or a list "
+                 "(default: boxes 10000,1000000; crowd 300,10000)")
       ->delimiter(',')
       ->transform(whole_number(1, 100000000));
-  add_enum_option(*cmd_, "--mode", a.bench.mode,
+  add_enum_option(cmd, "--mode", a.bench.mode,
                   EnumNames<ModeChoice>{{"obb", ModeChoice::kObb},
                                         {"mesh", ModeChoice::kMesh},
                                         {"both", ModeChoice::kBoth},
                                         {"auto", ModeChoice::kAuto}},
                   "obb, mesh, both, or auto (default): obb for boxes and "
                   "files, mesh for crowd");
-  add_enum_option(*cmd_, "--ray-kind", a.ray_kind,
+  add_enum_option(cmd, "--ray-kind", a.ray_kind,
                   EnumNames<RayKinds>{{"incoherent", RayKinds::kIncoherent},
                                       {"camera", RayKinds::kCamera},
                                       {"both", RayKinds::kBoth}},
                   "incoherent, camera or both (default)");
-  a.rays_opt = cmd_->add_option("--rays", a.rays, "Incoherent rays")
+  a.rays_opt = cmd.add_option("--rays", a.rays, "Incoherent rays")
                    ->capture_default_str()
                    ->transform(whole_number(1, 100000000));
-  a.camera_opt = cmd_->add_option("--camera", a.camera,
-                                  "Camera rays: WxH pixels, 60 degree field "
-                                  "of view")
+  a.camera_opt = cmd.add_option("--camera", a.camera,
+                                "Camera rays: WxH pixels, 60 degree field "
+                                "of view")
                      ->capture_default_str();
-  a.runs_opt = cmd_->add_option("--runs", a.runs,
-                                "Runs of every measurement; the median is "
-                                "reported")
+  a.runs_opt = cmd.add_option("--runs", a.runs,
+                              "Runs of every measurement; the median is "
+                              "reported")
                    ->capture_default_str()
                    ->transform(whole_number(1, 1000));
-  cmd_->add_option("--threads", a.bench.threads,
-                   "Threads (Embree device and TBB) for builds and batch "
-                   "queries; a list runs each (default 1)")
+  cmd.add_option("--threads", a.bench.threads,
+                 "Threads (Embree device and TBB) for builds and batch "
+                 "queries; a list runs each (default 1)")
       ->delimiter(',')
       ->transform(whole_number(1, 1024));
-  cmd_->add_option("--seed", a.bench.seed, "Seed of scenes and rays")
+  cmd.add_option("--seed", a.bench.seed, "Seed of scenes and rays")
       ->capture_default_str()
       ->transform(whole_number(0));
-  cmd_->add_option("--json", a.bench.json, "Also write the rows to FILE as JSON");
-  cmd_->add_option("--model", a.bench.model, "The crowd scenes' model")
+  cmd.add_option("--json", a.bench.json, "Also write the rows to FILE as JSON");
+  cmd.add_option("--model", a.bench.model, "The crowd scenes' model")
       ->capture_default_str();
-  cmd_->add_option("--offset", a.bench.offset,
-                   "X,Y,Z: move every object of every scene by this offset "
-                   "(a scene far from the origin)")
+  cmd.add_option("--offset", a.bench.offset,
+                 "X,Y,Z: move every object of every scene by this offset "
+                 "(a scene far from the origin)")
       ->delimiter(',')
       ->expected(3)
       ->check(CLI::Range(-1e30, 1e30));
-  cmd_->add_flag("--quick", a.quick,
-                 "Tiny sizes for CI: boxes 1000, crowd 10, 10000 rays, "
-                 "camera 64x64, 1 run (options given explicitly win)");
-  cmd_->add_flag("--no-frames", a.no_frames,
-                 "Leave out the dynamic frame row (1% of the objects moved, a commit "
-                 "and 1,000 camera rays per frame, against Embree's best dynamic build)");
-  cmd_->add_flag("--no-points", a.no_points,
-                 "Leave out the closest-point row (obb mode: 20,000 points near the surfaces "
-                 "and in the scene's box, against Embree's rtcPointQuery)");
-  add_enum_option(*cmd_, "--profile", a.bench.profile,
+  cmd.add_flag("--quick", a.quick,
+               "Tiny sizes for CI: boxes 1000, crowd 10, 10000 rays, "
+               "camera 64x64, 1 run (options given explicitly win)");
+  cmd.add_flag("--no-frames", a.no_frames,
+               "Leave out the dynamic frame row (1% of the objects moved, a commit "
+               "and 1,000 camera rays per frame, against Embree's best dynamic build)");
+  cmd.add_flag("--no-points", a.no_points,
+               "Leave out the closest-point row (obb mode: 20,000 points near the surfaces "
+               "and in the scene's box, against Embree's rtcPointQuery)");
+  add_enum_option(cmd, "--profile", a.bench.profile,
                   EnumNames<Profile>{{"raypick", Profile::kRaypick},
                                      {"embree", Profile::kEmbree}},
                   "raypick or embree: build and run only that system's "
                   "single-ray loop (no timing, no checks), for a profiler");
-  cmd_->add_option("--profile-passes", a.bench.profile_passes,
-                   "With --profile: passes of the single-ray loop over the rays")
+  cmd.add_option("--profile-passes", a.bench.profile_passes,
+                 "With --profile: passes of the single-ray loop over the rays")
       ->capture_default_str()
       ->transform(whole_number(0, 1000));
-  add_load_options(*cmd_, a.bench.load);
+  add_load_options(cmd, a.bench.load);
 }
 
 // --quick's sizes where the options were not given, and --camera read;
@@ -193,14 +179,29 @@ std::vector<SceneSpec> plan_of(const BenchArgs& a) {
   return specs;
 }
 
-int BenchCommand::run() const {
-  const std::optional<Settings> settings = settings_of(args_);
-  if (!settings) return kExitUsage;
-  bench::Bench b = args_.bench;
-  b.settings = *settings;
-  b.specs = plan_of(args_);
-  return bench::run(b);
-}
+class BenchCommand final : public Command {
+ public:
+  explicit BenchCommand(CLI::App& app)
+      : Command(app.add_subcommand(
+            "bench",
+            "Race raypick against Embree's best configuration on generated scenes "
+            "(boxes-N, crowd-N) or scene files; answers checked, median of runs")) {
+    add_bench_options(*cmd_, args_);
+  }
+
+  // Exit status: bench::run's, or 2 for a bad option value.
+  int run() const override {
+    const std::optional<Settings> settings = settings_of(args_);
+    if (!settings) return kExitUsage;
+    bench::Bench b = args_.bench;
+    b.settings = *settings;
+    b.specs = plan_of(args_);
+    return bench::run(b);
+  }
+
+ private:
+  BenchArgs args_;
+};
 
 }  // namespace
 

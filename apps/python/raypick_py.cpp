@@ -25,10 +25,13 @@
 #include <cstdint>
 #include <cstring>
 #include <fstream>
+#include <initializer_list>
 #include <limits>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace py = pybind11;
@@ -106,6 +109,13 @@ void run_parallel(int threads, F&& f) {
   py::gil_scoped_release release;
   tbb::task_arena arena(threads == 0 ? tbb::task_arena::automatic : threads);
   arena.execute(f);
+}
+
+// The dict a batch query returns: its arrays by name, in the order given.
+py::dict arrays_dict(std::initializer_list<std::pair<const char*, py::handle>> arrays) {
+  py::dict out;
+  for (const auto& [name, array] : arrays) out[name] = array;
+  return out;
 }
 
 // A camera (the contract's screen space): raypick::Camera with the spec it
@@ -569,11 +579,8 @@ class Scene {
       const glm::dvec3 p = single ? hit_point(as_float[i], h) : hit_point(as_double[i], h);
       for (int k = 0; k < 3; ++k) pp(i, k) = h.hit() ? static_cast<float>(p[k]) : nan;
     }
-    py::dict out;
-    out["t"] = t;
-    out["object"] = object;
-    out["triangle"] = triangle;
-    out["point"] = point;
+    py::dict out =
+        arrays_dict({{"t", t}, {"object", object}, {"triangle", triangle}, {"point", point}});
     if (mode_ == PickMode::kMesh) {
       py::array_t<float> normal({n, py::ssize_t{3}});
       auto pn = normal.mutable_unchecked<2>();
@@ -642,12 +649,7 @@ class Scene {
         ++k;
       }
     }
-    py::dict out;
-    out["ray"] = ray;
-    out["object"] = object;
-    out["triangle"] = triangle;
-    out["t"] = t;
-    return out;
+    return arrays_dict({{"ray", ray}, {"object", object}, {"triangle", triangle}, {"t", t}});
   }
 
   // `points` as world points: (N, 3), finite.
@@ -671,13 +673,27 @@ class Scene {
     return max_distance.value_or(std::numeric_limits<double>::infinity());
   }
 
-  py::array_t<double> distance(const py::handle& points, std::optional<double> max_distance,
-                               std::optional<std::uint32_t> mask, int threads) const {
+  // The Picker's batch point query `query` (closest_points or
+  // signed_distances) of `points` (N, 3) within max_distance (None: any
+  // distance) among the layers of `mask`, each argument checked first.
+  template <class Result>
+  std::vector<Result> point_batch(
+      std::vector<Result> (Picker::*query)(std::span<const glm::dvec3>, const QueryOptions&,
+                                           double) const,
+      const py::handle& points, std::optional<double> max_distance,
+      std::optional<std::uint32_t> mask, int threads) const {
     check_committed();
     const std::vector<glm::dvec3> p = world_points(points);
     const double limit = reach(max_distance);
-    std::vector<PointHit> hits;
-    run_parallel(threads, [&] { hits = picker_->closest_points(p, options_of(mask), limit); });
+    std::vector<Result> out;
+    run_parallel(threads, [&] { out = (picker_.get()->*query)(p, options_of(mask), limit); });
+    return out;
+  }
+
+  py::array_t<double> distance(const py::handle& points, std::optional<double> max_distance,
+                               std::optional<std::uint32_t> mask, int threads) const {
+    const std::vector<PointHit> hits =
+        point_batch(&Picker::closest_points, points, max_distance, mask, threads);
     py::array_t<double> out(static_cast<py::ssize_t>(hits.size()));
     auto o = out.mutable_unchecked<1>();
     for (std::size_t i = 0; i < hits.size(); ++i) o(py::ssize_t(i)) = hits[i].distance;
@@ -687,11 +703,8 @@ class Scene {
   py::array_t<double> signed_distance(const py::handle& points,
                                       std::optional<double> max_distance,
                                       std::optional<std::uint32_t> mask, int threads) const {
-    check_committed();
-    const std::vector<glm::dvec3> p = world_points(points);
-    const double limit = reach(max_distance);
-    std::vector<double> d;
-    run_parallel(threads, [&] { d = picker_->signed_distances(p, options_of(mask), limit); });
+    const std::vector<double> d =
+        point_batch(&Picker::signed_distances, points, max_distance, mask, threads);
     return py::array_t<double>(static_cast<py::ssize_t>(d.size()), d.data());
   }
 
@@ -709,13 +722,8 @@ class Scene {
 
   py::dict closest_points(const py::handle& points, std::optional<double> max_distance,
                           std::optional<std::uint32_t> mask, int threads) const {
-    check_committed();
-    const std::vector<glm::dvec3> p = world_points(points);
-    const double limit = reach(max_distance);
-    std::vector<PointHit> hits;
-    run_parallel(threads, [&] {
-      hits = picker_->closest_points(p, options_of(mask), limit);
-    });
+    const std::vector<PointHit> hits =
+        point_batch(&Picker::closest_points, points, max_distance, mask, threads);
     const auto n = static_cast<py::ssize_t>(hits.size());
     py::array_t<std::int64_t> object(n), triangle(n);
     py::array_t<double> distance(n);
@@ -733,12 +741,8 @@ class Scene {
         pp(i, k) = h.hit() ? h.point[k] : std::numeric_limits<double>::quiet_NaN();
       }
     }
-    py::dict out;
-    out["object"] = object;
-    out["triangle"] = triangle;
-    out["distance"] = distance;
-    out["point"] = point;
-    return out;
+    return arrays_dict(
+        {{"object", object}, {"triangle", triangle}, {"distance", distance}, {"point", point}});
   }
 
   // Seconds that the C++ batch query alone takes on these rays (converted
@@ -979,6 +983,14 @@ PYBIND11_MODULE(raypick, m) {
            "The image-plane points (N, 2) float64 of world points (N, 3) in front of the camera.")
       .def("__repr__", &PyCamera::repr);
 
+  // The keyword arguments the batch queries share: how far each ray or point
+  // reaches (None: unbounded), the layer mask (None: every layer) and the
+  // threads (0: all cores).
+  const py::arg_v tmax = py::arg("tmax") = py::none();
+  const py::arg_v max_distance = py::arg("max_distance") = py::none();
+  const py::arg_v mask = py::arg("mask") = py::none();
+  const py::arg_v threads = py::arg("threads") = 0;
+
   py::class_<Scene>(m, "Scene",
                     "A scene to pick from: meshes placed by 4x4 affine matrices. Ids are "
                     "0, 1, 2, ... in the order objects are added (or as the file orders them).")
@@ -1000,8 +1012,7 @@ PYBIND11_MODULE(raypick, m) {
       .def("commit", &Scene::commit,
            "Brings the BVH up to date after adds, moves and removals (releases the GIL). "
            "Returns a dict: rebuilt, refitted, moved, sah_cost.")
-      .def("cast_rays", &Scene::cast_rays, py::arg("rays"), py::arg("tmax") = py::none(),
-           py::arg("mask") = py::none(), py::arg("threads") = 0,
+      .def("cast_rays", &Scene::cast_rays, py::arg("rays"), tmax, mask, threads,
            "Nearest hits of rays (N, 6): ox oy oz dx dy dz, float32 or float64 (float64 keeps "
            "origins in double, as the CLI does). Directions need not be unit length; t is in "
            "units of the given direction. Returns a dict of arrays: t (N,) float32, inf on a "
@@ -1009,60 +1020,53 @@ PYBIND11_MODULE(raypick, m) {
            "miss; point (N, 3) float32, NaN on a miss; normal (N, 3) float32 in mesh mode "
            "(unit world-space geometric normal, 0 on a miss). threads=0 uses all cores. The "
            "GIL is released.")
-      .def("occluded", &Scene::occluded, py::arg("rays"), py::arg("tmax") = py::none(),
-           py::arg("mask") = py::none(), py::arg("threads") = 0,
+      .def("occluded", &Scene::occluded, py::arg("rays"), tmax, mask, threads,
            "(N,) bool: whether each ray (N, 6) hits anything within tmax.")
-      .def("all_hits", &Scene::all_hits, py::arg("rays"), py::arg("limit") = py::none(),
-           py::arg("mask") = py::none(), py::arg("threads") = 0,
+      .def("all_hits", &Scene::all_hits, py::arg("rays"), py::arg("limit") = py::none(), mask,
+           threads,
            "Every object each ray hits, one hit per object: flat arrays ray, object, triangle, "
            "t (int64, int64, int64, float32), grouped by ray, nearest first; at most `limit` "
            "per ray.")
-      .def("closest_points", &Scene::closest_points, py::arg("points"),
-           py::arg("max_distance") = py::none(), py::arg("mask") = py::none(),
-           py::arg("threads") = 0,
+      .def("closest_points", &Scene::closest_points, py::arg("points"), max_distance, mask, threads,
            "The object nearest to each point (N, 3), in world space: obb mode the nearest "
            "point of its box (0 inside), mesh mode of its triangles. Returns a dict of "
            "arrays: object (N,) int64, -1 when nothing lies within max_distance; triangle "
            "(N,) int64, -1 in obb mode; distance (N,) float64, inf on a miss; point (N, 3) "
            "float64, NaN on a miss. Ties: lower object id, then triangle id.")
-      .def("distance", &Scene::distance, py::arg("points"), py::arg("max_distance") = py::none(),
-           py::arg("mask") = py::none(), py::arg("threads") = 0,
+      .def("distance", &Scene::distance, py::arg("points"), max_distance, mask, threads,
            "(N,) float64: each point's distance to the nearest object, as closest_points "
            "measures it (obb mode 0 inside a box); inf when nothing lies within max_distance.")
-      .def("signed_distance", &Scene::signed_distance, py::arg("points"),
-           py::arg("max_distance") = py::none(), py::arg("mask") = py::none(),
-           py::arg("threads") = 0,
+      .def("signed_distance", &Scene::signed_distance, py::arg("points"), max_distance, mask,
+           threads,
            "(N,) float64: the distance to the nearest surface, negative inside. mesh mode: "
            "inside as contains() says, -inf inside with no surface within max_distance; obb "
            "mode: minus the depth in the box that holds the point deepest. For closed meshes; "
            "see docs/python.md for open ones.")
-      .def("contains", &Scene::contains, py::arg("points"), py::arg("mask") = py::none(),
-           py::arg("threads") = 0,
+      .def("contains", &Scene::contains, py::arg("points"), mask, threads,
            "(N,) bool: whether each point (N, 3) is inside an object or on its surface. obb "
            "mode: inside its box; mesh mode: the object's generalized winding number (the "
            "solid angle its triangles subtend, over 4 pi) is at least 1/2 in magnitude.")
-      .def("_time_batch", &Scene::time_batch, py::arg("rays"), py::arg("threads") = 0,
+      .def("_time_batch", &Scene::time_batch, py::arg("rays"), threads,
            "Seconds the C++ intersect_batch alone takes on float64 rays (N, 6), for "
            "apps/python/bench_python.py.")
       .def_property_readonly("cameras", &Scene::cameras,
                              "The scene file's cameras (glTF) as Camera objects, 480 pixels high "
                              "and as wide as the file's aspect ratio says (else 640); use "
                              "Camera.resized() for another size. Empty for other scenes.")
-      .def("pick_pixels", &Scene::pick_pixels, py::arg("camera"), py::arg("pixels"),
-           py::arg("tmax") = py::none(), py::arg("mask") = py::none(), py::arg("threads") = 0,
+      .def("pick_pixels", &Scene::pick_pixels, py::arg("camera"), py::arg("pixels"), tmax, mask,
+           threads,
            "Picks through image-plane points (N, 2) of `camera` (pixel (i, j)'s centre is "
            "(i + 0.5, j + 0.5)): the dict of cast_rays() for the camera's rays, as `raypick "
            "pick --pixels` answers. The GIL is released.")
       .def("select", &Scene::select, py::arg("camera"), py::arg("rect"),
-           py::arg("rule") = "touch", py::arg("visible_only") = false, py::arg("mask") = py::none(),
-           py::arg("threads") = 0,
+           py::arg("rule") = "touch", py::arg("visible_only") = false, mask, threads,
            "Marquee selection: the ids (int64, ascending) of the objects in the region the "
            "rectangle rect = (x0, y0, x1, y1) of `camera`'s image covers (corners in either "
            "order, boundary included). rule 'touch': the object meets the region, 'contain': "
            "it lies in it; visible_only keeps those the pick also hits at a pixel centre inside "
            "the rectangle. As `raypick select`.")
       .def("render", &Scene::render, py::arg("camera"), py::arg("color") = "shade",
-           py::arg("highlight") = py::none(), py::arg("threads") = 0,
+           py::arg("highlight") = py::none(), threads,
            "The picture `camera` sees, one ray per pixel centre: (height, width, 3) uint8 RGB, "
            "rows top to bottom, what `raypick render` writes to its PNG. color: 'shade' "
            "(palette colour under a headlight), 'id' (palette, flat), 'ids' (the exact id "

@@ -213,10 +213,7 @@ EmbreeBenchScene::~EmbreeBenchScene() {
 }
 
 Hit EmbreeBenchScene::intersect(const Ray& ray) const {
-  RTCIntersectContext context;
-  rtcInitIntersectContext(&context);
-  RTCRayHit rh = make_rayhit(ray);
-  rtcIntersect1(impl_->top, &context, &rh);
+  const RTCRayHit rh = intersect1(impl_->top, ray);
   Hit hit;
   if (rh.hit.geomID == RTC_INVALID_GEOMETRY_ID) return hit;
   hit.t = rh.ray.tfar;

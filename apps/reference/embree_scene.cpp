@@ -38,6 +38,17 @@ RTCScene make_box_child(RTCDevice device, const Aabb& box) {
   return make_child(device, m.positions, m.triangles);
 }
 
+// A new buffer of `geom` holding `values`, each as three T in a row (x, y, z).
+template <class T, class Vec3>
+void set_triples(RTCGeometry geom, RTCBufferType type, RTCFormat format,
+                 std::span<const Vec3> values) {
+  auto* out = static_cast<T*>(
+      rtcSetNewGeometryBuffer(geom, type, 0, format, 3 * sizeof(T), values.size()));
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    for (int k = 0; k < 3; ++k) out[3 * i + k] = values[i][k];
+  }
+}
+
 }  // namespace
 
 void check_embree(RTCDevice device, const char* what) {
@@ -57,22 +68,8 @@ RTCScene make_triangle_scene(RTCDevice device,
   rtcSetSceneFlags(scene, flags);
   rtcSetSceneBuildQuality(scene, quality);
   RTCGeometry geom = rtcNewGeometry(device, RTC_GEOMETRY_TYPE_TRIANGLE);
-  auto* v = static_cast<float*>(rtcSetNewGeometryBuffer(
-      geom, RTC_BUFFER_TYPE_VERTEX, 0, RTC_FORMAT_FLOAT3, 3 * sizeof(float),
-      positions.size()));
-  for (std::size_t i = 0; i < positions.size(); ++i) {
-    v[3 * i + 0] = positions[i].x;
-    v[3 * i + 1] = positions[i].y;
-    v[3 * i + 2] = positions[i].z;
-  }
-  auto* idx = static_cast<unsigned*>(rtcSetNewGeometryBuffer(
-      geom, RTC_BUFFER_TYPE_INDEX, 0, RTC_FORMAT_UINT3, 3 * sizeof(unsigned),
-      triangles.size()));
-  for (std::size_t i = 0; i < triangles.size(); ++i) {
-    idx[3 * i + 0] = triangles[i].x;
-    idx[3 * i + 1] = triangles[i].y;
-    idx[3 * i + 2] = triangles[i].z;
-  }
+  set_triples<float>(geom, RTC_BUFFER_TYPE_VERTEX, RTC_FORMAT_FLOAT3, positions);
+  set_triples<unsigned>(geom, RTC_BUFFER_TYPE_INDEX, RTC_FORMAT_UINT3, triangles);
   rtcCommitGeometry(geom);
   rtcAttachGeometry(scene, geom);
   rtcReleaseGeometry(geom);
@@ -109,6 +106,14 @@ RTCRayHit make_rayhit(const Ray& ray) {
   rh.hit.geomID = RTC_INVALID_GEOMETRY_ID;
   rh.hit.primID = RTC_INVALID_GEOMETRY_ID;
   rh.hit.instID[0] = RTC_INVALID_GEOMETRY_ID;
+  return rh;
+}
+
+RTCRayHit intersect1(RTCScene scene, const Ray& ray) {
+  RTCIntersectContext context;
+  rtcInitIntersectContext(&context);
+  RTCRayHit rh = make_rayhit(ray);
+  rtcIntersect1(scene, &context, &rh);
   return rh;
 }
 
@@ -149,10 +154,7 @@ EmbreeScene::~EmbreeScene() {
 }
 
 Hit EmbreeScene::intersect(const Ray& ray) const {
-  RTCIntersectContext context;
-  rtcInitIntersectContext(&context);
-  RTCRayHit rh = make_rayhit(ray);
-  rtcIntersect1(impl_->top, &context, &rh);
+  const RTCRayHit rh = intersect1(impl_->top, ray);
   Hit hit;
   if (rh.hit.geomID != RTC_INVALID_GEOMETRY_ID) {
     hit.object = rh.hit.instID[0];

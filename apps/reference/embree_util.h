@@ -35,4 +35,8 @@ RTCGeometry attach_instance(RTCDevice device, RTCScene top, RTCScene child,
 // no hit yet (geomID, primID and instID[0] invalid).
 RTCRayHit make_rayhit(const Ray& ray);
 
+// rtcIntersect1 of `ray` in the committed `scene` (a default context): the
+// RTCRayHit as Embree leaves it, geomID RTC_INVALID_GEOMETRY_ID on a miss.
+RTCRayHit intersect1(RTCScene scene, const Ray& ray);
+
 }  // namespace raypick::tools

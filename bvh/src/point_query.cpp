@@ -14,6 +14,7 @@
 #include <cmath>
 #include <numbers>
 #include <queue>
+#include <span>
 #include <vector>
 
 namespace raypick {
@@ -279,6 +280,19 @@ double winding(const MeshAccel& mesh, const Placement& place, const glm::dvec3& 
   return sum / (4.0 * std::numbers::pi);
 }
 
+// query(points[i]) for every point, in parallel over blocks of `grain`
+// points: the batch form of a point query.
+template <class Result, class Query>
+std::vector<Result> each_point(std::span<const glm::dvec3> points, std::size_t grain,
+                               const Query& query) {
+  std::vector<Result> out(points.size());
+  tbb::parallel_for(tbb::blocked_range<std::size_t>(0, points.size(), grain),
+                    [&](const tbb::blocked_range<std::size_t>& r) {
+                      for (std::size_t i = r.begin(); i != r.end(); ++i) out[i] = query(points[i]);
+                    });
+  return out;
+}
+
 }  // namespace
 
 std::uint32_t PickerCore::containing_object(const glm::dvec3& p,
@@ -436,14 +450,9 @@ PointHit Picker::closest_point(const glm::dvec3& p, const QueryOptions& options,
 std::vector<PointHit> Picker::closest_points(std::span<const glm::dvec3> points,
                                              const QueryOptions& options,
                                              double max_distance) const {
-  std::vector<PointHit> out(points.size());
-  tbb::parallel_for(tbb::blocked_range<std::size_t>(0, points.size(), 256),
-                    [&](const tbb::blocked_range<std::size_t>& r) {
-                      for (std::size_t i = r.begin(); i != r.end(); ++i) {
-                        out[i] = impl_->closest_point(points[i], options, max_distance);
-                      }
-                    });
-  return out;
+  return each_point<PointHit>(points, 256, [&](const glm::dvec3& p) {
+    return impl_->closest_point(p, options, max_distance);
+  });
 }
 
 double Picker::distance(const glm::dvec3& p, const QueryOptions& options,
@@ -470,27 +479,16 @@ double Picker::winding_number(std::uint32_t object, const glm::dvec3& p) const {
 
 std::vector<std::uint32_t> Picker::containing_objects(std::span<const glm::dvec3> points,
                                                       const QueryOptions& options) const {
-  std::vector<std::uint32_t> out(points.size());
-  tbb::parallel_for(tbb::blocked_range<std::size_t>(0, points.size(), 64),
-                    [&](const tbb::blocked_range<std::size_t>& r) {
-                      for (std::size_t i = r.begin(); i != r.end(); ++i) {
-                        out[i] = impl_->containing_object(points[i], options);
-                      }
-                    });
-  return out;
+  return each_point<std::uint32_t>(
+      points, 64, [&](const glm::dvec3& p) { return impl_->containing_object(p, options); });
 }
 
 std::vector<double> Picker::signed_distances(std::span<const glm::dvec3> points,
                                              const QueryOptions& options,
                                              double max_distance) const {
-  std::vector<double> out(points.size());
-  tbb::parallel_for(tbb::blocked_range<std::size_t>(0, points.size(), 64),
-                    [&](const tbb::blocked_range<std::size_t>& r) {
-                      for (std::size_t i = r.begin(); i != r.end(); ++i) {
-                        out[i] = impl_->signed_distance(points[i], options, max_distance);
-                      }
-                    });
-  return out;
+  return each_point<double>(points, 64, [&](const glm::dvec3& p) {
+    return impl_->signed_distance(p, options, max_distance);
+  });
 }
 
 }  // namespace raypick

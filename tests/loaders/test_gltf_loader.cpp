@@ -709,32 +709,21 @@ TEST_CASE("glTF accessors and buffer views out of range are refused") {
   TempDir dir;
   GltfBuilder base = placed_triangle();
   check_refusals(dir, base, {
-      {"accessor count past its view", {{"/accessors/0/count", 4}},
-       "accessors[0]: 4 elements from byte 0 end at byte 48, out of range of bufferViews[0] (36 bytes)"},
-      {"accessor offset past its view", {{"/accessors/1/byteOffset", 2}},
-       "accessors[1]: 3 elements from byte 2 end at byte 8, out of range of bufferViews[1] (6 bytes)"},
-      {"stride past the view", {{"/bufferViews/0/byteStride", 16}},
-       "accessors[0]: 3 elements from byte 0 end at byte 44, out of range of bufferViews[0] (36 bytes)"},
-      {"view past its buffer", {{"/bufferViews/1/byteLength", 100}},
-       "bufferViews[1]: bytes 36..136 are out of range of buffers[0] (42 bytes)"},
-      {"a huge count (2^53) does not wrap around", {{"/accessors/0/count", 9007199254740992ull}},
-       "accessors[0]: 9007199254740992 elements from byte 0 end at byte 108086391056891904, out of range of bufferViews[0] (36 bytes)"},
-      {"an accessor naming a view that does not exist", {{"/accessors/1/bufferView", 7}},
-       "accessors[1].bufferView: bufferViews[7] does not exist (2 elements)"},
-      {"a view naming a buffer that does not exist", {{"/bufferViews/0/buffer", 1}},
-       "bufferViews[0].buffer: buffers[1] does not exist (1 element)"},
-      {"a bad byteStride", {{"/bufferViews/0/byteStride", 6}},
-       "bufferViews[0].byteStride: byteStride 6 is not a multiple of 4 in 4..252"},
-      {"a sparse accessor past its views", {{"/accessors/0/sparse", sparse_of(3, 1, 5123, 1)}},
-       "accessors[0].sparse.values: 3 elements from byte 0 end at byte 36, out of range of bufferViews[1] (6 bytes)"},
+      {"accessor count past its view", {{"/accessors/0/count", 4}}, "accessors[0]: 4 elements from byte 0 end at byte 48, out of range of bufferViews[0] (36 bytes)"},
+      {"accessor offset past its view", {{"/accessors/1/byteOffset", 2}}, "accessors[1]: 3 elements from byte 2 end at byte 8, out of range of bufferViews[1] (6 bytes)"},
+      {"stride past the view", {{"/bufferViews/0/byteStride", 16}}, "accessors[0]: 3 elements from byte 0 end at byte 44, out of range of bufferViews[0] (36 bytes)"},
+      {"view past its buffer", {{"/bufferViews/1/byteLength", 100}}, "bufferViews[1]: bytes 36..136 are out of range of buffers[0] (42 bytes)"},
+      {"a huge count (2^53) does not wrap around", {{"/accessors/0/count", 9007199254740992ull}}, "accessors[0]: 9007199254740992 elements from byte 0 end at byte 108086391056891904, out of range of bufferViews[0] (36 bytes)"},
+      {"an accessor naming a view that does not exist", {{"/accessors/1/bufferView", 7}}, "accessors[1].bufferView: bufferViews[7] does not exist (2 elements)"},
+      {"a view naming a buffer that does not exist", {{"/bufferViews/0/buffer", 1}}, "bufferViews[0].buffer: buffers[1] does not exist (1 element)"},
+      {"a bad byteStride", {{"/bufferViews/0/byteStride", 6}}, "bufferViews[0].byteStride: byteStride 6 is not a multiple of 4 in 4..252"},
+      {"a sparse accessor past its views", {{"/accessors/0/sparse", sparse_of(3, 1, 5123, 1)}}, "accessors[0].sparse.values: 3 elements from byte 0 end at byte 36, out of range of bufferViews[1] (6 bytes)"},
   }, true);
   // A sparse index past the accessor's count: element 2 of the index view
   // (byte 36 + 4 of the buffer) becomes 7.
   base.bin[36 + 4] = 7;
   check_refusals(dir, base, {
-      {"a sparse index past the accessor's count",
-       {{"/accessors/0/sparse", sparse_of(1, 1, 5123, 0)}, {"/accessors/0/sparse/indices/byteOffset", 4}},
-       "accessors[0].sparse.indices: sparse index 7 (element 0) is past the accessor's 3 elements"},
+      {"a sparse index past the accessor's count", {{"/accessors/0/sparse", sparse_of(1, 1, 5123, 0)}, {"/accessors/0/sparse/indices/byteOffset", 4}}, "accessors[0].sparse.indices: sparse index 7 (element 0) is past the accessor's 3 elements"},
   }, true);
 }
 
@@ -822,20 +811,13 @@ TEST_CASE("glTF accessors of the wrong type for POSITION or indices are refused"
   TempDir dir;
   GltfBuilder base = placed_triangle();
   check_refusals(dir, base, {
-      {"POSITION as VEC4", {{"/accessors/0/type", "VEC4"}, {"/accessors/0/count", 2}},
-       "accessors[0]: POSITION (meshes[0].primitives[0]) must be a VEC3 accessor, not VEC4"},
-      {"POSITION of unsigned int", {{"/accessors/0/componentType", 5125}},
-       "accessors[0]: POSITION (meshes[0].primitives[0]) must have float components, not unsigned int"},
-      {"indices as VEC3", {{"/accessors/1/type", "VEC3"}, {"/accessors/1/count", 1}},
-       "accessors[1]: indices (meshes[0].primitives[0]) must be a SCALAR accessor of unsigned byte, short or int, not VEC3 of unsigned short"},
-      {"signed indices", {{"/accessors/1/componentType", 5122}},
-       "accessors[1]: indices (meshes[0].primitives[0]) must be a SCALAR accessor of unsigned byte, short or int, not SCALAR of short"},
-      {"float indices", {{"/accessors/1/componentType", 5126}, {"/accessors/1/count", 1}},
-       "accessors[1]: indices (meshes[0].primitives[0]) must be a SCALAR accessor of unsigned byte, short or int, not SCALAR of float"},
-      {"component type 5124", {{"/accessors/1/componentType", 5124}},
-       "accessors[1].componentType: componentType 5124 is not one of 5120, 5121, 5122, 5123, 5125, 5126"},
-      {"an unknown accessor type", {{"/accessors/1/type", "VEC5"}},
-       "accessors[1].type: unknown accessor type 'VEC5' (expected SCALAR, VEC2, VEC3, VEC4, MAT2, MAT3 or MAT4)"},
+      {"POSITION as VEC4", {{"/accessors/0/type", "VEC4"}, {"/accessors/0/count", 2}}, "accessors[0]: POSITION (meshes[0].primitives[0]) must be a VEC3 accessor, not VEC4"},
+      {"POSITION of unsigned int", {{"/accessors/0/componentType", 5125}}, "accessors[0]: POSITION (meshes[0].primitives[0]) must have float components, not unsigned int"},
+      {"indices as VEC3", {{"/accessors/1/type", "VEC3"}, {"/accessors/1/count", 1}}, "accessors[1]: indices (meshes[0].primitives[0]) must be a SCALAR accessor of unsigned byte, short or int, not VEC3 of unsigned short"},
+      {"signed indices", {{"/accessors/1/componentType", 5122}}, "accessors[1]: indices (meshes[0].primitives[0]) must be a SCALAR accessor of unsigned byte, short or int, not SCALAR of short"},
+      {"float indices", {{"/accessors/1/componentType", 5126}, {"/accessors/1/count", 1}}, "accessors[1]: indices (meshes[0].primitives[0]) must be a SCALAR accessor of unsigned byte, short or int, not SCALAR of float"},
+      {"component type 5124", {{"/accessors/1/componentType", 5124}}, "accessors[1].componentType: componentType 5124 is not one of 5120, 5121, 5122, 5123, 5125, 5126"},
+      {"an unknown accessor type", {{"/accessors/1/type", "VEC5"}}, "accessors[1].type: unknown accessor type 'VEC5' (expected SCALAR, VEC2, VEC3, VEC4, MAT2, MAT3 or MAT4)"},
   }, false);
 }
 
@@ -845,42 +827,24 @@ TEST_CASE("glTF fields picking reads must have their types") {
   base.add_node({{"mesh", 0}, {"children", Json::array()}});
   base.doc["scenes"] = scene_of({0});
   check_refusals(dir, base, {
-      {"scene", {{"/scene", "hello"}},
-       "scene: expected a non-negative integer, got the string \"hello\""},
-      {"scene out of range", {{"/scene", 1}},
-       "scene: scenes[1] does not exist (1 element)"},
-      {"primitives", {{"/meshes/0/primitives", Json::object()}},
-       "meshes[0].primitives: expected an array, got an object"},
-      {"node mesh", {{"/nodes/0/mesh", -1}},
-       "nodes[0].mesh: expected a non-negative integer, got -1"},
-      {"node mesh out of range", {{"/nodes/0/mesh", 3}},
-       "nodes[0].mesh: meshes[3] does not exist (1 element)"},
-      {"children", {{"/nodes/0/children", Json::array({0.5})}},
-       "nodes[0].children[0]: expected a non-negative integer, got 0.5"},
-      {"node name", {{"/nodes/0/name", 42}},
-       "nodes[0].name: expected a string, got 42"},
-      {"matrix length", {{"/nodes/0/matrix", Json::array({1, 0, 0, 0})}},
-       "nodes[0].matrix: expected an array of 16 numbers, got an array of 4"},
-      {"matrix and TRS", {{"/nodes/0/matrix", Json::array({1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1})}, {"/nodes/0/scale", Json::array({1, 1, 1})}},
-       "nodes[0]: has both 'matrix' and translation/rotation/scale (glTF allows one or the other)"},
-      {"projective matrix", {{"/nodes/0/matrix", Json::array({1, 0, 0, 0.5, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1})}},
-       "nodes[0].matrix: matrix is not affine (its last row, elements 3, 7, 11 and 15, must be 0 0 0 1)"},
-      {"zero quaternion", {{"/nodes/0/rotation", Json::array({0, 0, 0, 0})}},
-       "nodes[0].rotation: rotation is a zero quaternion"},
-      {"translation beyond float", {{"/nodes/0/translation", Json::array({0, 1e300, 0})}},
-       "nodes[0].translation[1]: 1e+300 does not fit a float"},
-      {"a scene node out of range", {{"/scenes/0/nodes", Json::array({0, 5})}},
-       "scenes[0].nodes[1]: nodes[5] does not exist (1 element)"},
-      {"missing accessor count", {{"/accessors/0/count", kErase}},
-       "accessors[0]: missing 'count'"},
-      {"POSITION out of range", {{"/meshes/0/primitives/0/attributes/POSITION", 9}},
-       "meshes[0].primitives[0].attributes.POSITION: accessors[9] does not exist (2 elements)"},
-      {"missing asset", {{"/asset", kErase}},
-       "missing 'asset' (not a glTF document?)"},
-      {"glTF 1.0", {{"/asset/version", "1.0"}},
-       "asset.version: glTF version '1.0' (raypick reads glTF 2.0)"},
-      {"a required extension raypick cannot read", {{"/extensionsRequired", Json::array({"KHR_draco_mesh_compression"})}},
-       "extensionsRequired[0]: the file requires KHR_draco_mesh_compression, which raypick cannot read"},
+      {"scene", {{"/scene", "hello"}}, "scene: expected a non-negative integer, got the string \"hello\""},
+      {"scene out of range", {{"/scene", 1}}, "scene: scenes[1] does not exist (1 element)"},
+      {"primitives", {{"/meshes/0/primitives", Json::object()}}, "meshes[0].primitives: expected an array, got an object"},
+      {"node mesh", {{"/nodes/0/mesh", -1}}, "nodes[0].mesh: expected a non-negative integer, got -1"},
+      {"node mesh out of range", {{"/nodes/0/mesh", 3}}, "nodes[0].mesh: meshes[3] does not exist (1 element)"},
+      {"children", {{"/nodes/0/children", Json::array({0.5})}}, "nodes[0].children[0]: expected a non-negative integer, got 0.5"},
+      {"node name", {{"/nodes/0/name", 42}}, "nodes[0].name: expected a string, got 42"},
+      {"matrix length", {{"/nodes/0/matrix", Json::array({1, 0, 0, 0})}}, "nodes[0].matrix: expected an array of 16 numbers, got an array of 4"},
+      {"matrix and TRS", {{"/nodes/0/matrix", Json::array({1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1})}, {"/nodes/0/scale", Json::array({1, 1, 1})}}, "nodes[0]: has both 'matrix' and translation/rotation/scale (glTF allows one or the other)"},
+      {"projective matrix", {{"/nodes/0/matrix", Json::array({1, 0, 0, 0.5, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1})}}, "nodes[0].matrix: matrix is not affine (its last row, elements 3, 7, 11 and 15, must be 0 0 0 1)"},
+      {"zero quaternion", {{"/nodes/0/rotation", Json::array({0, 0, 0, 0})}}, "nodes[0].rotation: rotation is a zero quaternion"},
+      {"translation beyond float", {{"/nodes/0/translation", Json::array({0, 1e300, 0})}}, "nodes[0].translation[1]: 1e+300 does not fit a float"},
+      {"a scene node out of range", {{"/scenes/0/nodes", Json::array({0, 5})}}, "scenes[0].nodes[1]: nodes[5] does not exist (1 element)"},
+      {"missing accessor count", {{"/accessors/0/count", kErase}}, "accessors[0]: missing 'count'"},
+      {"POSITION out of range", {{"/meshes/0/primitives/0/attributes/POSITION", 9}}, "meshes[0].primitives[0].attributes.POSITION: accessors[9] does not exist (2 elements)"},
+      {"missing asset", {{"/asset", kErase}}, "missing 'asset' (not a glTF document?)"},
+      {"glTF 1.0", {{"/asset/version", "1.0"}}, "asset.version: glTF version '1.0' (raypick reads glTF 2.0)"},
+      {"a required extension raypick cannot read", {{"/extensionsRequired", Json::array({"KHR_draco_mesh_compression"})}}, "extensionsRequired[0]: the file requires KHR_draco_mesh_compression, which raypick cannot read"},
   }, false);
 }
 

@@ -152,33 +152,18 @@ TEST_CASE("assimp's malformed glTF models are refused for the right reason") {
     const char* message;
   };
   const std::vector<Refused> refused = {
-      {"BoxWithInfinites-glTF-Binary/BoxWithInfinites.glb", LoadError::Kind::kMalformed, 0,
-       "accessors[2]: POSITION (meshes[0].primitives[0]): vertex 0 is not finite "
-       "(-inf, -0.5, 0.5)"},
+      {"BoxWithInfinites-glTF-Binary/BoxWithInfinites.glb", LoadError::Kind::kMalformed, 0, "accessors[2]: POSITION (meshes[0].primitives[0]): vertex 0 is not finite (-inf, -0.5, 0.5)"},
       // Its buffer has 514 bytes; its views reach byte 1800.
-      {"IncorrectVertexArrays/Cube.gltf", LoadError::Kind::kMalformed, 129,
-       "bufferViews[2]: bytes 504..936 are out of range of buffers[0] (514 bytes)"},
-      {"IndexOutOfRange/IndexOutOfRange.gltf", LoadError::Kind::kMalformed, 59,
-       "accessors[0]: index 255 (element 0) is past the 24 vertices of POSITION "
-       "(meshes[0].primitives[0])"},
-      {"IndexOutOfRange/AllIndicesOutOfRange.gltf", LoadError::Kind::kMalformed, 59,
-       "accessors[0]: index 65535 (element 0) is past the 24 vertices of POSITION "
-       "(meshes[0].primitives[0])"},
-      {"MissingBin/BoxTextured.gltf", LoadError::Kind::kIo, 178,
-       "buffers[0].uri: cannot open buffer file '"},
-      {"RecursiveNodes/RecursiveNodes.gltf", LoadError::Kind::kMalformed, 21,
-       "nodes[1].children[0]: node 0 is its own ancestor (cycle 0 -> 1 -> 0)"},
-      {"SchemaFailures/sceneWrongType.gltf", LoadError::Kind::kMalformed, 6,
-       "scene: expected a non-negative integer, got the string \"hello\""},
-      {"TestNoRootNode/NoScene.gltf", LoadError::Kind::kMalformed, 5,
-       "scene: scenes[0] does not exist (0 elements)"},
-      {"TestNoRootNode/SceneWithoutNodes.gltf", LoadError::Kind::kMalformed, 1,
-       "no objects in scene (no node with a mesh)"},
-      {"draco/2CylinderEngine.gltf", LoadError::Kind::kMalformed, 4753,
-       "extensionsRequired[0]: the file requires KHR_draco_mesh_compression, "
-       "which raypick cannot read"},
-      {"wrongTypes/badArray.gltf", LoadError::Kind::kMalformed, 44,
-       "meshes[0].primitives: expected an array, got an object"},
+      {"IncorrectVertexArrays/Cube.gltf", LoadError::Kind::kMalformed, 129, "bufferViews[2]: bytes 504..936 are out of range of buffers[0] (514 bytes)"},
+      {"IndexOutOfRange/IndexOutOfRange.gltf", LoadError::Kind::kMalformed, 59, "accessors[0]: index 255 (element 0) is past the 24 vertices of POSITION (meshes[0].primitives[0])"},
+      {"IndexOutOfRange/AllIndicesOutOfRange.gltf", LoadError::Kind::kMalformed, 59, "accessors[0]: index 65535 (element 0) is past the 24 vertices of POSITION (meshes[0].primitives[0])"},
+      {"MissingBin/BoxTextured.gltf", LoadError::Kind::kIo, 178, "buffers[0].uri: cannot open buffer file '"},
+      {"RecursiveNodes/RecursiveNodes.gltf", LoadError::Kind::kMalformed, 21, "nodes[1].children[0]: node 0 is its own ancestor (cycle 0 -> 1 -> 0)"},
+      {"SchemaFailures/sceneWrongType.gltf", LoadError::Kind::kMalformed, 6, "scene: expected a non-negative integer, got the string \"hello\""},
+      {"TestNoRootNode/NoScene.gltf", LoadError::Kind::kMalformed, 5, "scene: scenes[0] does not exist (0 elements)"},
+      {"TestNoRootNode/SceneWithoutNodes.gltf", LoadError::Kind::kMalformed, 1, "no objects in scene (no node with a mesh)"},
+      {"draco/2CylinderEngine.gltf", LoadError::Kind::kMalformed, 4753, "extensionsRequired[0]: the file requires KHR_draco_mesh_compression, which raypick cannot read"},
+      {"wrongTypes/badArray.gltf", LoadError::Kind::kMalformed, 44, "meshes[0].primitives: expected an array, got an object"},
   };
   for (const Refused& r : refused) {
     CAPTURE(r.file);

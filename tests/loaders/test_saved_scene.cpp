@@ -30,28 +30,24 @@ Scene sample_scene() {
   return scene;
 }
 
+// CHECKs that `a` and `b` hold as many items and that item i of each is
+// equal in every one of `fields` (pointers to members).
+template <class T, class... Fields>
+void check_same_items(const std::vector<T>& a, const std::vector<T>& b, Fields... fields) {
+  REQUIRE(a.size() == b.size());
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    CAPTURE(i);
+    ([&] { CHECK(a[i].*fields == b[i].*fields); }(), ...);
+  }
+}
+
 void check_same(const Scene& a, const Scene& b) {
-  REQUIRE(a.meshes.size() == b.meshes.size());
-  for (std::size_t m = 0; m < a.meshes.size(); ++m) {
-    CHECK(a.meshes[m].positions == b.meshes[m].positions);
-    CHECK(a.meshes[m].triangles == b.meshes[m].triangles);
-  }
-  REQUIRE(a.objects.size() == b.objects.size());
-  for (std::size_t i = 0; i < a.objects.size(); ++i) {
-    CHECK(a.objects[i].mesh == b.objects[i].mesh);
-    CHECK(a.objects[i].matrix == b.objects[i].matrix);
-    CHECK(a.objects[i].mask == b.objects[i].mask);
-    CHECK(a.objects[i].name == b.objects[i].name);
-  }
-  REQUIRE(a.cameras.size() == b.cameras.size());
-  for (std::size_t i = 0; i < a.cameras.size(); ++i) {
-    CHECK(a.cameras[i].name == b.cameras[i].name);
-    CHECK(a.cameras[i].camera_name == b.cameras[i].camera_name);
-    CHECK(a.cameras[i].matrix == b.cameras[i].matrix);
-    CHECK(a.cameras[i].projection == b.cameras[i].projection);
-    CHECK(a.cameras[i].ortho_height == b.cameras[i].ortho_height);
-    CHECK(a.cameras[i].aspect == b.cameras[i].aspect);
-  }
+  check_same_items(a.meshes, b.meshes, &Mesh::positions, &Mesh::triangles);
+  check_same_items(a.objects, b.objects, &Object::mesh, &Object::matrix, &Object::mask,
+                   &Object::name);
+  check_same_items(a.cameras, b.cameras, &SceneCamera::name, &SceneCamera::camera_name,
+                   &SceneCamera::matrix, &SceneCamera::projection, &SceneCamera::ortho_height,
+                   &SceneCamera::aspect);
 }
 
 TEST_CASE("a saved scene loads back the same meshes, objects, names, masks and cameras") {
