@@ -4,7 +4,8 @@
 #   ./setup.sh demo    install what is missing, build, run the example job
 #   ./setup.sh test    install what is missing, build, run the whole test suite
 #                      (Release, with the Python module's pytest suite; every
-#                      fuzz corpus scene under ulimit -v; then under ASan + UBSan, and the
+#                      fuzz corpus scene under ulimit -v; then under ASan + UBSan,
+#                      the Python module's tests included, and the
 #                      concurrency tests under TSan; the same answers from a
 #                      -march=native build; then the fuzz targets over their
 #                      corpora and for RAYPICK_FUZZ_SECONDS each)
@@ -111,6 +112,17 @@ sanitizer_tests() {
   log "ASan + UBSan: the whole doctest suite"
   ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
     "$BUILD_DIR-address/tests/raypick_tests" --no-version
+  # The Python module under ASan + UBSan: the interpreter is not built with
+  # them, so their runtimes are preloaded; Python's own allocations at exit
+  # are not leaks of ours (detect_leaks=0).
+  if [ -f "$BUILD_DIR/python/raypick.py" ] || ls "$BUILD_DIR"/python/raypick*.so >/dev/null 2>&1; then
+    cmake --build "$BUILD_DIR-address" -j "$JOBS" --target raypick_python
+    log "ASan + UBSan: the Python module's pytest suite"
+    LD_PRELOAD="$(gcc -print-file-name=libasan.so) $(gcc -print-file-name=libubsan.so)" \
+      ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1 \
+      PYTHONPATH="$BUILD_DIR-address/python" RAYPICK_EXE="$BUILD_DIR-address/apps/raypick" \
+      /usr/bin/python3 -m pytest -q -p no:cacheprovider tests/python
+  fi
   log "TSan: concurrent and batch queries"
   TSAN_OPTIONS=halt_on_error=1 "$BUILD_DIR-thread/tests/raypick_tests" \
     --no-version -tc='*concurrent*'
