@@ -122,7 +122,7 @@ def tables(all_rows, commit, command):
     if points:
         out += [
             "",
-            "| closest points (obb, points near the surfaces) | raypick M/s single "
+            "| closest points (points near the surfaces; obb: boxes, mesh: triangles) | raypick M/s single "
             "| Embree M/s single | ratio | raypick M/s batch | Embree M/s batch | ratio | check |",
             "|---|---|---|---|---|---|---|---|",
         ]

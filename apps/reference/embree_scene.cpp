@@ -52,7 +52,8 @@ void check_embree(RTCDevice device, const char* what) {
 RTCScene make_triangle_scene(RTCDevice device,
                              std::span<const glm::vec3> positions,
                              std::span<const glm::uvec3> triangles,
-                             RTCSceneFlags flags, RTCBuildQuality quality) {
+                             RTCSceneFlags flags, RTCBuildQuality quality,
+                             RTCPointQueryFunction point_query) {
   RTCScene scene = rtcNewScene(device);
   rtcSetSceneFlags(scene, flags);
   rtcSetSceneBuildQuality(scene, quality);
@@ -73,6 +74,7 @@ RTCScene make_triangle_scene(RTCDevice device,
     idx[3 * i + 1] = triangles[i].y;
     idx[3 * i + 2] = triangles[i].z;
   }
+  if (point_query) rtcSetGeometryPointQueryFunction(geom, point_query);
   rtcCommitGeometry(geom);
   rtcAttachGeometry(scene, geom);
   rtcReleaseGeometry(geom);
