@@ -831,25 +831,35 @@ bool frame_row(const Scene& scene, PickMode mode, bool offset, const Aabb& bound
   return check.ok;
 }
 
-// The closest-point row (obb mode): tools::make_validation_points' points
+// The closest-point row of one mode: tools::make_validation_points' points
 // (near the surfaces, on edges and corners, and in the scene's box),
-// raypick's Picker::closest_point against Embree's rtcPointQuery over a
-// flat user geometry of the objects' world boxes whose callback measures an
-// OBB exactly (tools::EmbreePointScene). Single queries on one thread, and
-// batches (Picker::closest_points; Embree's queries in a TBB loop) on
-// `threads`; medians of `runs`. Both must give the same answers bit for
-// bit. Adds one line to `lines` and two JSON rows ("row": "points"); false
-// when the answers differ. (mesh mode is not benched: Embree's reference
-// there measures every triangle of an object, which is no fair rival.)
-bool points_row(const Scene& scene, std::size_t count, std::uint64_t seed, int threads, int runs,
-                const std::string& name, Progress& progress, std::string& lines,
-                nlohmann::json& rows) {
-  const std::vector<glm::dvec3> points =
-      tools::make_validation_points(scene, count, seed, PickMode::kObb);
+// raypick's Picker::closest_point against Embree's rtcPointQuery
+// (tools::EmbreePointScene: obb mode over a flat user geometry of world
+// boxes, mesh mode over instanced triangle geometries). Single queries on one thread, and batches
+// (Picker::closest_points; Embree's queries in a TBB loop) on `threads`;
+// medians of `runs`. Both must give the same object, triangle, distance and
+// point, bit for bit. Adds one line to `lines` and two JSON rows ("row":
+// "points"); false when the answers differ. A mesh-mode scene whose
+// matrices are not all similarities is skipped: one line saying why, no
+// rows.
+bool points_row(const Scene& scene, PickMode mode, std::size_t count, std::uint64_t seed,
+                int threads, int runs, const std::string& name, Progress& progress,
+                std::string& lines, nlohmann::json& rows) {
+  const char* mode_text = mode_name(mode);
+  if (mode == PickMode::kMesh) {
+    if (const std::string why = tools::instanced_points_refusal(scene); !why.empty()) {
+      lines += "points " + name + " mesh: skipped: " + why + "\n";
+      return true;
+    }
+  }
+  const std::vector<glm::dvec3> points = tools::make_validation_points(scene, count, seed, mode);
   progress.phase(name + ": closest points (build)");
-  const Picker picker(scene, picker_config(PickMode::kObb));
+  const Picker picker(scene, picker_config(mode));
+  const QueryOptions options{mode};
   const tools::EmbreeDevice device(threads);
-  const tools::EmbreePointScene embree(device.get(), scene, PickMode::kObb);
+  const tools::EmbreePointScene embree(
+      device.get(), scene, mode,
+      mode == PickMode::kMesh ? tools::PointLayout::kInstanced : tools::PointLayout::kFlat);
   std::vector<PointHit> rp(points.size()), em(points.size()), rp_batch, em_batch(points.size());
   std::vector<double> rp_single, em_single, rp_many, em_many;
   for (int r = 0; r < runs; ++r) {
@@ -857,13 +867,13 @@ bool points_row(const Scene& scene, std::size_t count, std::uint64_t seed, int t
     {
       const tbb::global_control one(tbb::global_control::max_allowed_parallelism, 1);
       auto start = Clock::now();
-      for (std::size_t i = 0; i < points.size(); ++i) rp[i] = picker.closest_point(points[i]);
+      for (std::size_t i = 0; i < points.size(); ++i) rp[i] = picker.closest_point(points[i], options);
       rp_single.push_back(ms_since(start));
     }
     const tbb::global_control cap(tbb::global_control::max_allowed_parallelism,
                                   static_cast<std::size_t>(threads));
     auto start = Clock::now();
-    rp_batch = picker.closest_points(points);
+    rp_batch = picker.closest_points(points, options);
     rp_many.push_back(ms_since(start));
     progress.phase(name + ": closest points (Embree)");
     start = Clock::now();
@@ -882,8 +892,8 @@ bool points_row(const Scene& scene, std::size_t count, std::uint64_t seed, int t
   std::size_t differ = 0;
   for (std::size_t i = 0; i < points.size(); ++i) {
     for (const PointHit* other : {&em[i], &rp_batch[i], &em_batch[i]}) {
-      differ += !(other->object == rp[i].object && other->distance == rp[i].distance &&
-                  other->point == rp[i].point);
+      differ += !(other->object == rp[i].object && other->triangle == rp[i].triangle &&
+                  other->distance == rp[i].distance && other->point == rp[i].point);
     }
   }
   const bool ok = differ == 0;
@@ -892,10 +902,10 @@ bool points_row(const Scene& scene, std::size_t count, std::uint64_t seed, int t
   };
   char line[600];
   std::snprintf(line, sizeof line,
-                "points %-14s obb: %zu closest points, M queries/s single (1 thread): raypick "
+                "points %-14s %s: %zu closest points, M queries/s single (1 thread): raypick "
                 "%.2f, Embree %.2f (%s); batch (%d threads): raypick %.2f, Embree %.2f (%s); "
                 "%s\n",
-                name.c_str(), points.size(), rate(rp_single), rate(em_single),
+                name.c_str(), mode_text, points.size(), rate(rp_single), rate(em_single),
                 ratio(median(em_single), median(rp_single)).c_str(), threads, rate(rp_many),
                 rate(em_many), ratio(median(em_many), median(rp_many)).c_str(),
                 ok ? "ok" : ("VOID: " + std::to_string(differ) + " answers differ").c_str());
@@ -904,7 +914,7 @@ bool points_row(const Scene& scene, std::size_t count, std::uint64_t seed, int t
     rows.push_back({{"row", "points"},
                     {"scene", name},
                     {"n", scene.objects.size()},
-                    {"mode", "obb"},
+                    {"mode", mode_text},
                     {"system", sys == 0 ? "raypick" : "embree"},
                     {"points", points.size()},
                     {"mqps_single", rate(sys == 0 ? rp_single : em_single)},
@@ -1130,10 +1140,11 @@ int run(const Bench& a) {
       }
     }
     const bool obb = std::find(modes.begin(), modes.end(), PickMode::kObb) != modes.end();
-    if (!profile && s.points && obb) {
+    for (PickMode mode : modes) {
+      if (profile || !s.points) break;
       const int threads = *std::max_element(a.threads.begin(), a.threads.end());
-      all_ok = points_row(scene, s.point_count, a.seed, threads, s.runs, spec.name(), progress,
-                          select_lines, rows) &&
+      all_ok = points_row(scene, mode, s.point_count, a.seed, threads, s.runs, spec.name(),
+                          progress, select_lines, rows) &&
                all_ok;
     }
     if (!profile && s.camera && obb) {

@@ -91,7 +91,7 @@ def tables(all_rows, commit, command):
             frame_row, frame_groups(frames).items())
     if points:
         out += table(
-            "| closest points (obb, points near the surfaces) | raypick M/s single "
+            "| closest points (points near the surfaces; obb: boxes, mesh: triangles) | raypick M/s single "
             "| Embree M/s single | ratio | raypick M/s batch | Embree M/s batch | ratio | check |",
             points_row, frame_groups(points).items())
     out += [""] + goals(groups, frame_groups(frames), frame_groups(points))

@@ -113,8 +113,8 @@ void add_bench_options(CLI::App& cmd, BenchArgs& a) {
                "Leave out the dynamic frame row (1% of the objects moved, a commit "
                "and 1,000 camera rays per frame, against Embree's best dynamic build)");
   cmd.add_flag("--no-points", a.no_points,
-               "Leave out the closest-point row (obb mode: 20,000 points near the surfaces "
-               "and in the scene's box, against Embree's rtcPointQuery)");
+               "Leave out the closest-point rows (one per mode: 20,000 points near the "
+               "surfaces and in the scene's box, against Embree's rtcPointQuery)");
   add_enum_option(cmd, "--profile", a.bench.profile,
                   EnumNames<Profile>{{"raypick", Profile::kRaypick},
                                      {"embree", Profile::kEmbree}},

@@ -63,13 +63,15 @@ void check_embree(RTCDevice device, const char* what) {
 RTCScene make_triangle_scene(RTCDevice device,
                              std::span<const glm::vec3> positions,
                              std::span<const glm::uvec3> triangles,
-                             RTCSceneFlags flags, RTCBuildQuality quality) {
+                             RTCSceneFlags flags, RTCBuildQuality quality,
+                             RTCPointQueryFunction point_query) {
   RTCScene scene = rtcNewScene(device);
   rtcSetSceneFlags(scene, flags);
   rtcSetSceneBuildQuality(scene, quality);
   RTCGeometry geom = rtcNewGeometry(device, RTC_GEOMETRY_TYPE_TRIANGLE);
   set_triples<float>(geom, RTC_BUFFER_TYPE_VERTEX, RTC_FORMAT_FLOAT3, positions);
   set_triples<unsigned>(geom, RTC_BUFFER_TYPE_INDEX, RTC_FORMAT_UINT3, triangles);
+  if (point_query) rtcSetGeometryPointQueryFunction(geom, point_query);
   rtcCommitGeometry(geom);
   rtcAttachGeometry(scene, geom);
   rtcReleaseGeometry(geom);

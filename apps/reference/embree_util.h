@@ -15,11 +15,14 @@ namespace raypick::tools {
 // Throws std::runtime_error naming `what` when the device reports an error.
 void check_embree(RTCDevice device, const char* what);
 
-// A committed scene of one triangle geometry holding a copy of the mesh.
+// A committed scene of one triangle geometry holding a copy of the mesh,
+// with `point_query` as the geometry's point-query callback (none when
+// null).
 RTCScene make_triangle_scene(RTCDevice device,
                              std::span<const glm::vec3> positions,
                              std::span<const glm::uvec3> triangles,
-                             RTCSceneFlags flags, RTCBuildQuality quality);
+                             RTCSceneFlags flags, RTCBuildQuality quality,
+                             RTCPointQueryFunction point_query = nullptr);
 
 // Whether Embree can instance under `matrix`: core's is_invertible, the
 // test by which raypick never hits a singular object.

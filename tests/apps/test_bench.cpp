@@ -60,7 +60,8 @@ TEST_CASE("raypick bench --quick exits 0 with both systems and matching answers"
   const nlohmann::json all = nlohmann::json::parse(slurp(json));
   REQUIRE(all.is_array());
   // The dynamic frame rows ("row": "frame") follow the ray rows.
-  // The closest-point rows ("row": "points") too: boxes-1000 in obb mode.
+  // The closest-point rows ("row": "points") too: boxes-1000 in obb mode,
+  // then crowd-10 in mesh mode (against Embree's instanced triangles).
   nlohmann::json rows = nlohmann::json::array(), frames = nlohmann::json::array(),
                  points = nlohmann::json::array();
   for (const auto& row : all) {
@@ -69,11 +70,13 @@ TEST_CASE("raypick bench --quick exits 0 with both systems and matching answers"
   }
   REQUIRE(rows.size() == 8);
   REQUIRE(frames.size() == 4);  // {boxes obb, crowd mesh} x {raypick, embree}
-  REQUIRE(points.size() == 2);  // boxes obb x {raypick, embree}
-  for (std::size_t k = 0; k < 2; ++k) {
+  REQUIRE(points.size() == 4);  // {boxes obb, crowd mesh} x {raypick, embree}
+  for (std::size_t k = 0; k < 4; ++k) {
+    CAPTURE(k);
     CHECK(points[k]["row"] == "points");
-    CHECK(points[k]["scene"] == "boxes-1000");
-    CHECK(points[k]["system"] == (k == 0 ? "raypick" : "embree"));
+    CHECK(points[k]["scene"] == (k < 2 ? "boxes-1000" : "crowd-10"));
+    CHECK(points[k]["mode"] == (k < 2 ? "obb" : "mesh"));
+    CHECK(points[k]["system"] == (k % 2 == 0 ? "raypick" : "embree"));
     CHECK(points[k]["points"] == 2000);
     CHECK(points[k]["valid"] == true);
     CHECK(points[k]["mqps_single"].get<double>() > 0.0);
@@ -114,9 +117,9 @@ TEST_CASE("raypick bench --quick exits 0 with both systems and matching answers"
     CHECK(embree_row["mrays_packet"].get<double>() > 0.0);    // rtcIntersect16
   }
   // After the table, each checked ("; ok"): one select line (boxes-1000,
-  // obb, with camera rays), one frame line per scene and mode, one points
-  // line.
-  const std::pair<const char*, std::size_t> kinds[] = {{"select ", 1}, {"frame ", 2}, {"points ", 1}};
+  // obb, with camera rays), one frame line and one points line per scene
+  // and mode.
+  const std::pair<const char*, std::size_t> kinds[] = {{"select ", 1}, {"frame ", 2}, {"points ", 2}};
   for (const auto& [prefix, count] : kinds) {
     CAPTURE(prefix);
     std::size_t lines = 0;
@@ -204,8 +207,20 @@ TEST_CASE("apps/bench/bench_table.py writes the README's table from bench --json
   const Run r = run_raypick("bench --quick --scene boxes --n 400 --ray-kind both --rays 2000 "
                             "--camera 20x20 --json '" + json.string() + "'");
   REQUIRE(r.status == 0);
-  const nlohmann::json rows = nlohmann::json::parse(slurp(json));
+  nlohmann::json rows = nlohmann::json::parse(slurp(json));
   REQUIRE(rows.size() == 8);  // 2 ray kinds x 2 systems, then 2 frame and 2 point rows
+  // A mesh-mode points row pair too, as a crowd scene would add (its
+  // figures are the obb rows').
+  for (std::size_t k = 6; k < 8; ++k) {
+    nlohmann::json mesh_row = rows[k];
+    mesh_row["scene"] = "crowd-10";
+    mesh_row["mode"] = "mesh";
+    rows.push_back(mesh_row);
+  }
+  {
+    std::ofstream out(json);
+    out << rows.dump(2);
+  }
   {
     std::ofstream out(readme);
     out << "# before\n<!-- bench_table begin -->\nstale\n<!-- bench_table end -->\nafter\n";
@@ -221,9 +236,11 @@ TEST_CASE("apps/bench/bench_table.py writes the README's table from bench --json
   CHECK(!contains(text, "stale"));
   CHECK(contains(text, "commit `abc1234`"));
   // The closest-point rows: their table, and their goal lines.
-  CHECK(contains(text, "| closest points (obb, points near the surfaces) |"));
+  CHECK(contains(text, "| closest points (points near the surfaces; obb: boxes, mesh: triangles) |"));
   CHECK(contains(text, "| obb boxes-400, 2,000 points, batch 1 thr |"));
+  CHECK(contains(text, "| mesh crowd-10, 2,000 points, batch 1 thr |"));
   CHECK(contains(text, "| closest points ≥ 1.5× (single) | obb boxes-400 |"));
+  CHECK(contains(text, "| closest points ≥ 1.5× (batch) | mesh crowd-10 |"));
   CHECK(contains(text, rows[0]["cpu"].get<std::string>()));
   // The incoherent row carries the JSON's figures: raypick's and Embree's
   // single-ray Mrays/s, and Embree's packet figure, to 3 decimals.

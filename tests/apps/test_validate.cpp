@@ -2,6 +2,7 @@
 // scenes and on real OBJ models, and a broken picker is caught.
 #include "test_util.h"
 
+#include "bench_scenes.h"
 #include "embree_bench.h"
 #include "embree_points.h"
 #include "embree_scene.h"
@@ -12,6 +13,8 @@
 
 #include <filesystem>
 #include <sstream>
+#include <stdexcept>
+#include <tuple>
 
 using namespace raypick;
 using tools::Verdict;
@@ -196,4 +199,67 @@ TEST_CASE("Embree's rtcPointQuery reference and brute force give raypick's close
     }
     CHECK(hits > 100);
   }
+}
+
+TEST_CASE("Embree's instanced mesh point scene answers exactly as Picker::closest_point on a crowd") {
+  // A crowd: one sphere model under T.R.S with a uniform scale, plus the
+  // validation points (on corners and edges: ties between triangles and
+  // objects) and points in the scene's box.
+  const Scene scene = tools::make_crowd_scene(tools::sphere_mesh(2), 150, 91);
+  REQUIRE(tools::instanced_points_refusal(scene).empty());
+  const tools::EmbreeDevice device(1);
+  const tools::EmbreePointScene embree(device.get(), scene, PickMode::kMesh,
+                                       tools::PointLayout::kInstanced);
+  PickerConfig config;
+  config.mesh_mode = true;
+  const Picker picker(scene, config);
+  const QueryOptions mesh{PickMode::kMesh};
+  const std::vector<glm::dvec3> points = tools::make_validation_points(scene, 3000, 92, PickMode::kMesh);
+  std::size_t hits = 0, on_surface = 0;
+  for (double reach : {double(INFINITY), 0.5}) {
+    CAPTURE(reach);
+    for (std::size_t i = 0; i < points.size(); ++i) {
+      CAPTURE(i);
+      const glm::dvec3& p = points[i];
+      const PointHit rp = picker.closest_point(p, mesh, reach);
+      const PointHit em = embree.closest_point(p, reach);
+      INFO("raypick: object ", rp.object, " triangle ", rp.triangle, " at ", rp.distance);
+      INFO("embree: object ", em.object, " triangle ", em.triangle, " at ", em.distance);
+      CHECK(std::tie(em.object, em.triangle, em.distance, em.u, em.v) ==
+            std::tie(rp.object, rp.triangle, rp.distance, rp.u, rp.v));
+      CHECK(em.point == rp.point);
+      hits += rp.hit();
+      on_surface += rp.hit() && rp.distance == 0.0;
+    }
+  }
+  CHECK(hits > 4000);
+  CHECK(on_surface > 100);
+  // Brute force agrees on a sample.
+  for (std::size_t i = 0; i < points.size(); i += 50) {
+    const PointHit want = tools::brute_closest_point(scene, points[i], PickMode::kMesh, INFINITY);
+    const PointHit em = embree.closest_point(points[i], INFINITY);
+    CHECK((em.object == want.object && em.triangle == want.triangle && em.distance == want.distance));
+  }
+}
+
+TEST_CASE("Embree's instanced mesh point scene refuses a matrix that is not a similarity") {
+  Scene scene = tools::make_crowd_scene(tools::sphere_mesh(1), 20, 5);
+  REQUIRE(tools::instanced_points_refusal(scene).empty());
+  const tools::EmbreeDevice device(1);
+  SUBCASE("a non-uniform scale") {
+    scene.objects[7].matrix = scene.objects[7].matrix * glm::mat4(glm::vec4(1.0f, 0, 0, 0),
+                                                                  glm::vec4(0, 1.001f, 0, 0),
+                                                                  glm::vec4(0, 0, 1.0f, 0),
+                                                                  glm::vec4(0, 0, 0, 1.0f));
+  }
+  SUBCASE("a shear") {
+    scene.objects[7].matrix[1][0] += 0.01f * glm::length(glm::vec3(scene.objects[7].matrix[0]));
+  }
+  const std::string why = tools::instanced_points_refusal(scene);
+  CHECK(why.rfind("object 7's matrix is not a similarity", 0) == 0);
+  CHECK_THROWS_WITH_AS(tools::EmbreePointScene(device.get(), scene, PickMode::kMesh,
+                                                tools::PointLayout::kInstanced),
+                       why.c_str(), std::invalid_argument);
+  // The generated validation scenes (sheared, mirrored, non-uniform) too.
+  CHECK(!tools::instanced_points_refusal(tools::make_mesh_scene(50, 3, tools::mixed_options())).empty());
 }
