@@ -155,6 +155,86 @@ void placed_slot_distances2(const WideNode& node, const Place& place, const glm:
   }
 }
 
+// The same lower bounds measured in the mesh's own frame, far cheaper than
+// carrying each box to the world: with world = L x + o and q the local
+// point of p, |L x + o - p| = |L (x - q)| >= sigma |x - q|, sigma at most
+// the smallest singular value of L: the square root of the smallest
+// eigenvalue of L^T L (closed form for a symmetric 3x3), less 2^-30 of
+// their sum for its rounding. q is known up to `q_slack` (the inverse's
+// and the product's rounding, bounded with a wide margin), and each placed
+// vertex up to `world_slack` (its double rounding), so the bound is
+//   (sigma (dist(q, box) - q_slack) - world_slack)^2, or 0,
+// shrunk by a relative 2^-40 for the rounding of the candidates' own
+// distances. Not `usable` (the caller then places each box) for a matrix
+// that is singular or whose condition exceeds 1000.
+struct LocalBound {
+  glm::dvec3 q{0.0};
+  double sigma = 0.0;
+  double q_slack = 0.0;
+  double world_slack = 0.0;
+  bool usable = false;
+
+  // The smallest eigenvalue of the symmetric matrix a (trigonometric form
+  // of the characteristic cubic's roots).
+  static double smallest_eigenvalue(const glm::dmat3& a) {
+    const double off = a[0][1] * a[0][1] + a[0][2] * a[0][2] + a[1][2] * a[1][2];
+    const double mean = (a[0][0] + a[1][1] + a[2][2]) / 3.0;
+    const double d0 = a[0][0] - mean, d1 = a[1][1] - mean, d2 = a[2][2] - mean;
+    const double spread2 = d0 * d0 + d1 * d1 + d2 * d2 + 2.0 * off;
+    if (!(spread2 > 0.0)) return mean;  // a multiple of the identity
+    const double spread = std::sqrt(spread2 / 6.0);
+    const glm::dmat3 b = (a - glm::dmat3(mean)) * (1.0 / spread);
+    const double r = std::clamp(glm::determinant(b) / 2.0, -1.0, 1.0);
+    const double phi = std::acos(r) / 3.0;
+    return mean + 2.0 * spread * std::cos(phi + 2.0943951023931957);  // + 2 pi / 3
+  }
+
+  LocalBound(const Placement& place, const Aabb& mesh_box, const glm::dvec3& p) {
+    const double det = glm::determinant(place.linear);
+    if (!(std::abs(det) > 0.0) || !std::isfinite(det) || mesh_box.empty()) return;
+    const glm::dmat3 gram = glm::transpose(place.linear) * place.linear;
+    const double trace = gram[0][0] + gram[1][1] + gram[2][2];
+    const double smallest = smallest_eigenvalue(gram) - trace * 0x1p-30;
+    // The largest eigenvalue is at most the trace: condition^2 <= 1e6.
+    if (!(smallest > 0.0) || !(trace < 1e6 * smallest)) return;
+    const glm::dmat3 inv = glm::inverse(place.linear);
+    const glm::dvec3 d = p - place.origin;
+    q = inv * d;
+    sigma = std::sqrt(smallest);
+    const double q_size = std::max({std::abs(q.x), std::abs(q.y), std::abs(q.z)});
+    q_slack = (glm::length(d) / sigma + q_size) * 0x1p-30;
+    double v_size = 0.0, o_size = 0.0;
+    for (int a = 0; a < 3; ++a) {
+      v_size = std::max({v_size, std::abs(double(mesh_box.min[a])), std::abs(double(mesh_box.max[a]))});
+      o_size = std::max(o_size, std::abs(place.origin[a]));
+    }
+    world_slack = (std::sqrt(trace) * v_size + o_size) * 0x1p-44;
+    usable = std::isfinite(q_slack) && std::isfinite(world_slack) && std::isfinite(sigma);
+  }
+
+  void slot_distances2(const WideNode& node, double* out) const {
+    world_slot_distances2(node, q, out);  // the same box distance, in the mesh's frame
+    for (int s = 0; s < WideNode::kWidth; ++s) {
+      if (out[s] == std::numeric_limits<double>::infinity()) continue;
+      const double d = sigma * (std::sqrt(out[s]) - q_slack) - world_slack;
+      out[s] = d > 0.0 ? d * d * (1.0 - 0x1p-40) : 0.0;
+    }
+  }
+};
+
+// A mesh's slot distances for p: in its frame where the matrix allows
+// (LocalBound), else each box placed in the world.
+template <class Walk>
+void walk_mesh_slots(const Placement& place, const Aabb& mesh_box, const glm::dvec3& p,
+                     Walk&& walk) {
+  const LocalBound local(place, mesh_box, p);
+  if (local.usable) {
+    walk([&](const WideNode& node, double* d2) { local.slot_distances2(node, d2); });
+  } else {
+    walk([&](const WideNode& node, double* d2) { placed_slot_distances2(node, place, p, d2); });
+  }
+}
+
 // An open item of the walk: a node (count == 0) or a leaf slot's run of
 // entries [index, index + count), with its box's squared distance.
 struct Open {
@@ -257,14 +337,14 @@ bool on_surface(const MeshAccel& mesh, const Placement& place, const glm::dvec3&
     }
     return found;
   }
-  best_first(
-      mesh.bvh.nodes(), [&](const WideNode& node, double* d2) { placed_slot_distances2(node, place, p, d2); },
-      [&] { return found ? -1.0 : tol2; },
-      [&](std::uint32_t first, std::uint32_t count) {
-        for (std::uint32_t e = first; e < first + count; ++e) {
-          test(mesh.verts[e][0], mesh.verts[e][1], mesh.verts[e][2]);
-        }
-      });
+  walk_mesh_slots(place, mesh.bounds, p, [&](auto&& slot_distances2) {
+    best_first(mesh.bvh.nodes(), slot_distances2, [&] { return found ? -1.0 : tol2; },
+               [&](std::uint32_t first, std::uint32_t count) {
+                 for (std::uint32_t e = first; e < first + count; ++e) {
+                   test(mesh.verts[e][0], mesh.verts[e][1], mesh.verts[e][2]);
+                 }
+               });
+  });
   return found;
 }
 
@@ -418,17 +498,17 @@ PointHit PickerCore::closest_point(const glm::dvec3& p, const QueryOptions& opti
       }
       return;
     }
-    // Best-first over the mesh's tree, each local box carried to a world
-    // box to bound the world distance.
-    best_first(
-        mesh.bvh.nodes(), [&](const WideNode& node, double* d2) { placed_slot_distances2(node, place, p, d2); },
-        [&] { return best.d2; },
-        [&](std::uint32_t first, std::uint32_t count) {
-          for (std::uint32_t e = first; e < first + count; ++e) {
-            const auto& v = mesh.verts[e];
-            visit_triangle(mesh.bvh.prim_id(e), v[0], v[1], v[2]);
-          }
-        });
+    // Best-first over the mesh's tree, by lower bounds of the world
+    // distance to each local box.
+    walk_mesh_slots(place, mesh.bounds, p, [&](auto&& slot_distances2) {
+      best_first(mesh.bvh.nodes(), slot_distances2, [&] { return best.d2; },
+                 [&](std::uint32_t first, std::uint32_t count) {
+                   for (std::uint32_t e = first; e < first + count; ++e) {
+                     const auto& v = mesh.verts[e];
+                     visit_triangle(mesh.bvh.prim_id(e), v[0], v[1], v[2]);
+                   }
+                 });
+    });
   };
 
   // Best-first over the top level by the distance to the padded world
