@@ -134,6 +134,46 @@ TEST_CASE("closest_point equals brute force in double, both modes, random scenes
   }
 }
 
+TEST_CASE("closest_point in mesh mode equals brute force across matrix conditions, near and far") {
+  // A mesh's tree is measured in its own frame when its matrix's condition
+  // is at most 1000, else with its boxes placed in the world: both sides
+  // of that limit, skinny and far-away objects, points hugging the surface.
+  const glm::mat4 spin = glm::mat4_cast(glm::normalize(glm::quat(0.9f, 0.2f, -0.3f, 0.25f)));
+  for (const float stretch : {1.0f, 3.0f, 31.0f, 999.0f, 1001.0f, 1e4f}) {
+    for (const float far : {0.0f, 1e5f}) {
+      CAPTURE(stretch);
+      CAPTURE(far);
+      Scene scene;
+      scene.meshes.push_back(tools::sphere_mesh(3));
+      for (int k = 0; k < 6; ++k) {
+        Object o;
+        o.matrix = glm::translate(glm::mat4{1.0f}, glm::vec3{far + 3.0f * float(k), 0.5f * float(k), -far}) *
+                   spin * glm::scale(glm::mat4{1.0f}, glm::vec3{std::sqrt(stretch), 1.0f / std::sqrt(stretch), k % 2 ? -1.0f : 1.0f});
+        scene.objects.push_back(o);
+      }
+      const Picker picker(scene);
+      std::mt19937_64 rng(static_cast<std::uint64_t>(stretch) + 7);
+      std::uniform_real_distribution<double> u(-1.0, 1.0);
+      for (int i = 0; i < 120; ++i) {
+        const Object& o = scene.objects[i % scene.objects.size()];
+        const Mesh& m = scene.meshes[0];
+        const glm::vec3 v = m.positions[m.triangles[(i * 37) % m.triangles.size()].x];
+        const glm::dvec3 on = glm::dvec3(glm::dmat4(o.matrix) * glm::dvec4(glm::dvec3(v), 1.0));
+        const double reach = i % 3 == 0 ? 0.0 : (i % 3 == 1 ? 1e-3 : 0.5);
+        const glm::dvec3 p = on + reach * glm::dvec3(u(rng), u(rng), u(rng));
+        const PointHit got = picker.closest_point(p, QueryOptions{PickMode::kMesh});
+        const PointHit want = brute(scene, p, PickMode::kMesh, std::numeric_limits<double>::infinity());
+        CAPTURE(i);
+        REQUIRE(got.hit());
+        CHECK(got.object == want.object);
+        CHECK(got.triangle == want.triangle);
+        CHECK(got.distance == want.distance);
+        CHECK(got.point == want.point);
+      }
+    }
+  }
+}
+
 TEST_CASE("closest_point: batch equals single; masks; a bad point or distance is a miss") {
   const Scene scene = mixed_scene(3, 200);
   const Picker picker(scene);
