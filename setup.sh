@@ -37,7 +37,7 @@ PACKAGES=(
 # Only for `fuzz` and `test`: libFuzzer comes with clang's runtime.
 FUZZ_PACKAGES=(clang-14 libclang-rt-14-dev)
 FUZZ_DIR=${RAYPICK_FUZZ_DIR:-$BUILD_DIR-fuzz}
-read -r -a FUZZ_TARGETS <<<"${RAYPICK_FUZZ_TARGETS:-obj gltf glb json_scene saved rays picker}"
+read -r -a FUZZ_TARGETS <<<"${RAYPICK_FUZZ_TARGETS:-obj gltf glb json_scene saved rays picker trees}"
 
 log() { printf '== %s\n' "$*" >&2; }
 

@@ -235,13 +235,12 @@ Tally tally(const std::vector<Hit>& hits) {
 // validate's rule (tools::Agreement over the scene's world_bounds), two
 // hits agree when their t are within kTol * scale, whatever object they
 // name (a tie). A ray whose answers differ beyond that (hit vs miss, or t
-// further apart) is excused, as a boundary ray, only when the
-// double-precision reference says the nearer of the two hits lies within
-// rounding of its triangle's edges or plane (tools::is_boundary_hit), or
-// as judged (check.judged) when validate's rule (tools::classify) does not
-// refute raypick's answer: Embree's float instancing loses precision far
-// from the origin (bench --offset), where its t strays beyond the
-// tolerance or it hits the wrong surface. Any other differing ray (raypick
+// further apart) is judged by validate's rule (tools::classify, the
+// double-precision reference): a boundary ray when the reference finds it
+// within rounding of a triangle's edges or plane, judged (check.judged)
+// when it does not refute raypick's answer (Embree's float instancing
+// loses precision far from the origin, bench --offset, where its t strays
+// beyond the tolerance or it hits the wrong surface). Any other ray (raypick
 // refuted by the reference) makes the row VOID, and so do more than
 // kMaxBoundaryFraction boundary rays, except for a scene moved by
 // --offset (`offset`), where the reference's rounding margins grow with
@@ -273,11 +272,9 @@ std::size_t compare_answers(const Scene& scene, PickMode mode, bool offset,
   std::size_t boundary = 0, real = 0, first = 0;
   for (std::size_t i = 0; i < a.size(); ++i) {
     if (agreement.same_t(a[i], b[i], rays[i])) continue;
-    const Hit& nearer = !b[i].hit() || (a[i].hit() && a[i].t <= b[i].t) ? a[i] : b[i];
     if (!ref) ref.emplace(scene);
     const tools::Verdict v = tools::classify(*ref, agreement, mode, rays[i], a[i], b[i]);
-    if (v == tools::Verdict::kBoundary ||
-        (v == tools::Verdict::kMismatch && tools::is_boundary_hit(*ref, nearer, rays[i]))) {
+    if (v == tools::Verdict::kBoundary) {
       ++boundary;
     } else if (v != tools::Verdict::kMismatch) {
       ++check.judged;

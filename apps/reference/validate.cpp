@@ -158,12 +158,6 @@ bool Agreement::same_t(const Hit& a, const Hit& b, const Ray& ray) const {
   return !a.hit() || std::abs(double(a.t) - double(b.t)) <= tolerance(ray);
 }
 
-bool is_boundary_hit(const SceneReference& reference, const Hit& hit,
-                     const Ray& ray) {
-  const TriangleEntry e = reference.triangle_entry(hit.object, hit.triangle, ray);
-  return e.coplanar || std::abs(e.inside) < 1.0;
-}
-
 const char* to_string(Verdict v) {
   switch (v) {
     case Verdict::kAgree: return "agree";

@@ -90,13 +90,6 @@ class Agreement {
   double half_ = 0.5;
 };
 
-// The boundary-ray excuse (mesh mode): `hit`, the nearer of two answers
-// that differ beyond tolerance(), lies within rounding of its triangle's
-// edges or plane by the double-precision reference, so float tests may
-// round it either way.
-bool is_boundary_hit(const SceneReference& reference, const Hit& hit,
-                     const Ray& ray);
-
 // One ray's verdict from raypick's answer `r` and Embree's `e` (validate's
 // rule; bench uses it too): kAgree when they agree, else the
 // double-precision reference decides. `detail` (may be null) gets why a

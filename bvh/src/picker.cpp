@@ -367,7 +367,10 @@ Picker Picker::open(const Scene& scene, std::string_view trees, const PickerConf
   std::string reason = "no saved trees";
   if (!trees.empty()) {
     p.impl_->add_scene(scene);
-    if (p.impl_->adopt_trees(trees, reason)) return p;
+    if (p.impl_->adopt_trees(trees, reason)) {
+      if (why) why->clear();
+      return p;
+    }
     p.impl_ = std::make_unique<PickerCore>(config);
   }
   if (why) *why = std::move(reason);

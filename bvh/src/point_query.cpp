@@ -158,15 +158,19 @@ void placed_slot_distances2(const WideNode& node, const Place& place, const glm:
 // The same lower bounds measured in the mesh's own frame, far cheaper than
 // carrying each box to the world: with world = L x + o and q the local
 // point of p, |L x + o - p| = |L (x - q)| >= sigma |x - q|, sigma at most
-// the smallest singular value of L: the square root of the smallest
-// eigenvalue of L^T L (closed form for a symmetric 3x3), less 2^-30 of
-// their sum for its rounding. q is known up to `q_slack` (the inverse's
+// the smallest singular value of L: the square root of a lower bound of
+// the smallest eigenvalue of G = L^T L. The closed form for a symmetric 3x3
+// rounds badly where two eigenvalues nearly meet (up to about 1.5e-8 of
+// the spread), so its value is lowered by 1% (at condition 100 or less the
+// error is below 1.5e-4 of it) and then checked: G minus it must be
+// positive definite by its leading minors, else the boxes are placed in
+// the world instead. q is known up to `q_slack` (the inverse's
 // and the product's rounding, bounded with a wide margin), and each placed
 // vertex up to `world_slack` (its double rounding), so the bound is
 //   (sigma (dist(q, box) - q_slack) - world_slack)^2, or 0,
 // shrunk by a relative 2^-40 for the rounding of the candidates' own
 // distances. Not `usable` (the caller then places each box) for a matrix
-// that is singular or whose condition exceeds 1000.
+// that is singular or whose condition exceeds 100, or when the check fails.
 struct LocalBound {
   glm::dvec3 q{0.0};
   double sigma = 0.0;
@@ -194,9 +198,12 @@ struct LocalBound {
     if (!(std::abs(det) > 0.0) || !std::isfinite(det) || mesh_box.empty()) return;
     const glm::dmat3 gram = glm::transpose(place.linear) * place.linear;
     const double trace = gram[0][0] + gram[1][1] + gram[2][2];
-    const double smallest = smallest_eigenvalue(gram) - trace * 0x1p-30;
-    // The largest eigenvalue is at most the trace: condition^2 <= 1e6.
-    if (!(smallest > 0.0) || !(trace < 1e6 * smallest)) return;
+    const double smallest = smallest_eigenvalue(gram) * 0.99;
+    // The largest eigenvalue is at most the trace: condition^2 <= 1e4.
+    if (!(smallest > 0.0) || !(trace < 1e4 * smallest)) return;
+    const glm::dmat3 m = gram - glm::dmat3(smallest);
+    const double minor2 = m[0][0] * m[1][1] - m[0][1] * m[1][0];
+    if (!(m[0][0] > 0.0 && minor2 > 0.0 && glm::determinant(m) > 0.0)) return;
     const glm::dmat3 inv = glm::inverse(place.linear);
     const glm::dvec3 d = p - place.origin;
     q = inv * d;

@@ -71,8 +71,12 @@ bool PickerCore::adopt_trees(std::string_view bytes, std::string& why) {
     boxes[id] = objects_[id].alive ? make_leaf(id, leaves[id]) : Aabb{};
     kept += !boxes[id].empty();
   }
-  std::optional<WideBvh> top = WideBvh::load_shape(in, kept, why);
+  std::optional<WideBvh> top = WideBvh::load_shape(in, kept, config_.top.max_leaf_size, why);
   if (!top) return false;
+  if (top->has_prim_ids()) {
+    why = "the saved top level numbers its entries (its objects come after it)";
+    return false;
+  }
   if (!in.holds(kept, sizeof(std::uint32_t))) {
     why = "the saved trees' objects are cut off";
     return false;
@@ -113,7 +117,8 @@ bool PickerCore::adopt_trees(std::string_view bytes, std::string& why) {
       return false;
     }
     if (built == 0) continue;
-    std::optional<WideBvh> tree = WideBvh::load_shape(in, m.triangles.size(), why);
+    std::optional<WideBvh> tree =
+        WideBvh::load_shape(in, m.triangles.size(), config_.mesh.max_leaf_size, why);
     if (!tree) {
       why = "mesh " + std::to_string(id) + ": " + why;
       return false;

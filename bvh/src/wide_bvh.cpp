@@ -297,7 +297,7 @@ void WideBvh::save_shape(std::string& out) const {
 }
 
 std::optional<WideBvh> WideBvh::load_shape(saved::Bytes& in, std::size_t prims,
-                                           std::string& why) {
+                                           std::uint32_t max_leaf, std::string& why) {
   constexpr std::size_t kNodeBytes = 2 * WideNode::kWidth * sizeof(std::uint32_t);
   const auto entries = in.read<std::uint64_t>();
   const auto nodes = in.read<std::uint64_t>();
@@ -340,6 +340,7 @@ std::optional<WideBvh> WideBvh::load_shape(saved::Bytes& in, std::size_t prims,
         if (first > entries || n.count[s] > entries - first) {
           return bad(i, "a leaf slot beyond the primitives");
         }
+        if (n.count[s] > max_leaf) return bad(i, "a leaf slot larger than a build makes");
         for (std::uint64_t e = first; e < first + n.count[s]; ++e) {
           if (w.entry_node_[e] != kInvalidId) return bad(i, "a primitive in two leaves");
           w.entry_node_[e] = static_cast<std::uint32_t>(i);

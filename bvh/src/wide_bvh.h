@@ -93,8 +93,13 @@ class WideBvh {
   // slot box is empty: refit_sweep() with every entry changed fills them
   // (the same boxes a build makes: unions are exact). nullopt, with the
   // reason in `why`, when the bytes are not such a shape. O(nodes + prims).
+  // A leaf slot holds at most max_leaf entries (as a build with that
+  // BvhConfig::max_leaf_size makes them), so that no forged shape makes a
+  // leaf slower than the build's.
   static std::optional<WideBvh> load_shape(saved::Bytes& in, std::size_t prims,
-                                           std::string& why);
+                                           std::uint32_t max_leaf, std::string& why);
+  // Whether entries carry their own primitive ids (not the identity).
+  bool has_prim_ids() const { return !prim_ids_.empty(); }
 
   // Both refits take the boxes of entries from
   //   Aabb entry_box(std::uint32_t entry)

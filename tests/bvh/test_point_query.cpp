@@ -136,30 +136,42 @@ TEST_CASE("closest_point equals brute force in double, both modes, random scenes
 
 TEST_CASE("closest_point in mesh mode equals brute force across matrix conditions, near and far") {
   // A mesh's tree is measured in its own frame when its matrix's condition
-  // is at most 1000, else with its boxes placed in the world: both sides
+  // is at most 100, else with its boxes placed in the world: both sides
   // of that limit, skinny and far-away objects, points hugging the surface.
+  // Scales of condition 1 to 1e4, and pairs of nearly equal small singular
+  // values (where the closed-form eigenvalue rounds worst).
   const glm::mat4 spin = glm::mat4_cast(glm::normalize(glm::quat(0.9f, 0.2f, -0.3f, 0.25f)));
+  std::vector<glm::vec3> scales;
   for (const float stretch : {1.0f, 3.0f, 31.0f, 999.0f, 1001.0f, 1e4f}) {
+    scales.push_back({std::sqrt(stretch), 1.0f / std::sqrt(stretch), 1.0f});
+  }
+  for (const float gap : {1e-5f, 1e-4f, 1e-3f, 1e-2f}) {
+    for (const float big : {9.0f, 99.0f, 999.0f}) scales.push_back({1.0f, 1.0f + gap, big});
+  }
+  for (std::size_t c = 0; c < scales.size(); ++c) {
     for (const float far : {0.0f, 1e5f}) {
-      CAPTURE(stretch);
+      const glm::vec3 scale = scales[c];
+      CAPTURE(scale.x);
+      CAPTURE(scale.y);
+      CAPTURE(scale.z);
       CAPTURE(far);
       Scene scene;
       scene.meshes.push_back(tools::sphere_mesh(3));
       for (int k = 0; k < 6; ++k) {
         Object o;
         o.matrix = glm::translate(glm::mat4{1.0f}, glm::vec3{far + 3.0f * float(k), 0.5f * float(k), -far}) *
-                   spin * glm::scale(glm::mat4{1.0f}, glm::vec3{std::sqrt(stretch), 1.0f / std::sqrt(stretch), k % 2 ? -1.0f : 1.0f});
+                   spin * glm::scale(glm::mat4{1.0f}, scale * glm::vec3{1.0f, 1.0f, k % 2 ? -1.0f : 1.0f});
         scene.objects.push_back(o);
       }
       const Picker picker(scene);
-      std::mt19937_64 rng(static_cast<std::uint64_t>(stretch) + 7);
+      std::mt19937_64 rng(c + 7);
       std::uniform_real_distribution<double> u(-1.0, 1.0);
       for (int i = 0; i < 120; ++i) {
         const Object& o = scene.objects[i % scene.objects.size()];
         const Mesh& m = scene.meshes[0];
         const glm::vec3 v = m.positions[m.triangles[(i * 37) % m.triangles.size()].x];
         const glm::dvec3 on = glm::dvec3(glm::dmat4(o.matrix) * glm::dvec4(glm::dvec3(v), 1.0));
-        const double reach = i % 3 == 0 ? 0.0 : (i % 3 == 1 ? 1e-3 : 0.5);
+        const double reach = i % 4 == 0 ? 0.0 : (i % 4 == 1 ? 1e-3 : (i % 4 == 2 ? 0.5 : 3.0));
         const glm::dvec3 p = on + reach * glm::dvec3(u(rng), u(rng), u(rng));
         const PointHit got = picker.closest_point(p, QueryOptions{PickMode::kMesh});
         const PointHit want = brute(scene, p, PickMode::kMesh, std::numeric_limits<double>::infinity());
@@ -170,6 +182,44 @@ TEST_CASE("closest_point in mesh mode equals brute force across matrix condition
         CHECK(got.distance == want.distance);
         CHECK(got.point == want.point);
       }
+    }
+  }
+}
+
+TEST_CASE("closest_point's bound in a mesh's frame never prunes the nearest of two near-equal triangles") {
+  // Under diag(1, 1 + gap, 999) the two smallest singular values nearly
+  // meet, where the closed-form eigenvalue rounds worst. Group A faces the
+  // point at local x = D (world distance D); group B at local y = dy, world
+  // distance 1.0002 D: A is nearest, though B's box looks nearer by the
+  // local distances and is visited first. Each group is 4 small triangles,
+  // so the mesh tree puts them in leaves of their own.
+  for (const float gap : {2e-3f, 1e-3f, 1e-4f, 1e-5f}) {
+    CAPTURE(gap);
+    const float d = 1.0f;
+    const float dy = 1.0002f * d / (1.0f + gap);
+    Mesh mesh;
+    auto group = [&](const glm::vec3& at, const glm::vec3& u, const glm::vec3& v) {
+      for (int k = 0; k < 4; ++k) {
+        const glm::vec3 c = at + (0.002f * float(k)) * v;
+        const auto base = static_cast<std::uint32_t>(mesh.positions.size());
+        mesh.positions.insert(mesh.positions.end(), {c - 0.0005f * u, c + 0.0005f * u, c + 0.0005f * v});
+        mesh.triangles.push_back({base, base + 1, base + 2});
+      }
+    };
+    group({d, 0.0f, 0.0f}, {0.0f, 1.0f, 0.0f}, {0.0f, 0.0f, 1e-4f});   // A
+    group({0.0f, dy, 0.0f}, {1.0f, 0.0f, 0.0f}, {0.0f, 0.0f, 1e-4f});  // B
+    Scene scene;
+    scene.meshes.push_back(mesh);
+    Object o;
+    o.matrix = glm::scale(glm::mat4{1.0f}, glm::vec3{1.0f, 1.0f + gap, 999.0f});
+    scene.objects.push_back(o);
+    const Picker picker(scene);
+    for (const glm::dvec3 p : {glm::dvec3(0.0), glm::dvec3(0.0, 0.0, 1e-3)}) {
+      const PointHit got = picker.closest_point(p, QueryOptions{PickMode::kMesh});
+      const PointHit want = brute(scene, p, PickMode::kMesh, std::numeric_limits<double>::infinity());
+      REQUIRE(want.triangle < 4);  // group A
+      CHECK(got.triangle == want.triangle);
+      CHECK(got.distance == want.distance);
     }
   }
 }
