@@ -102,12 +102,14 @@ run_tests() {
 # tests under ThreadSanitizer.
 sanitizer_tests() {
   local dir
+  local -A targets=([address]="raypick_tests raypick" [thread]="raypick_concurrency_tests")
   for san in address thread; do
     dir="$BUILD_DIR-$san"
-    log "building the tests with RAYPICK_SANITIZE=$san in $dir"
+    log "building ${targets[$san]} with RAYPICK_SANITIZE=$san in $dir"
     cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
       -DRAYPICK_SANITIZE="$san" >/dev/null
-    cmake --build "$dir" -j "$JOBS" --target raypick_tests raypick
+    # shellcheck disable=SC2086  # two target names
+    cmake --build "$dir" -j "$JOBS" --target ${targets[$san]}
   done
   log "ASan + UBSan: the whole doctest suite"
   ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
@@ -124,7 +126,7 @@ sanitizer_tests() {
       /usr/bin/python3 -m pytest -q -p no:cacheprovider tests/python
   fi
   log "TSan: concurrent and batch queries"
-  TSAN_OPTIONS=halt_on_error=1 "$BUILD_DIR-thread/tests/raypick_tests" \
+  TSAN_OPTIONS=halt_on_error=1 "$BUILD_DIR-thread/tests/raypick_concurrency_tests" \
     --no-version -tc='*concurrent*'
 }
 
