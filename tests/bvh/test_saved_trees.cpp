@@ -215,3 +215,79 @@ TEST_CASE("saved trees deeper than the traversal's stack allows are refused") {
   CHECK(edge.bvh_stats().max_depth == kBvhMaxDepth);
   check_same_answers(Picker(scene, config), edge, scene, false);
 }
+
+TEST_CASE("a saved tree that fills every traversal stack to its bound is walked safely") {
+  // kBvhMaxDepth + 1 nodes in a chain, each with seven one-object leaf
+  // slots beside the next node (the last with eight), over 456 coincident
+  // unit cubes: every box is hit by every ray through them, so each level
+  // leaves seven siblings on the stacks, the most a tree within the depth
+  // bound can. Every query path must walk it (ASan in CI checks the
+  // stacks) and answer as the built picker: ties to the lowest id.
+  const std::uint32_t levels = kBvhMaxDepth + 1;
+  const std::uint32_t objects = (levels - 1) * 7 + 8;
+  Scene scene;
+  scene.meshes.push_back(tools::make_boxes_scene(1, 1).meshes[0]);
+  for (std::uint32_t i = 0; i < objects; ++i) {
+    scene.objects.push_back(Object{0, glm::mat4{1.0f}, "o" + std::to_string(i)});
+  }
+  std::string bytes;
+  saved::append(bytes, std::uint32_t{1});  // version
+  saved::append(bytes, std::uint8_t{0});   // obb mode
+  saved::append(bytes, std::uint64_t{objects});
+  saved::append(bytes, std::uint64_t{objects});  // entries
+  saved::append(bytes, std::uint64_t{levels});   // nodes
+  std::uint32_t entry = 0;
+  for (std::uint32_t i = 0; i < levels; ++i) {
+    std::uint32_t child[8], count[8];
+    const bool last = i + 1 == levels;
+    for (int s = 0; s < 8; ++s) {
+      const bool inner = s == 0 && !last;
+      child[s] = inner ? i + 1 : entry++;
+      count[s] = inner ? 0 : 1;
+    }
+    saved::append(bytes, child, 8);
+    saved::append(bytes, count, 8);
+  }
+  REQUIRE(entry == objects);
+  saved::append(bytes, std::uint8_t{0});  // no prim ids
+  for (std::uint32_t e = 0; e < objects; ++e) saved::append(bytes, e);
+  saved::append(bytes, std::uint64_t{1});  // meshes
+  saved::append(bytes, std::uint8_t{0});   // no mesh tree in obb mode
+  PickerConfig config;
+  config.mesh_mode = false;
+  config.top.max_leaf_size = 1;
+  config.batch_interleave_bytes = 0;  // batches interleave
+  std::string why;
+  const Picker deep = Picker::open(scene, bytes, config, &why);
+  REQUIRE(why.empty());
+  CHECK(deep.bvh_stats().max_depth == kBvhMaxDepth);
+  const Picker built(scene, config);
+  // Rays through the cubes' middle (every box hit).
+  const glm::vec3 mid = built.world_box(0).center();
+  std::vector<Ray> rays;
+  for (int i = 0; i < 32; ++i) {
+    const glm::vec3 aim = mid + glm::vec3{0.0f, 0.005f * float(i), -0.004f * float(i)};
+    rays.push_back(Ray{aim - glm::vec3{3.0f, 0.3f, 0.1f * float(i % 3)},
+                       glm::vec3{3.0f, 0.3f, 0.1f * float(i % 3)}});
+  }
+  check_same_answers(built, deep, scene, false);
+  for (const Ray& r : rays) {
+    const Hit h = deep.intersect(r);
+    CHECK(h.object == 0);  // all coincident: the lowest id
+    CHECK(deep.intersect_all(r).size() == objects);
+    CHECK(deep.occluded(r));
+  }
+  const std::vector<Hit> batch = deep.intersect_batch(rays);
+  for (const Hit& h : batch) CHECK(h.object == 0);
+  config.batch_interleave_bytes = std::size_t{1} << 40;  // packets instead
+  const Picker packets = Picker::open(scene, bytes, config, &why);
+  for (const Hit& h : packets.intersect_batch(rays)) CHECK(h.object == 0);
+  CHECK(deep.closest_point(glm::dvec3(mid) + glm::dvec3(3.0, 0.0, 0.0)).object == 0);
+  CHECK(deep.closest_point(glm::dvec3(mid)).object == 0);
+  CameraSpec spec;
+  spec.eye = glm::dvec3(mid) + glm::dvec3(0.0, 0.0, 5.0);
+  spec.target = glm::dvec3(mid);
+  spec.width = spec.height = 64;
+  const Camera cam(spec);
+  CHECK(deep.select(cam.frustum(0, 0, 64, 64), SelectRule::kTouch).size() == objects);
+}
