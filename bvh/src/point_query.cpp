@@ -161,10 +161,12 @@ void placed_slot_distances2(const WideNode& node, const Place& place, const glm:
 // the smallest singular value of L: the square root of a lower bound of
 // the smallest eigenvalue of G = L^T L. The closed form for a symmetric 3x3
 // rounds badly where two eigenvalues nearly meet (up to about 1.5e-8 of
-// the spread), so its value is lowered by 1% (at condition 100 or less the
-// error is below 1.5e-4 of it) and then checked: G minus it must be
-// positive definite by its leading minors, else the boxes are placed in
-// the world instead. q is known up to `q_slack` (the inverse's
+// the spread), so its value is lowered by 2^-20 and checked (G minus it
+// positive definite by its leading minors), or where that fails lowered
+// by 1% (at condition 100 or less the error is below 1.5e-4 of it) and
+// checked again, else the boxes are placed in the world instead. (The
+// bound prunes by it: 1% looser halves the speed of points near
+// surfaces.) q is known up to `q_slack` (the inverse's
 // and the product's rounding, bounded with a wide margin), and each placed
 // vertex up to `world_slack` (its double rounding), so the bound is
 //   (sigma (dist(q, box) - q_slack) - world_slack)^2, or 0,
@@ -198,12 +200,23 @@ struct LocalBound {
     if (!(std::abs(det) > 0.0) || !std::isfinite(det) || mesh_box.empty()) return;
     const glm::dmat3 gram = glm::transpose(place.linear) * place.linear;
     const double trace = gram[0][0] + gram[1][1] + gram[2][2];
-    const double smallest = smallest_eigenvalue(gram) * 0.99;
+    // A value below G's smallest eigenvalue: G - (value + 2^-40 trace) I
+    // positive definite by its leading minors, the 2^-40 of the trace far
+    // above the rounding of G and of the minors, so that a check passed by
+    // rounding alone still leaves G - value I positive definite.
+    const auto below = [&](double value) {
+      const glm::dmat3 m = gram - glm::dmat3(value + trace * 0x1p-40);
+      const double minor2 = m[0][0] * m[1][1] - m[0][1] * m[1][0];
+      return value > 0.0 && m[0][0] > 0.0 && minor2 > 0.0 && glm::determinant(m) > 0.0;
+    };
+    const double estimate = smallest_eigenvalue(gram);
+    double smallest = estimate * (1.0 - 0x1p-20);  // the closed form is usually this close
+    if (!below(smallest)) {
+      smallest = estimate * 0.99;  // two nearly equal: its worst rounding
+      if (!below(smallest)) return;
+    }
     // The largest eigenvalue is at most the trace: condition^2 <= 1e4.
-    if (!(smallest > 0.0) || !(trace < 1e4 * smallest)) return;
-    const glm::dmat3 m = gram - glm::dmat3(smallest);
-    const double minor2 = m[0][0] * m[1][1] - m[0][1] * m[1][0];
-    if (!(m[0][0] > 0.0 && minor2 > 0.0 && glm::determinant(m) > 0.0)) return;
+    if (!(trace < 1e4 * smallest)) return;
     const glm::dmat3 inv = glm::inverse(place.linear);
     const glm::dvec3 d = p - place.origin;
     q = inv * d;
