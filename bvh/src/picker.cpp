@@ -152,8 +152,7 @@ void PickerCore::set_mask(std::uint32_t id, std::uint32_t mask) {
 
 void PickerCore::build_mesh_bvhs() {
   if (!config_.mesh_mode) return;
-  std::vector<bool> used(meshes_.size(), false);
-  for (const ObjectRec& o : objects_) used[o.mesh] = used[o.mesh] || o.alive;
+  const std::vector<bool> used = used_meshes();
   for (std::size_t id = 0; id < meshes_.size(); ++id) {
     MeshAccel& m = meshes_[id];
     if (!used[id] || m.bvh_built) continue;
@@ -167,11 +166,7 @@ void PickerCore::build_mesh_bvhs() {
     }
     m.bvh = WideBvh::collapse(build_bvh(boxes, centers, config_.mesh));
     m.bvh.set_avx2(avx2());
-    m.verts.resize(m.bvh.entry_count());
-    for (std::size_t e = 0; e < m.verts.size(); ++e) {
-      const glm::uvec3& t = m.triangles[m.bvh.prim_id(static_cast<std::uint32_t>(e))];
-      m.verts[e] = {m.positions[t.x], m.positions[t.y], m.positions[t.z]};
-    }
+    copy_verts(m);
     m.bvh_built = true;
   }
 }
@@ -183,14 +178,51 @@ double PickerCore::sah_cost() const {
   return sah_sum_ / std::max(double(top_.bounds().half_area()), 1e-30);
 }
 
-void PickerCore::rebuild() {
-  // The padding's centre, as padding_centre() over the live objects (in
-  // order: its double sum must not depend on the thread count).
+glm::vec3 PickerCore::live_centre() const {
   CentreSum centre;
   for (const ObjectRec& o : objects_) {
     if (o.alive) centre.add(o.to_world[3]);
   }
-  pad_centre_ = centre.centre();
+  return centre.centre();
+}
+
+std::vector<bool> PickerCore::used_meshes() const {
+  std::vector<bool> used(meshes_.size(), false);
+  for (const ObjectRec& o : objects_) used[o.mesh] = used[o.mesh] || o.alive;
+  return used;
+}
+
+std::size_t PickerCore::make_leaves(LeafObb* leaves, Aabb* boxes, glm::vec3* centers) {
+  auto range = [&](const tbb::blocked_range<std::uint32_t>& r, std::size_t k) {
+    for (std::uint32_t id = r.begin(); id != r.end(); ++id) {
+      ObjectRec& o = objects_[id];
+      o.prim = kInvalidId;
+      boxes[id] = o.alive ? make_leaf(id, leaves[id]) : Aabb{};
+      if (boxes[id].empty()) continue;
+      if (centers) centers[id] = boxes[id].center();
+      ++k;
+    }
+    return k;
+  };
+  // A single chunk (a small scene) runs here, without the scheduler.
+  const tbb::blocked_range<std::uint32_t> ids(0, static_cast<std::uint32_t>(objects_.size()),
+                                              kObjectGrain);
+  return ids.is_divisible() ? tbb::parallel_reduce(ids, std::size_t{0}, range, std::plus<>())
+                            : range(ids, 0);
+}
+
+void PickerCore::copy_verts(MeshAccel& m) {
+  m.verts.resize(m.bvh.entry_count());
+  for (std::size_t e = 0; e < m.verts.size(); ++e) {
+    const glm::uvec3& t = m.triangles[m.bvh.prim_id(static_cast<std::uint32_t>(e))];
+    m.verts[e] = {m.positions[t.x], m.positions[t.y], m.positions[t.z]};
+  }
+}
+
+void PickerCore::rebuild() {
+  // The padding's centre over the live objects (in order: its double sum
+  // must not depend on the thread count).
+  pad_centre_ = live_centre();
   // Per object, in parallel: its leaf copy (the double inverse), padded
   // world box and centre, by object id. An empty box (removed, or never
   // hit) leaves the object out of the tree.
@@ -198,22 +230,7 @@ void PickerCore::rebuild() {
   Uninitialized<LeafObb> leaves(count);
   Uninitialized<Aabb> boxes(count);
   Uninitialized<glm::vec3> centers(count);
-  auto make_leaves = [&](const tbb::blocked_range<std::uint32_t>& r, std::size_t k) {
-    for (std::uint32_t id = r.begin(); id != r.end(); ++id) {
-      ObjectRec& o = objects_[id];
-      o.prim = kInvalidId;
-      boxes[id] = o.alive ? make_leaf(id, leaves[id]) : Aabb{};
-      if (boxes[id].empty()) continue;
-      centers[id] = boxes[id].center();
-      ++k;
-    }
-    return k;
-  };
-  // A single chunk (a small scene) runs here, without the scheduler.
-  const tbb::blocked_range<std::uint32_t> ids(0, count, kObjectGrain);
-  const std::size_t kept =
-      ids.is_divisible() ? tbb::parallel_reduce(ids, std::size_t{0}, make_leaves, std::plus<>())
-                         : make_leaves(ids, 0);
+  const std::size_t kept = make_leaves(leaves.get(), boxes.get(), centers.get());
   // Primitives are the kept objects in id order: when some are left out,
   // close the gaps (one serial pass, only then).
   std::size_t n = count;

@@ -148,6 +148,16 @@ class PickerCore {
                     PickMode mode, std::vector<std::uint8_t>& hittable) const;
   void rebuild();
   void build_mesh_bvhs();
+  // Shared by rebuild() and adopt_trees(): the padding centre of the live
+  // objects (their translations' mean, summed in id order); which meshes
+  // live objects use; each object's leaf copy and padded box by id (and
+  // its box centre when `centers` is given), in parallel, returning how
+  // many have a box (prim reset to kInvalidId); a mesh's vertices copied
+  // in its tree's entry order.
+  glm::vec3 live_centre() const;
+  std::vector<bool> used_meshes() const;
+  std::size_t make_leaves(LeafObb* leaves, Aabb* boxes, glm::vec3* centers);
+  static void copy_verts(MeshAccel& m);
   // Refits the top level after moves; returns the slot boxes recomputed.
   std::size_t refit_moved(std::span<const std::uint32_t> moved);
   // Top-level SAH cost (BvhStats::sah_cost), kept up to date through refits

@@ -57,20 +57,11 @@ bool PickerCore::adopt_trees(std::string_view bytes, std::string& why) {
   }
   // As rebuild(): the padding's centre, each object's leaf copy and box;
   // the objects with a box are the tree's primitives.
-  CentreSum centre;
-  for (const ObjectRec& o : objects_) {
-    if (o.alive) centre.add(o.to_world[3]);
-  }
-  pad_centre_ = centre.centre();
+  pad_centre_ = live_centre();
   const auto count = static_cast<std::uint32_t>(objects_.size());
   std::vector<LeafObb> leaves(count);
   std::vector<Aabb> boxes(count);
-  std::size_t kept = 0;
-  for (std::uint32_t id = 0; id < count; ++id) {
-    objects_[id].prim = kInvalidId;
-    boxes[id] = objects_[id].alive ? make_leaf(id, leaves[id]) : Aabb{};
-    kept += !boxes[id].empty();
-  }
+  const std::size_t kept = make_leaves(leaves.data(), boxes.data(), nullptr);
   std::optional<WideBvh> top = WideBvh::load_shape(in, kept, config_.top.max_leaf_size, why);
   if (!top) return false;
   if (top->has_prim_ids()) {
@@ -107,8 +98,7 @@ bool PickerCore::adopt_trees(std::string_view bytes, std::string& why) {
           std::to_string(meshes_.size());
     return false;
   }
-  std::vector<bool> used(meshes_.size(), false);
-  for (const ObjectRec& o : objects_) used[o.mesh] = used[o.mesh] || o.alive;
+  const std::vector<bool> used = used_meshes();
   for (std::size_t id = 0; id < meshes_.size(); ++id) {
     MeshAccel& m = meshes_[id];
     const auto built = in.read<std::uint8_t>();
@@ -124,11 +114,10 @@ bool PickerCore::adopt_trees(std::string_view bytes, std::string& why) {
       return false;
     }
     m.bvh = std::move(*tree);
-    m.verts.resize(m.bvh.entry_count());
+    copy_verts(m);
+    // The triangles' padded boxes, as build_mesh_bvhs() pads them.
     std::vector<Aabb> tri_boxes(m.verts.size());
     for (std::size_t e = 0; e < m.verts.size(); ++e) {
-      const glm::uvec3& t = m.triangles[m.bvh.prim_id(static_cast<std::uint32_t>(e))];
-      m.verts[e] = {m.positions[t.x], m.positions[t.y], m.positions[t.z]};
       Aabb b;
       for (const glm::vec3& v : m.verts[e]) b.extend(v);
       tri_boxes[e] = pad(b);
