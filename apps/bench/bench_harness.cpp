@@ -443,6 +443,7 @@ class ConfigRun {
       moved = scene_;
       for (std::size_t i = 0; i < moved.objects.size(); ++i) {
         moved.objects[i].matrix = matrices_[i];
+        moved.objects[i].translation_low = glm::vec3{0.0f};  // as set_matrix(float)
       }
     }
     compare_answers(mode_ == PickMode::kMesh ? moved : scene_, mode_, offset_,
@@ -793,7 +794,10 @@ bool frame_row(const Scene& scene, PickMode mode, bool offset, const Aabb& bound
   // The scene after the frames, for the reference's boundary judgement.
   Scene moved = scene;
   for (int f = 0; f < kFrames; ++f) {
-    for (std::size_t j = 0; j < k; ++j) moved.objects[ids[f][j]].matrix = moves[f][j];
+    for (std::size_t j = 0; j < k; ++j) {
+      moved.objects[ids[f][j]].matrix = moves[f][j];
+      moved.objects[ids[f][j]].translation_low = glm::vec3{0.0f};  // as set_matrix(float)
+    }
   }
   compare_answers(moved, mode, offset, rays, rp_hits, em_hits, check);
   progress.clear();

@@ -132,7 +132,12 @@ Scene make_mesh_scene(std::size_t n, std::uint64_t seed,
 
 void shift_scene(Scene& scene, const glm::dvec3& offset) {
   for (Object& o : scene.objects) {
-    o.matrix[3] = glm::vec4(glm::vec3(glm::dvec3(glm::vec3(o.matrix[3])) + offset), 1.0f);
+    // In double, kept beyond float (translation_low), as a loader keeps a
+    // file's placements: offsets that are not floats give placements that
+    // are not floats either.
+    glm::dmat4 m = o.world_matrix();
+    m[3] += glm::dvec4{offset, 0.0};
+    o.place(m);
   }
 }
 

@@ -157,12 +157,12 @@ PlacedTriangles placed_triangles(const Scene& scene, std::uint32_t object, PickM
   const Mesh& mesh = scene.meshes[o.mesh];
   PlacedTriangles g;
   if (mode == PickMode::kObb) {
-    const std::array<glm::dvec3, 8> c = box_corners(glm::mat4x3(o.matrix), mesh.triangle_bounds());
+    const std::array<glm::dvec3, 8> c = box_corners(glm::dmat4x3(o.world_matrix()), mesh.triangle_bounds());
     g.vertices.assign(c.begin(), c.end());
     g.triangles = box_triangles();
     return g;
   }
-  const glm::dmat4 m(o.matrix);
+  const glm::dmat4 m = o.world_matrix();
   g.vertices.reserve(mesh.positions.size());
   for (const glm::vec3& v : mesh.positions) {
     g.vertices.push_back(glm::dvec3(m * glm::dvec4(glm::dvec3(v), 1.0)));

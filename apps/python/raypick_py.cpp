@@ -75,22 +75,24 @@ void require_shape(const py::array& a, const char* what, py::ssize_t cols, const
   }
 }
 
-glm::mat4 to_matrix(const py::handle& value, const char* what) {
+// A (4, 4) affine matrix as given, in double: the Picker keeps its
+// translation beyond float (Object::translation_low).
+glm::dmat4 to_matrix(const py::handle& value, const char* what) {
   const auto m = as_array<double>(value, what, "(4, 4)");
   if (m.ndim() != 2 || m.shape(0) != 4 || m.shape(1) != 4) {
     throw py::value_error(std::string(what) + ": expected shape (4, 4), got " + shape_of(m));
   }
-  glm::mat4 out;
+  glm::dmat4 out;
   for (int r = 0; r < 4; ++r) {
     for (int c = 0; c < 4; ++c) {
       const double v = m.at(r, c);
-      if (!std::isfinite(v) || std::abs(v) > double(std::numeric_limits<float>::max())) {
+      if (!std::isfinite(v) || !std::isfinite(static_cast<float>(v))) {
         throw py::value_error(std::string(what) + ": entries must be finite floats");
       }
-      out[c][r] = static_cast<float>(v);  // numpy row-major, glm column-major
+      out[c][r] = v;  // numpy row-major, glm column-major
     }
   }
-  if (out[0][3] != 0.0f || out[1][3] != 0.0f || out[2][3] != 0.0f || out[3][3] != 1.0f) {
+  if (out[0][3] != 0.0 || out[1][3] != 0.0 || out[2][3] != 0.0 || out[3][3] != 1.0) {
     throw py::value_error(std::string(what) + ": the last row must be 0, 0, 0, 1 (an affine map)");
   }
   return out;
@@ -381,7 +383,7 @@ class Scene {
       throw py::index_error("mesh: no mesh " + std::to_string(mesh) + " (the scene has " +
                             std::to_string(bounds_.size()) + ")");
     }
-    const glm::mat4 m = to_matrix(matrix, "matrix");
+    const glm::dmat4 m = to_matrix(matrix, "matrix");
     check_range(bounds_[mesh], m);
     mark_changed();
     const std::uint32_t id = picker_->add_object(mesh, m, mask);
@@ -389,7 +391,7 @@ class Scene {
     object_mesh_.push_back(mesh);
     Object o;
     o.mesh = mesh;
-    o.matrix = m;
+    o.place(m);
     o.name = names_.back();
     o.mask = mask;
     source_.objects.push_back(std::move(o));
@@ -400,10 +402,10 @@ class Scene {
 
   void set_matrix(std::uint32_t id, const py::handle& matrix) {
     check_id(id);
-    const glm::mat4 m = to_matrix(matrix, "matrix");
+    const glm::dmat4 m = to_matrix(matrix, "matrix");
     check_range(bounds_[object_mesh_[id]], m);
     picker_->set_matrix(id, m);
-    source_.objects[id].matrix = m;
+    source_.objects[id].place(m);
     dirty_ = true;
   }
 
@@ -781,13 +783,17 @@ class Scene {
     return out;
   }
 
-  // (N, 4, 4): each object's matrix, row-major as numpy reads it.
-  py::array_t<float> matrices() const {
+  // (N, 4, 4) float64: each object's matrix, row-major as numpy reads it:
+  // the linear part as the picker holds it (float), the translation with
+  // its part beyond float.
+  py::array_t<double> matrices() const {
     const auto n = static_cast<py::ssize_t>(picker_->object_count());
-    py::array_t<float> out({n, py::ssize_t{4}, py::ssize_t{4}});
+    py::array_t<double> out({n, py::ssize_t{4}, py::ssize_t{4}});
     auto p = out.mutable_unchecked<3>();
     for (py::ssize_t i = 0; i < n; ++i) {
-      const glm::mat4 m = picker_->obb(static_cast<std::uint32_t>(i)).to_world;
+      const Obb obb = picker_->obb(static_cast<std::uint32_t>(i));
+      glm::dmat4 m{obb.to_world};
+      m[3] += glm::dvec4{glm::dvec3{obb.origin_low}, 0.0};
       for (int r = 0; r < 4; ++r) {
         for (int c = 0; c < 4; ++c) p(i, r, c) = m[c][r];
       }
@@ -834,12 +840,12 @@ class Scene {
   }
   // Every corner of the mesh's box under `m` must stay within the
   // supported range (as validate_scene checks loaded scenes).
-  static void check_range(const Aabb& local, const glm::mat4& m) {
+  static void check_range(const Aabb& local, const glm::dmat4& m) {
     if (local.empty()) return;
     for (int c = 0; c < 8; ++c) {
       const glm::dvec3 p{c & 1 ? local.max.x : local.min.x, c & 2 ? local.max.y : local.min.y,
                          c & 4 ? local.max.z : local.min.z};
-      const glm::dvec3 w = glm::dmat4(m) * glm::dvec4(p, 1.0);
+      const glm::dvec3 w = m * glm::dvec4(p, 1.0);
       for (int a = 0; a < 3; ++a) {
         if (!(std::abs(w[a]) <= double(kMaxCoordinate))) {
           throw py::value_error(
@@ -1077,7 +1083,7 @@ PYBIND11_MODULE(raypick, m) {
       .def("boxes", &Scene::boxes,
            "(N, 2, 3) float32: each object's world box (min, max); NaN for one that cannot be "
            "hit or was removed.")
-      .def("matrices", &Scene::matrices, "(N, 4, 4) float32: each object's matrix.")
+      .def("matrices", &Scene::matrices, "(N, 4, 4) float64: each object's matrix (the translation as given, beyond float).")
       .def("stats", &Scene::stats, "A dict of counts: objects, meshes, triangles, nodes, leaves, "
                                    "max_depth, sah_cost, memory_bytes; and trees: 'saved' when "
                                    "they came with a saved scene, else 'built'.")

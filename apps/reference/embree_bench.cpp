@@ -34,12 +34,19 @@ static_assert(sizeof(PaddedRecord) == 64);
 struct ObbData {
   std::vector<Aabb> local;           // by mesh
   std::vector<PaddedRecord> records; // by object
+  // By object, the translations' part beyond float; empty when none has
+  // one (as the Picker's).
+  std::vector<glm::vec3> low;
   std::vector<Aabb> world;           // by object, padded as raypick's
   glm::vec3 pad_centre{0.0f};        // as the Picker's: padding_centre()
   // As Picker's commit: raypick's Obb::make, padded_world_box.
-  void set(std::uint32_t id, const glm::mat4& matrix) {
+  void set(std::uint32_t id, const glm::mat4& matrix, const glm::vec3& l = glm::vec3{0.0f}) {
     PaddedRecord& r = records[id];
-    const Obb obb = Obb::make(local[r.object_mesh], matrix);
+    if (!low.empty() || l != glm::vec3{0.0f}) {
+      low.resize(records.size(), glm::vec3{0.0f});
+      low[id] = l;
+    }
+    const Obb obb = Obb::make(local[r.object_mesh], matrix, low.empty() ? glm::vec3{0.0f} : low[id]);
     r.frame = obb.frame;
     r.mesh = obb.invertible ? r.object_mesh : kInvalidId;
     world[id] = padded_world_box(obb, pad_centre);
@@ -80,7 +87,9 @@ void obb_intersect(const RTCIntersectFunctionNArguments* args) {
     ray.tmax = tfar;
     // raypick's leaf test, with the best t so far as the limit, exactly as
     // Picker's traversal calls it.
-    const float t = obb_entry(rec.frame, local, ray, tfar);
+    const bool low = !data.low.empty() && data.low[args->primID] != glm::vec3{0.0f};
+    const float t = low ? obb_entry(rec.frame, data.low[args->primID], local, ray, tfar)
+                        : obb_entry(rec.frame, local, ray, tfar);
     if (t == kInfinity) continue;
     unsigned& prim = RTCHitN_primID(hits, n, k);
     // Embree's node tests are inclusive, so an equal t reaches here; the
@@ -166,7 +175,8 @@ EmbreeBenchScene::EmbreeBenchScene(const EmbreeDevice& device,
     im.obb.pad_centre = padding_centre(scene.objects);
     for (std::size_t i = 0; i < n; ++i) {
       im.obb.records[i].object_mesh = scene.objects[i].mesh;
-      im.obb.set(static_cast<std::uint32_t>(i), scene.objects[i].matrix);
+      im.obb.set(static_cast<std::uint32_t>(i), scene.objects[i].matrix,
+                 scene.objects[i].translation_low);
     }
     im.user = rtcNewGeometry(im.device, RTC_GEOMETRY_TYPE_USER);
     rtcSetGeometryUserPrimitiveCount(im.user,

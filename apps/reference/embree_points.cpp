@@ -91,7 +91,7 @@ std::vector<Target> targets_of(const Scene& scene) {
     out.push_back({id,
                    glm::dmat3(glm::dvec3(o.matrix[0]), glm::dvec3(o.matrix[1]),
                               glm::dvec3(o.matrix[2])),
-                   glm::dvec3(o.matrix[3]), &mesh, mesh.triangle_bounds()});
+                   o.translation(), &mesh, mesh.triangle_bounds()});
   }
   return out;
 }

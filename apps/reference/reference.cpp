@@ -48,7 +48,7 @@ SceneReference::SceneReference(const Scene& scene) : scene_(&scene) {
     o.hittable = !local.empty() && is_invertible(glm::mat4x3{obj.matrix});
     if (o.hittable) {
       o.linear = glm::inverse(glm::dmat3{glm::mat3{obj.matrix}});
-      o.origin = glm::dvec3{glm::vec3{obj.matrix[3]}};
+      o.origin = obj.translation();  // with its part beyond float
       o.min = glm::dvec3{local.min};
       o.max = glm::dvec3{local.max};
     }

@@ -343,7 +343,7 @@ ValidateReport validate(const Scene& scene, const Picker& picker,
       hint.top_object = key.first;
       hint.top_vertex = key.second;
       const Object& o = scene.objects[key.first];
-      hint.top_point = glm::dvec3(glm::dmat4(o.matrix) *
+      hint.top_point = glm::dvec3(o.world_matrix() *
                                   glm::dvec4(glm::dvec3(scene.meshes[o.mesh].positions[key.second]), 1.0));
     }
   }
@@ -393,7 +393,7 @@ std::vector<glm::dvec3> make_validation_points(const Scene& scene, std::size_t n
     }
     const Object& o = scene.objects[usable[std::size_t(u(rng) * double(usable.size())) %
                                            usable.size()]];
-    const glm::dmat4 m(o.matrix);
+    const glm::dmat4 m = o.world_matrix();
     const Mesh box = box_mesh(scene.meshes[o.mesh].triangle_bounds());
     const Mesh& mesh = mode == PickMode::kMesh ? scene.meshes[o.mesh] : box;
     const glm::uvec3 t = mesh.triangles[std::size_t(u(rng) * double(mesh.triangles.size())) %

@@ -57,7 +57,9 @@ void PickerCore::add_scene(const Scene& scene) {
   meshes_.reserve(scene.meshes.size());
   for (const Mesh& m : scene.meshes) add_mesh(m.positions, m.triangles, Picker::Storage::kCopy);
   objects_.reserve(scene.objects.size());
-  for (const Object& o : scene.objects) add_object(o.mesh, o.matrix, o.mask, nullptr);
+  for (const Object& o : scene.objects) {
+    add_object(o.mesh, o.matrix, o.translation_low, o.mask, nullptr);
+  }
 }
 
 std::uint32_t PickerCore::add_mesh(std::span<const glm::vec3> positions,
@@ -83,13 +85,18 @@ std::uint32_t PickerCore::add_mesh(std::span<const glm::vec3> positions,
 }
 
 std::uint32_t PickerCore::add_object(std::uint32_t mesh, const glm::mat4& matrix,
-                                 std::uint32_t mask, void* user_data) {
+                                     const glm::vec3& low, std::uint32_t mask,
+                                     void* user_data) {
   RAYPICK_ASSERT(mesh < meshes_.size(), "mesh id out of range");
   ObjectRec& o = objects_.emplace_back();
   o.to_world = glm::mat4x3(matrix);
   o.mesh = mesh;
   o.mask = mask;
   const std::uint32_t id = static_cast<std::uint32_t>(objects_.size() - 1);
+  if (!low_.empty() || low != glm::vec3{0.0f}) {
+    low_.resize(objects_.size(), glm::vec3{0.0f});
+    low_[id] = low;
+  }
   if (user_data != nullptr) {
     // Allocated on first use: scenes without user data pay nothing.
     user_data_.resize(id + 1, nullptr);
@@ -106,15 +113,19 @@ void PickerCore::remove_object(std::uint32_t id) {
   structure_dirty_ = true;
 }
 
-void PickerCore::set_matrix(std::uint32_t id, const glm::mat4& matrix) {
+void PickerCore::set_matrix(std::uint32_t id, const glm::mat4& matrix, const glm::vec3& low) {
   RAYPICK_ASSERT(id < objects_.size() && objects_[id].alive,
                  "object id out of range or removed");
   ObjectRec& o = objects_[id];
   o.to_world = glm::mat4x3(matrix);
+  if (!low_.empty() || low != glm::vec3{0.0f}) {
+    low_.resize(objects_.size(), glm::vec3{0.0f});
+    low_[id] = low;
+  }
   if (o.prim == kInvalidId) {
     // Not in the tree (it could not be hit at the last build): only a
     // rebuild can add it.
-    if (!make_obb(o).world_bounds().empty()) structure_dirty_ = true;
+    if (!make_obb(id).world_bounds().empty()) structure_dirty_ = true;
     return;
   }
   // The inverse, world box and leaf copy are recomputed at commit, where
@@ -125,12 +136,25 @@ void PickerCore::set_matrix(std::uint32_t id, const glm::mat4& matrix) {
   }
 }
 
-Obb PickerCore::make_obb(const ObjectRec& o) const {
-  return Obb::make(meshes_[o.mesh].bounds, glm::mat4(o.to_world));
+Obb PickerCore::make_obb(std::uint32_t id) const {
+  const ObjectRec& o = objects_[id];
+  return Obb::make(meshes_[o.mesh].bounds, glm::mat4(o.to_world), low(id));
 }
 
-Aabb PickerCore::padded_box(const ObjectRec& o) const {
-  return pad_transformed_box(o.to_world, meshes_[o.mesh].bounds, pad_centre_);
+glm::dmat4x3 PickerCore::world_matrix(std::uint32_t id) const {
+  glm::dmat4x3 m{objects_[id].to_world};
+  m[3] += glm::dvec3{low(id)};
+  return m;
+}
+
+Aabb PickerCore::padded_box(const ObjectRec& o, const glm::vec3& l) const {
+  if (l == glm::vec3{0.0f}) {
+    return pad_transformed_box(o.to_world, meshes_[o.mesh].bounds, pad_centre_);
+  }
+  // Placed beyond float: as padded_world_box(make_obb(id)), the box moved
+  // by the low part before the padding (which is over 2 ulps of the
+  // coordinates: more than the shift's rounding of half an ulp).
+  return pad(shift(transform_aabb(o.to_world, meshes_[o.mesh].bounds), l), pad_centre_);
 }
 
 Aabb PickerCore::make_leaf(std::uint32_t id, LeafObb& l) const {
@@ -141,7 +165,7 @@ Aabb PickerCore::make_leaf(std::uint32_t id, LeafObb& l) const {
   l.object = id;
   l.mask = o.mask;
   l.mesh = invertible ? o.mesh : kInvalidId;
-  return invertible ? padded_box(o) : Aabb{};
+  return invertible ? padded_box(o, low(id)) : Aabb{};
 }
 
 void PickerCore::set_mask(std::uint32_t id, std::uint32_t mask) {
@@ -279,7 +303,7 @@ Aabb PickerCore::update_entry(std::uint32_t e, std::uint32_t id) {
 
 Aabb PickerCore::entry_box(std::uint32_t e) const {
   const LeafObb& l = leaf_[e];
-  return l.mesh == kInvalidId ? Aabb{} : padded_box(objects_[l.object]);
+  return l.mesh == kInvalidId ? Aabb{} : padded_box(objects_[l.object], low(l.object));
 }
 
 std::size_t PickerCore::refit_moved(std::span<const std::uint32_t> moved) {
@@ -405,11 +429,19 @@ std::uint32_t Picker::add_mesh(std::span<const glm::vec3> positions,
 }
 std::uint32_t Picker::add_object(std::uint32_t mesh, const glm::mat4& matrix,
                                  std::uint32_t mask, void* user_data) {
-  return impl_->add_object(mesh, matrix, mask, user_data);
+  return impl_->add_object(mesh, matrix, glm::vec3{0.0f}, mask, user_data);
+}
+std::uint32_t Picker::add_object(std::uint32_t mesh, const glm::dmat4& matrix,
+                                 std::uint32_t mask, void* user_data) {
+  return impl_->add_object(mesh, glm::mat4(matrix), translation_low(glm::dvec3(matrix[3])), mask,
+                           user_data);
 }
 void Picker::remove_object(std::uint32_t id) { impl_->remove_object(id); }
 void Picker::set_matrix(std::uint32_t id, const glm::mat4& matrix) {
-  impl_->set_matrix(id, matrix);
+  impl_->set_matrix(id, matrix, glm::vec3{0.0f});
+}
+void Picker::set_matrix(std::uint32_t id, const glm::dmat4& matrix) {
+  impl_->set_matrix(id, glm::mat4(matrix), translation_low(glm::dvec3(matrix[3])));
 }
 void Picker::set_mask(std::uint32_t id, std::uint32_t mask) { impl_->set_mask(id, mask); }
 CommitStats Picker::commit(CommitMode mode) { return impl_->commit(mode); }
@@ -418,7 +450,7 @@ CommitStats Picker::commit(CommitMode mode) { return impl_->commit(mode); }
 std::size_t Picker::object_count() const { return impl_->objects_.size(); }
 std::size_t Picker::mesh_count() const { return impl_->meshes_.size(); }
 bool Picker::alive(std::uint32_t id) const { return impl_->objects_[id].alive; }
-Obb Picker::obb(std::uint32_t id) const { return impl_->make_obb(impl_->objects_[id]); }
+Obb Picker::obb(std::uint32_t id) const { return impl_->make_obb(id); }
 std::uint32_t Picker::mask(std::uint32_t id) const { return impl_->objects_[id].mask; }
 void* Picker::user_data(std::uint32_t id) const {
   return id < impl_->user_data_.size() ? impl_->user_data_[id] : nullptr;

@@ -9,6 +9,8 @@
 
 #include "wide_bvh.h"
 
+#include <glm/ext/matrix_double4x3.hpp>
+
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -78,10 +80,11 @@ class PickerCore {
   bool adopt_trees(std::string_view bytes, std::string& why);
   std::uint32_t add_mesh(std::span<const glm::vec3> positions,
                          std::span<const glm::uvec3> triangles, Picker::Storage storage);
-  std::uint32_t add_object(std::uint32_t mesh, const glm::mat4& matrix,
+  // `low`: what the translation holds beyond float (Object::translation_low).
+  std::uint32_t add_object(std::uint32_t mesh, const glm::mat4& matrix, const glm::vec3& low,
                            std::uint32_t mask, void* user_data);
   void remove_object(std::uint32_t id);
-  void set_matrix(std::uint32_t id, const glm::mat4& matrix);
+  void set_matrix(std::uint32_t id, const glm::mat4& matrix, const glm::vec3& low = glm::vec3{0.0f});
   void set_mask(std::uint32_t id, std::uint32_t mask);
   CommitStats commit(CommitMode mode);
   // R is Ray or RayD: the ray the leaves carry into the objects' frames.
@@ -115,9 +118,15 @@ class PickerCore {
   }
 
   // ---- steps -----------------------------------------------------------
-  Obb make_obb(const ObjectRec& o) const;
-  // Object o's padded world box, its matrix being invertible.
-  Aabb padded_box(const ObjectRec& o) const;
+  Obb make_obb(std::uint32_t id) const;
+  // The padded world box of object o, its translation's low part being
+  // `low` (see low()), its matrix being invertible.
+  Aabb padded_box(const ObjectRec& o, const glm::vec3& low = glm::vec3{0.0f}) const;
+  // Object id's translation beyond float (Object::translation_low); zero
+  // unless some object was placed beyond float.
+  glm::vec3 low(std::uint32_t id) const { return low_.empty() ? glm::vec3{0.0f} : low_[id]; }
+  // Object id's matrix in double, its translation low part added.
+  glm::dmat4x3 world_matrix(std::uint32_t id) const;
   // Fills l with object id's leaf copy; returns its padded world box
   // (empty when the matrix is singular).
   Aabb make_leaf(std::uint32_t id, LeafObb& l) const;
@@ -127,6 +136,14 @@ class PickerCore {
   // the tree's leaf slots hold their union).
   Aabb entry_box(std::uint32_t e) const;
 
+  // The ray carried into the leaf's object frame: transform_ray, with the
+  // object's low part when it has one (as obb_entry of its Obb does).
+  template <class R>
+  RAYPICK_HOT_INLINE Ray carry(const LeafObb& leaf, const R& ray) const {
+    if (low_.empty()) return transform_ray(leaf.frame, ray);
+    const glm::vec3& l = low_[leaf.object];
+    return l == glm::vec3{0.0f} ? transform_ray(leaf.frame, ray) : transform_ray(leaf.frame, l, ray);
+  }
   template <bool kAny, class R>
   Hit mesh_hit(const LeafObb& leaf, const R& ray, float tmax) const;
   template <bool kAny, class R>
@@ -167,6 +184,11 @@ class PickerCore {
   PickerConfig config_;
   std::vector<ObjectRec> objects_;           // by object id
   std::vector<void*> user_data_;  // by object id, up to the last non-null
+  // By object id: the translations' low parts, allocated when the first
+  // object placed beyond float arrives (empty otherwise: the leaf tests
+  // then read nothing more). Not in ObjectRec or LeafObb, which are one
+  // cache line each and full.
+  std::vector<glm::vec3> low_;
   std::vector<MeshAccel> meshes_;            // by mesh id
   std::vector<LeafObb> leaf_;                // by top-level entry
   std::vector<std::uint8_t> moved_;          // by entry: 1 if moved

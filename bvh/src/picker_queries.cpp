@@ -44,7 +44,10 @@ RAYPICK_HOT_INLINE Hit PickerCore::leaf_hit(const LeafObb& leaf, const R& ray, f
   if (mode == PickMode::kMesh) return mesh_hit<kAny>(leaf, ray, tmax);
   Hit best;
   if (leaf.mesh == kInvalidId) return best;  // singular matrix
-  const float t = obb_entry(leaf.frame, meshes_[leaf.mesh].bounds, ray, tmax);
+  // obb_entry's steps, the ray carried by carry().
+  Ray r = carry(leaf, ray);
+  r.tmax = tmax;
+  const float t = slab_entry(RayInv(r), meshes_[leaf.mesh].bounds);
   if (t != kInfinity) {
     best.object = leaf.object;
     best.t = t;
@@ -62,7 +65,7 @@ Hit PickerCore::mesh_hit(const LeafObb& leaf, const R& ray, float tmax) const {
   RAYPICK_ASSERT(mesh.bvh_built, "mesh mode needs PickerConfig::mesh_mode");
   const std::uint32_t id = leaf.object;
   const Ray local = [&] {
-    Ray r = transform_ray(leaf.frame, ray);
+    Ray r = carry(leaf, ray);
     r.tmax = tmax;
     return r;
   }();
@@ -228,7 +231,7 @@ glm::vec3 PickerCore::world_normal(const Hit& hit) const {
       glm::cross(mesh.positions[idx.y] - p0, mesh.positions[idx.z] - p0);
   // cross(M e1, M e2) = det(M) * M^-T * cross(e1, e2): the inverse
   // transpose alone would flip the normal of a mirrored object.
-  const Obb obb = make_obb(obj);
+  const Obb obb = make_obb(hit.object);
   const glm::mat3 m{obb.to_world};
   const glm::mat3 inv_t = glm::transpose(obb.frame.linear);
   glm::vec3 n = inv_t * n_local;
@@ -240,13 +243,14 @@ glm::vec3 PickerCore::world_normal(const Hit& hit) const {
 Aabb PickerCore::world_box(std::uint32_t id) const {
   RAYPICK_ASSERT(id < objects_.size(), "object id out of range");
   if (!objects_[id].alive) return Aabb{};
-  return padded_world_box(make_obb(objects_[id]), pad_centre_);
+  return padded_world_box(make_obb(id), pad_centre_);
 }
 
 std::size_t PickerCore::memory_bytes() const {
   auto bytes = [](const auto& v) { return v.capacity() * sizeof(v[0]); };
   std::size_t n = bytes(objects_) + bytes(user_data_) + bytes(meshes_) +
-                  bytes(leaf_) + bytes(moved_) + bytes(dirty_) + top_.memory_bytes();
+                  bytes(leaf_) + bytes(moved_) + bytes(dirty_) + bytes(low_) +
+                  top_.memory_bytes();
   for (const MeshAccel& m : meshes_) {
     n += bytes(m.owned_positions) + bytes(m.owned_triangles) + bytes(m.verts) +
          m.bvh.memory_bytes();

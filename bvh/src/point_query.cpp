@@ -38,8 +38,8 @@ struct Placement {
   glm::dmat3 linear;
   glm::dvec3 origin;
 
-  explicit Placement(const glm::mat4x3& m)
-      : linear(glm::dvec3(m[0]), glm::dvec3(m[1]), glm::dvec3(m[2])), origin(m[3]) {}
+  // m's translation plus its low part (Object::translation_low).
+  explicit Placement(const glm::dmat4x3& m) : linear(m[0], m[1], m[2]), origin(m[3]) {}
   glm::dvec3 apply(const glm::vec3& v) const { return linear * glm::dvec3(v) + origin; }
   // The world box of the local box, by the abs-matrix method in double: it
   // contains the placed box up to double rounding (far below the boxes'
@@ -407,7 +407,7 @@ std::uint32_t PickerCore::containing_object(const glm::dvec3& p,
         for (std::uint32_t e = first; e < first + count; ++e) {
           const LeafObb& leaf = leaf_[e];
           if (leaf.mesh == kInvalidId || leaf.object >= found || !accepts(leaf, options)) continue;
-          const Placement place(objects_[leaf.object].to_world);
+          const Placement place(world_matrix(leaf.object));
           const MeshAccel& mesh = meshes_[leaf.mesh];
           if (options.mode == PickMode::kObb) {
             if (inside(place, mesh.bounds, p)) found = leaf.object;
@@ -445,7 +445,7 @@ double PickerCore::signed_distance(const glm::dvec3& p, const QueryOptions& opti
         for (std::uint32_t e = first; e < first + count; ++e) {
           const LeafObb& leaf = leaf_[e];
           if (leaf.mesh == kInvalidId || !accepts(leaf, options)) continue;
-          const Placement place(objects_[leaf.object].to_world);
+          const Placement place(world_matrix(leaf.object));
           const Aabb& local = meshes_[leaf.mesh].bounds;
           if (inside(place, local, p)) deepest = std::max(deepest, box_depth(place, local, p));
         }
@@ -457,7 +457,7 @@ double PickerCore::signed_distance(const glm::dvec3& p, const QueryOptions& opti
 double PickerCore::winding_number(std::uint32_t id, const glm::dvec3& p) const {
   if (id >= objects_.size() || !objects_[id].alive) return 0.0;
   const ObjectRec& rec = objects_[id];
-  return winding(meshes_[rec.mesh], Placement(rec.to_world), p);
+  return winding(meshes_[rec.mesh], Placement(world_matrix(id)), p);
 }
 
 PointHit PickerCore::closest_point(const glm::dvec3& p, const QueryOptions& options,
@@ -478,9 +478,8 @@ PointHit PickerCore::closest_point(const glm::dvec3& p, const QueryOptions& opti
   auto visit_object = [&](std::uint32_t entry, bool shared) {
     const LeafObb& leaf = leaf_[entry];
     if (leaf.mesh == kInvalidId || !accepts(leaf, options)) return;
-    const ObjectRec& rec = objects_[leaf.object];
     const MeshAccel& mesh = meshes_[leaf.mesh];
-    const Placement place(rec.to_world);
+    const Placement place(world_matrix(leaf.object));
     // A leaf slot's box holds all its entries: this object's own box may
     // be farther than the best so far.
     if (shared && box_distance2(place.world_box(mesh.bounds), p) > best.d2) return;

@@ -35,12 +35,12 @@ Side classify(const Aabb& b, const Frustum& region) {
 
 // The region's planes carried into the frame of the affine map m:
 // dot(n, m(q)) + d = dot(A^T n, q) + dot(n, t) + d.
-std::array<Plane, 5> local_planes(const Frustum& region, const glm::mat4x3& m) {
+std::array<Plane, 5> local_planes(const Frustum& region, const glm::dmat4x3& m) {
   std::array<Plane, 5> out;
   for (int k = 0; k < 5; ++k) {
     const Plane& pl = region.planes[k];
-    for (int c = 0; c < 3; ++c) out[k].n[c] = glm::dot(pl.n, glm::dvec3(m[c]));
-    out[k].d = glm::dot(pl.n, glm::dvec3(m[3])) + pl.d;
+    for (int c = 0; c < 3; ++c) out[k].n[c] = glm::dot(pl.n, m[c]);
+    out[k].d = glm::dot(pl.n, m[3]) + pl.d;
   }
   return out;
 }
@@ -68,9 +68,8 @@ bool degenerate(const glm::vec3& a, const glm::vec3& b, const glm::vec3& c) {
   return glm::cross(glm::dvec3(b) - da, glm::dvec3(c) - da) == glm::dvec3(0.0);
 }
 
-glm::dvec3 to_world(const glm::mat4x3& m, const glm::vec3& q) {
-  return glm::dvec3(m[3]) + glm::dvec3(m[0]) * double(q.x) +
-         glm::dvec3(m[1]) * double(q.y) + glm::dvec3(m[2]) * double(q.z);
+glm::dvec3 to_world(const glm::dmat4x3& m, const glm::vec3& q) {
+  return m[3] + m[0] * double(q.x) + m[1] * double(q.y) + m[2] * double(q.z);
 }
 
 }  // namespace
@@ -95,27 +94,30 @@ bool PickerCore::select_entry(std::uint32_t entry, const Frustum& region,
     }
     if (h == 2) return false;
   }
-  const std::array<glm::dvec3, 8> corners = box_corners(o.to_world, mesh.bounds);
+  // In double, the translation's low part added (an object placed beyond
+  // float).
+  const glm::dmat4x3 w = world_matrix(leaf.object);
+  const std::array<glm::dvec3, 8> corners = box_corners(w, mesh.bounds);
   bool all_in = true;
   for (const glm::dvec3& c : corners) all_in = all_in && region.contains(c);
   if (mode == PickMode::kObb) {
-    return rule == SelectRule::kContain ? all_in : all_in || box_touches(region, o.to_world, mesh.bounds);
+    return rule == SelectRule::kContain ? all_in : all_in || box_touches(region, w, mesh.bounds);
   }
   if (rule == SelectRule::kContain) {
     // The used vertices lie in the OBB: all its corners inside settles it.
     if (all_in) return true;
     for (const glm::uvec3& t : mesh.triangles) {
       for (int k = 0; k < 3; ++k) {
-        if (!region.contains(to_world(o.to_world, mesh.positions[t[k]]))) return false;
+        if (!region.contains(to_world(w, mesh.positions[t[k]]))) return false;
       }
     }
     return true;
   }
   if (all_in) return true;
-  if (!box_touches(region, o.to_world, mesh.bounds)) return false;
+  if (!box_touches(region, w, mesh.bounds)) return false;
   auto tri_touches = [&](const glm::vec3& a, const glm::vec3& b, const glm::vec3& c) {
-    return !degenerate(a, b, c) && triangle_touches(region, to_world(o.to_world, a), to_world(o.to_world, b),
-                            to_world(o.to_world, c));
+    return !degenerate(a, b, c) && triangle_touches(region, to_world(w, a), to_world(w, b),
+                            to_world(w, c));
   };
   if (!mesh.bvh_built) {
     for (const glm::uvec3& t : mesh.triangles) {
@@ -126,7 +128,7 @@ bool PickerCore::select_entry(std::uint32_t entry, const Frustum& region,
     return false;
   }
   // The mesh's BVH, culled by the planes in its own frame.
-  const std::array<Plane, 5> planes = local_planes(region, o.to_world);
+  const std::array<Plane, 5> planes = local_planes(region, w);
   std::uint32_t stack[kBvhMaxDepth * WideNode::kWidth + 8];
   int top = 0;
   stack[top++] = 0;

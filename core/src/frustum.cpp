@@ -72,24 +72,31 @@ bool touches(const Frustum& region, std::span<const glm::dvec3> vertices,
   return true;
 }
 
-std::array<glm::dvec3, 8> box_corners(const glm::mat4x3& m, const Aabb& local) {
+std::array<glm::dvec3, 8> box_corners(const glm::dmat4x3& m, const Aabb& local) {
   std::array<glm::dvec3, 8> c;
   for (int k = 0; k < 8; ++k) {
     const glm::dvec3 q{(k & 1) ? local.max.x : local.min.x,
                        (k & 2) ? local.max.y : local.min.y,
                        (k & 4) ? local.max.z : local.min.z};
-    c[k] = glm::dvec3(m[3]) + glm::dvec3(m[0]) * q.x + glm::dvec3(m[1]) * q.y +
-           glm::dvec3(m[2]) * q.z;
+    c[k] = m[3] + m[0] * q.x + m[1] * q.y + m[2] * q.z;
   }
   return c;
 }
 
-bool box_touches(const Frustum& region, const glm::mat4x3& m, const Aabb& local) {
+std::array<glm::dvec3, 8> box_corners(const glm::mat4x3& m, const Aabb& local) {
+  return box_corners(glm::dmat4x3(m), local);
+}
+
+bool box_touches(const Frustum& region, const glm::dmat4x3& m, const Aabb& local) {
   const std::array<glm::dvec3, 8> c = box_corners(m, local);
-  const glm::dvec3 edges[3] = {glm::dvec3(m[0]), glm::dvec3(m[1]), glm::dvec3(m[2])};
+  const glm::dvec3 edges[3] = {m[0], m[1], m[2]};
   const glm::dvec3 faces[3] = {glm::cross(edges[1], edges[2]), glm::cross(edges[2], edges[0]),
                                glm::cross(edges[0], edges[1])};
   return touches(region, c, edges, faces);
+}
+
+bool box_touches(const Frustum& region, const glm::mat4x3& m, const Aabb& local) {
+  return box_touches(region, glm::dmat4x3(m), local);
 }
 
 bool triangle_touches(const Frustum& region, const glm::dvec3& p0,

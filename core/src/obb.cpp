@@ -158,10 +158,11 @@ bool make_local_frame(const glm::mat4x3& m, LocalFrame& frame) {
 
 #endif
 
-Obb Obb::make(const Aabb& local, const glm::mat4& to_world) {
+Obb Obb::make(const Aabb& local, const glm::mat4& to_world, const glm::vec3& origin_low) {
   Obb obb;
   obb.local = local;
   obb.to_world = to_world;
+  obb.origin_low = origin_low;
   glm::mat4x3 inverse;
   // Hittable as the Picker's leaves decide it, by the frame.
   obb.invertible = make_local_frame(glm::mat4x3(to_world), obb.frame);
@@ -170,13 +171,16 @@ Obb Obb::make(const Aabb& local, const glm::mat4& to_world) {
   if (!obb.invertible) {
     obb.to_local = glm::mat4{0.0f};
     obb.frame = LocalFrame{glm::mat3{0.0f}, glm::vec3{0.0f}};
+    obb.origin_low = glm::vec3{0.0f};
   }
   return obb;
 }
 
 Aabb Obb::world_bounds() const {
   if (!invertible) return Aabb{};
-  return transform_aabb(to_world, local);
+  const Aabb box = transform_aabb(to_world, local);
+  if (box.empty() || origin_low == glm::vec3{0.0f}) return box;
+  return Aabb{box.min + origin_low, box.max + origin_low};
 }
 
 }  // namespace raypick

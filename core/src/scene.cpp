@@ -59,6 +59,34 @@ CameraSpec camera_spec(const SceneCamera& camera, int width, int height) {
   return s;
 }
 
+glm::vec3 translation_low(const glm::dvec3& t) {
+  // Each coordinate's rounding goes through a volatile float: GCC 12 at
+  // -O2 and above turns the vector form t - dvec3(vec3(t)) into t - t for
+  // two of the three lanes (its SLP vectorizer drops the double -> float
+  // -> double round trip), which made every low part of x and y zero.
+  glm::vec3 low;
+  for (int a = 0; a < 3; ++a) {
+    volatile float hi = static_cast<float>(t[a]);
+    low[a] = static_cast<float>(t[a] - static_cast<double>(hi));
+  }
+  return low;
+}
+
+glm::dvec3 Object::translation() const {
+  return glm::dvec3{glm::vec3{matrix[3]}} + glm::dvec3{translation_low};
+}
+
+glm::dmat4 Object::world_matrix() const {
+  glm::dmat4 m{matrix};
+  m[3] = glm::dvec4{translation(), 1.0};
+  return m;
+}
+
+void Object::place(const glm::dmat4& m) {
+  matrix = glm::mat4{m};
+  translation_low = raypick::translation_low(glm::dvec3{m[3]});
+}
+
 std::size_t Scene::triangle_count() const {
   std::size_t n = 0;
   for (const Object& o : objects) {
@@ -76,14 +104,15 @@ Aabb world_bounds(const Scene& scene) {
       local[obj.mesh] = scene.meshes[obj.mesh].triangle_bounds();
       done[obj.mesh] = true;
     }
-    out.extend(Obb::make(local[obj.mesh], obj.matrix).world_bounds());
+    out.extend(Obb::make(local[obj.mesh], obj.matrix, obj.translation_low).world_bounds());
   }
   return out;
 }
 
-void append_placed(Mesh& out, const Mesh& mesh, const glm::mat4& matrix) {
+void append_placed(Mesh& out, const Mesh& mesh, const glm::mat4& matrix, const glm::vec3& low) {
   const auto base = static_cast<std::uint32_t>(out.positions.size());
-  const glm::dmat4 m{matrix};
+  glm::dmat4 m{matrix};
+  m[3] += glm::dvec4{glm::dvec3{low}, 0.0};
   for (const glm::vec3& p : mesh.positions) {
     out.positions.emplace_back(m * glm::dvec4{glm::dvec3{p}, 1.0});
   }
@@ -94,7 +123,9 @@ void append_placed(Mesh& out, const Mesh& mesh, const glm::mat4& matrix) {
 
 Mesh merge_into_one_mesh(const Scene& scene) {
   Mesh out;
-  for (const Object& obj : scene.objects) append_placed(out, scene.meshes[obj.mesh], obj.matrix);
+  for (const Object& obj : scene.objects) {
+    append_placed(out, scene.meshes[obj.mesh], obj.matrix, obj.translation_low);
+  }
   return out;
 }
 
@@ -163,7 +194,7 @@ std::string validate_scene(const Scene& scene) {
     }
     for (int c = 0; c < 4; ++c) {
       for (int r = 0; r < 4; ++r) {
-        if (!std::isfinite(obj.matrix[c][r])) {
+        if (!std::isfinite(obj.matrix[c][r]) || (c == 3 && r < 3 && !std::isfinite(obj.translation_low[r]))) {
           return "object " + std::to_string(o) + " ('" + obj.name +
                  "'): matrix is not finite";
         }
@@ -173,7 +204,8 @@ std::string validate_scene(const Scene& scene) {
     // values), in double so that the check itself cannot overflow.
     const Aabb& box = bounds[obj.mesh];
     if (box.empty()) continue;
-    const glm::dmat4 m{obj.matrix};
+    glm::dmat4 m{obj.matrix};
+    m[3] += glm::dvec4{glm::dvec3{obj.translation_low}, 0.0};
     const glm::dvec3 c = (glm::dvec3{box.min} + glm::dvec3{box.max}) * 0.5;
     const glm::dvec3 e = (glm::dvec3{box.max} - glm::dvec3{box.min}) * 0.5;
     for (int r = 0; r < 3; ++r) {

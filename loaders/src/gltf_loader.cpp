@@ -246,7 +246,7 @@ class SceneBuilder {
   void add_object(std::size_t node_index, const glm::dmat4& world) {
     const Node& node = d_.nodes[node_index];
     Object object;
-    object.matrix = glm::mat4{world};
+    object.place(world);
     for (int c = 0; c < 4; ++c) {
       for (int r = 0; r < 4; ++r) {
         if (!std::isfinite(object.matrix[c][r])) {

@@ -248,7 +248,9 @@ class JsonSceneReader {
       const Object& o = source.objects[id];
       const Mesh& mesh = source.meshes[o.mesh];
       charge(p / "object", mesh.positions.size(), mesh.triangles.size());
-      return {mesh, glm::dmat4{o.matrix}};
+      glm::dmat4 m{o.matrix};
+      m[3] += glm::dvec4{glm::dvec3{o.translation_low}, 0.0};
+      return {mesh, m};
     }
     Mesh out;
     for (const Object& o : source.objects) {
@@ -262,7 +264,7 @@ class JsonSceneReader {
       }
       charge(p / "file", src.positions.size(), src.triangles.size());
       const std::size_t first = out.positions.size();
-      append_placed(out, src, o.matrix);
+      append_placed(out, src, o.matrix, o.translation_low);
       for (std::size_t k = first; k < out.positions.size(); ++k) {
         const glm::vec3& w = out.positions[k];
         if (!std::isfinite(w.x) || !std::isfinite(w.y) || !std::isfinite(w.z)) {
@@ -342,7 +344,7 @@ class JsonSceneReader {
     object.mesh = static_cast<std::uint32_t>(it->second);
 
     const glm::dmat4 world = read_transform(o, p) * meshes_[it->second].pre;
-    object.matrix = glm::mat4{world};
+    object.place(world);
     for (int c = 0; c < 4; ++c) {
       for (int r = 0; r < 4; ++r) {
         if (!std::isfinite(object.matrix[c][r])) {

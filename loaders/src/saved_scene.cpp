@@ -2,11 +2,13 @@
 // file, read back without parsing any text. Format (little-endian):
 //
 //   "RPSCENE\n"                       8 bytes, the magic
-//   u32 version                       kSavedVersion
+//   u32 version                       kSavedVersion (3) when an object has
+//                                     a translation_low, else 2
 //   u64 mesh count, then per mesh:    u64 V, V x 3 f32 positions,
 //                                     u64 T, T x 3 u32 vertex indices
 //   u64 object count, then per object: u32 mesh, 16 f32 matrix (column-
-//                                     major), u32 mask, string name
+//                                     major), 3 f32 translation_low
+//                                     (version 3), u32 mask, string name
 //   u64 camera count, then per camera: string name, string camera name,
 //                                     16 f64 matrix, u8 projection (0
 //                                     perspective, 1 orthographic),
@@ -140,9 +142,13 @@ void charge(detail::Budget& budget, detail::Budget::Resource r, std::uint64_t n,
 }  // namespace
 
 std::string encode_scene(const Scene& scene, std::string_view trees) {
+  // Version 3 only for a scene placed beyond float, so that other files
+  // stay readable by a raypick that reads version 2.
+  bool low = false;
+  for (const Object& o : scene.objects) low = low || o.translation_low != glm::vec3{0.0f};
   Writer w;
   w.put_array(kMagic, sizeof kMagic);
-  w.put(kSavedSceneVersion);
+  w.put(low ? kSavedSceneVersion : std::uint32_t{2});
   w.put(static_cast<std::uint64_t>(scene.meshes.size()));
   for (const Mesh& m : scene.meshes) {
     w.put(static_cast<std::uint64_t>(m.positions.size()));
@@ -154,6 +160,7 @@ std::string encode_scene(const Scene& scene, std::string_view trees) {
   for (const Object& o : scene.objects) {
     w.put(o.mesh);
     w.put(o.matrix);
+    if (low) w.put(o.translation_low);
     w.put(o.mask);
     w.put_string(o.name);
   }
@@ -194,10 +201,11 @@ LoadResult decode_scene(std::string_view bytes, const std::string& file, Budget&
   if (bytes.size() < sizeof kMagic + 4 + 8) return refuse("the file is truncated");
   std::uint32_t version;
   std::memcpy(&version, bytes.data() + sizeof kMagic, 4);
-  // Version 1 is version 2 without the trees.
-  if (version != kSavedSceneVersion && version != 1) {
+  // Version 1 is version 2 without the trees; version 2 is version 3
+  // without the objects' translation_low (placements held beyond float).
+  if (version < 1 || version > kSavedSceneVersion) {
     return refuse("format version " + std::to_string(version) + ", this raypick reads versions " +
-                  "1 and " + std::to_string(kSavedSceneVersion) +
+                  "1 to " + std::to_string(kSavedSceneVersion) +
                   ": save the scene again from its source");
   }
   const std::string_view body = bytes.substr(0, bytes.size() - 8);
@@ -220,7 +228,7 @@ LoadResult decode_scene(std::string_view bytes, const std::string& file, Budget&
     m.triangles.resize(t);
     in.get_array(m.triangles.data(), t, "a mesh's triangles");
   }
-  const std::uint64_t objects = in.count(4 + 64 + 4 + 4, "object");
+  const std::uint64_t objects = in.count(4 + 64 + (version >= 3 ? 12 : 0) + 4 + 4, "object");
   charge(budget, Budget::kObjects, objects, in, file);
   scene.objects.resize(objects);
   for (Object& o : scene.objects) {
@@ -231,6 +239,7 @@ LoadResult decode_scene(std::string_view bytes, const std::string& file, Budget&
                       std::to_string(o.mesh) + " of " + std::to_string(scene.meshes.size()));
     }
     o.matrix = in.get<glm::mat4>("an object's matrix");
+    if (version >= 3) o.translation_low = in.get<glm::vec3>("an object's translation");
     o.mask = in.get<std::uint32_t>("an object's mask");
     o.name = valid_utf8(in.get_string("an object's name"));
   }

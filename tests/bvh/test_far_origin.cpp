@@ -10,6 +10,7 @@
 #include "scene_gen.h"
 
 #include "raypick/bvh/picker.h"
+#include "raypick/core/frustum.h"
 
 #include <glm/ext/matrix_double3x3.hpp>
 #include <glm/geometric.hpp>
@@ -59,8 +60,13 @@ struct FarScene {
 // scenes of one seed differ only by the exact offset between their centres:
 // the same matrices' 3x3 parts, the same directions, the same differences
 // between ray origins and translations.
+//
+// With `beyond_float`, the translations are not snapped: centre + t is a
+// double that float cannot hold (as CAD and GIS files give placements),
+// placed with Object::place, which keeps the part beyond float.
 FarScene make_far_scene(const glm::dvec3& centre, std::uint64_t seed,
-                        std::size_t n = 400, std::size_t rays = 1500) {
+                        std::size_t n = 400, std::size_t rays = 1500,
+                        bool beyond_float = false) {
   FarScene f;
   Scene& s = f.scene;
   s.meshes.push_back(tools::unit_cube_mesh());
@@ -93,12 +99,19 @@ FarScene make_far_scene(const glm::dvec3& centre, std::uint64_t seed,
     }
     const glm::mat3 m3 = glm::mat3_cast(q) * shear *
                          glm::mat3{sc.x, 0, 0, 0, sc.y, 0, 0, 0, sc.z};
-    const glm::dvec3 t{snap(200 * u(rng) - 100), snap(200 * u(rng) - 100),
-                       snap(200 * u(rng) - 100)};
+    glm::dvec3 t{200 * u(rng) - 100, 200 * u(rng) - 100, 200 * u(rng) - 100};
+    if (beyond_float) {
+      glm::dmat4 m{glm::mat4(m3)};
+      m[3] = glm::dvec4(centre + t, 1.0);
+      o.place(m);
+      t = o.translation() - centre;  // as held: within 1e-9 of the given
+    } else {
+      t = glm::dvec3{snap(t.x), snap(t.y), snap(t.z)};
+      o.matrix = glm::mat4(m3);
+      o.matrix[3] = glm::vec4(glm::vec3(centre + t), 1.0f);
+      REQUIRE(glm::dvec3(glm::vec3(centre + t)) == centre + t);  // exact
+    }
     rel.push_back(t);
-    o.matrix = glm::mat4(m3);
-    o.matrix[3] = glm::vec4(glm::vec3(centre + t), 1.0f);
-    REQUIRE(glm::dvec3(glm::vec3(centre + t)) == centre + t);  // exact
     s.objects.push_back(std::move(o));
   }
   // A point of object i, relative to the centre, in double from the float
@@ -524,4 +537,72 @@ TEST_CASE("far from the origin the top level visits as many nodes and objects as
       }
     }
   });
+}
+
+TEST_CASE("placements beyond float (translations with double digits) far from the origin match the brute force on every query path; rounded to float they do not") {
+  for (const glm::dvec3& c : {glm::dvec3{1e5, -2e5, 3e5}, glm::dvec3{-6e5, 6e5, 1e6}}) {
+    const FarScene f = make_far_scene(c, 22, 400, 800, true);
+    std::size_t low = 0;
+    for (const Object& o : f.scene.objects) low += o.translation_low != glm::vec3{0.0f};
+    REQUIRE(low > 390);  // nearly every translation is beyond float
+    PickerConfig interleaved;
+    interleaved.batch_interleave_bytes = 0;
+    const Picker picker(f.scene);
+    const Picker inter(f.scene, interleaved);
+    // The same scene with each translation rounded to float, as raypick
+    // held it before: the reference of the scene as given refutes it.
+    Scene rounded = f.scene;
+    for (Object& o : rounded.objects) o.translation_low = glm::vec3{0.0f};
+    const Picker rounded_picker(rounded);
+    for (PickMode mode : {PickMode::kObb, PickMode::kMesh}) {
+      INFO("centre " << c.x << "," << c.y << "," << c.z << ", " << name(mode) << " mode");
+      const Tally n = check_queries(f.scene, picker, f.rays(mode), mode);
+      CHECK(n.wrong == 0);
+      CHECK(n.exact >= f.rays(mode).size() * 9 / 10);
+      // Double origins too, off the float grid by up to 0.05.
+      std::mt19937_64 rng(23);
+      std::uniform_real_distribution<double> u(0.0, 1.0);
+      std::vector<RayD> rays_d;
+      for (const Ray& r : f.rays(mode)) {
+        RayD d = to_double(r);
+        d.org += glm::dvec3{u(rng), u(rng), u(rng)} * 0.05;
+        rays_d.push_back(d);
+      }
+      CHECK(check_queries(f.scene, picker, rays_d, mode).wrong == 0);
+      check_batches(picker, inter, std::span<const Ray>(f.rays(mode)), QueryOptions{mode});
+      check_batches(picker, inter, std::span<const RayD>(rays_d), QueryOptions{mode});
+      const Tally r = check_queries(f.scene, rounded_picker, f.rays(mode), mode, false);
+      CAPTURE(r.wrong);
+      CHECK(r.wrong > 0);
+    }
+    // Moved there by set_matrix(dmat4) and refitted: the same answers as
+    // built there, and a low part goes away with a float matrix.
+    Picker moved(rounded);
+    for (std::uint32_t id = 0; id < f.scene.objects.size(); ++id) {
+      moved.set_matrix(id, f.scene.objects[id].world_matrix());
+    }
+    REQUIRE(moved.commit(CommitMode::kRefit).refitted);
+    for (PickMode mode : {PickMode::kObb, PickMode::kMesh}) {
+      for (const Ray& ray : f.rays(mode)) require_same_hit(moved.intersect(ray, mode), picker.intersect(ray, mode));
+    }
+    for (std::uint32_t id = 0; id < f.scene.objects.size(); ++id) {
+      moved.set_matrix(id, rounded.objects[id].matrix);
+    }
+    moved.commit(CommitMode::kRefit);
+    for (const Ray& ray : f.mesh_rays) {
+      require_same_hit(moved.intersect(ray, PickMode::kMesh), rounded_picker.intersect(ray, PickMode::kMesh));
+    }
+    // Each object's world box holds its box's corners placed in double.
+    for (std::uint32_t id = 0; id < f.scene.objects.size(); ++id) {
+      const Object& o = f.scene.objects[id];
+      const Aabb box = picker.world_box(id);
+      for (const glm::dvec3& p :
+           box_corners(glm::dmat4x3(o.world_matrix()), f.scene.meshes[o.mesh].triangle_bounds())) {
+        for (int a = 0; a < 3; ++a) {
+          REQUIRE(double(box.min[a]) <= p[a]);
+          REQUIRE(p[a] <= double(box.max[a]));
+        }
+      }
+    }
+  }
 }

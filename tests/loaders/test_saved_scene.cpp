@@ -44,7 +44,7 @@ void check_same_items(const std::vector<T>& a, const std::vector<T>& b, Fields..
 void check_same(const Scene& a, const Scene& b) {
   check_same_items(a.meshes, b.meshes, &Mesh::positions, &Mesh::triangles);
   check_same_items(a.objects, b.objects, &Object::mesh, &Object::matrix, &Object::mask,
-                   &Object::name);
+                   &Object::name, &Object::translation_low);
   check_same_items(a.cameras, b.cameras, &SceneCamera::name, &SceneCamera::camera_name,
                    &SceneCamera::matrix, &SceneCamera::projection, &SceneCamera::ortho_height,
                    &SceneCamera::aspect);
@@ -67,6 +67,24 @@ TEST_CASE("a saved scene loads back the same meshes, objects, names, masks and c
   check_same(scene, again.scene());
 }
 
+TEST_CASE("placements beyond float are saved as version 3, others stay version 2") {
+  Scene scene = sample_scene();
+  auto version = [](const std::string& b) { return std::uint8_t(b[8]); };
+  CHECK(version(encode_scene(scene)) == 2);
+  // A translation of 300000.123 (float keeps 300000.125): the low part.
+  glm::dmat4 m{glm::mat4(scene.objects[3].matrix)};
+  m[3] = glm::dvec4(300000.123, -2e5 + 1e-3, 7.25, 1.0);
+  scene.objects[3].place(m);
+  REQUIRE(scene.objects[3].translation_low != glm::vec3{0.0f});
+  CHECK(scene.objects[3].translation().x == doctest::Approx(300000.123).epsilon(1e-15));
+  const std::string bytes = encode_scene(scene);
+  CHECK(version(bytes) == 3);
+  LoadResult r = decode_scene(bytes, "v3.rpscene");
+  REQUIRE(r.ok());
+  check_same(scene, r.scene());
+  CHECK(r.scene().objects[3].translation() == scene.objects[3].translation());
+}
+
 TEST_CASE("a damaged saved scene is refused with a message, whatever byte is damaged") {
   const std::string bytes = encode_scene(sample_scene());
   auto error_of = [](const std::string& b) {
@@ -79,8 +97,8 @@ TEST_CASE("a damaged saved scene is refused with a message, whatever byte is dam
   CHECK(error_of("{\"raypick_scene\": 1}").find("not a raypick saved scene") !=
         std::string::npos);
   std::string other = bytes;
-  other[8] = 3;  // version 3
-  CHECK(error_of(other).find("format version 3, this raypick reads versions 1 and 2") !=
+  other[8] = 4;  // version 4
+  CHECK(error_of(other).find("format version 4, this raypick reads versions 1 to 3") !=
         std::string::npos);
   // Truncated anywhere, or one bit flipped anywhere: the checksum says so.
   std::mt19937_64 rng(5);

@@ -111,6 +111,35 @@ def test_a_hand_made_scene_hits_where_the_geometry_says():
     assert s.stats()["objects"] == 2 and "2 objects" in repr(s)
 
 
+@pytest.mark.parametrize("mode", ["obb", "mesh"])
+def test_a_float64_translation_is_kept_beyond_float(mode):
+    # A cube at x = 300000.123, which float rounds to 300000.125: a ray from
+    # 10 units before its centre meets its face (x - 0.5) at t = 9.5 only
+    # if the placement keeps its digits.
+    s = raypick.Scene(mode=mode)
+    cube = s.add_mesh(CUBE_VERTICES, CUBE_TRIANGLES)
+    m = np.eye(4)
+    m[:3, 3] = [300000.123, -200000.0004, 7.0]
+    s.add_object(cube, m)
+    moved = m.copy()
+    s.add_object(cube, moved)
+    moved[:3, 3] += [0.0, 50.0, 0.0]
+    s.set_matrix(1, moved)
+    s.commit()
+    held = s.matrices()
+    assert held.dtype == np.float64
+    assert np.abs(held[0, :3, 3] - m[:3, 3]).max() < 1e-8
+    assert np.abs(held[1, :3, 3] - moved[:3, 3]).max() < 1e-8
+    rays = np.array([[300000.123 - 10.0, -200000.0004, 7.0, 1.0, 0.0, 0.0],
+                     [300000.123 - 10.0, -199950.0004, 7.0, 1.0, 0.0, 0.0]])
+    h = s.cast_rays(rays)
+    assert list(h["object"]) == [0, 1]
+    assert np.abs(h["t"] - 9.5).max() < 1e-5, h["t"]  # 9.502 rounded to float
+    # float32 rays with the same values answer alike.
+    r32 = rays.astype(np.float32)
+    assert np.array_equal(s.cast_rays(r32)["t"], s.cast_rays(r32.astype(np.float64))["t"])
+
+
 def test_moving_objects_then_commit_equals_a_scene_built_with_the_moved_matrices():
     base = raypick.load(ENGINE, mode="obb")
     mats = base.matrices()

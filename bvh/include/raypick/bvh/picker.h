@@ -204,12 +204,20 @@ class Picker {
   // kept but can never be hit. O(1); takes effect at commit().
   std::uint32_t add_object(std::uint32_t mesh, const glm::mat4& matrix,
                            std::uint32_t mask = ~0u, void* user_data = nullptr);
+  // The same for a matrix in double, as CAD and GIS data hold them: the
+  // linear part is rounded to float, the translation kept to about 48 bits
+  // (a float and what it lost, Object::translation_low), so that an object
+  // at 3e5 is not moved by up to 0.016 by the rounding.
+  std::uint32_t add_object(std::uint32_t mesh, const glm::dmat4& matrix,
+                           std::uint32_t mask = ~0u, void* user_data = nullptr);
 
   // Removes an object; its id is not reused. O(1); takes effect at commit().
   void remove_object(std::uint32_t id);
 
   // Moves an object. O(1); takes effect at commit(), as a refit.
   void set_matrix(std::uint32_t id, const glm::mat4& matrix);
+  // The same for a matrix in double (see add_object).
+  void set_matrix(std::uint32_t id, const glm::dmat4& matrix);
 
   // Changes an object's layer mask. O(1), effective at once (masks are read
   // at query time).

@@ -9,6 +9,7 @@
 
 #include "raypick/core/aabb.h"
 
+#include <glm/ext/matrix_double4x3.hpp>
 #include <glm/mat4x3.hpp>
 #include <glm/vec3.hpp>
 
@@ -70,9 +71,12 @@ bool touches(const Frustum& region, std::span<const glm::dvec3> vertices,
 // The 8 corners of box `local` under the affine matrix `m` (top three rows),
 // in double precision; corner k takes max on axis a when bit a of k is set.
 std::array<glm::dvec3, 8> box_corners(const glm::mat4x3& m, const Aabb& local);
+// The same for a matrix in double (a translation held beyond float).
+std::array<glm::dvec3, 8> box_corners(const glm::dmat4x3& m, const Aabb& local);
 
 // touches() for the box `local` placed by the affine matrix `m` (an OBB).
 bool box_touches(const Frustum& region, const glm::mat4x3& m, const Aabb& local);
+bool box_touches(const Frustum& region, const glm::dmat4x3& m, const Aabb& local);
 
 // touches() for a triangle (degenerate ones too: a segment or a point).
 bool triangle_touches(const Frustum& region, const glm::dvec3& p0,

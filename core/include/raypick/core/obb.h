@@ -91,44 +91,63 @@ struct Obb {
   // LocalFrame); rays are carried by `frame`.
   glm::mat4 to_local{1.0f};
   LocalFrame frame;
+  // What the translation holds beyond float (Object::translation_low): the
+  // box sits at to_world's translation + origin_low, summed exactly. Rays
+  // are carried by frame and origin_low; to_world and to_local leave it out.
+  glm::vec3 origin_low{0.0f};
   bool invertible = true;
 
-  static Obb make(const Aabb& local, const glm::mat4& to_world);
+  static Obb make(const Aabb& local, const glm::mat4& to_world,
+                  const glm::vec3& origin_low = glm::vec3{0.0f});
 
   // The world AABB by transform_aabb(). Empty when the OBB cannot be hit
   // (empty local box or singular matrix).
   Aabb world_bounds() const;
 };
 
+namespace detail {
+// transform_ray's 3x3 products on the origin's difference v.
+RAYPICK_GEOMETRY_INLINE Ray carry_ray(const glm::mat3& m, const glm::vec3& v, const Ray& ray) {
+  Ray out = ray;
+  for (int r = 0; r < 3; ++r) {
+    out.org[r] = m[0][r] * v.x + m[1][r] * v.y + m[2][r] * v.z;
+    out.dir[r] = m[0][r] * ray.dir.x + m[1][r] * ray.dir.y + m[2][r] * ray.dir.z;
+  }
+  return out;
+}
+}  // namespace detail
+
 // Carries a world ray into an object's frame: the origin as a point
 // (linear * (org - origin), the difference first), the direction as a
 // vector, the t range unchanged. Since the map is affine, a point at
 // parameter t maps to the point at the same t. Every path of raypick
-// carries rays with these two functions, so they round alike. Cost: three
+// carries rays with these functions, so they round alike. Cost: three
 // subtractions and two 3x3 products.
 RAYPICK_GEOMETRY_INLINE Ray transform_ray(const LocalFrame& f, const Ray& ray) {
-  Ray out = ray;
-  const glm::vec3 v = ray.org - f.origin;
-  for (int r = 0; r < 3; ++r) {
-    out.org[r] = f.linear[0][r] * v.x + f.linear[1][r] * v.y + f.linear[2][r] * v.z;
-    out.dir[r] = f.linear[0][r] * ray.dir.x + f.linear[1][r] * ray.dir.y +
-                 f.linear[2][r] * ray.dir.z;
-  }
-  return out;
+  return detail::carry_ray(f.linear, ray.org - f.origin, ray);
 }
 
 // The same for a double-precision origin: org - origin is taken in double
 // and rounded once to float, so the local origin is within an ulp of its
 // own size of the exact one, whatever |org|.
 RAYPICK_GEOMETRY_INLINE Ray transform_ray(const LocalFrame& f, const RayD& ray) {
-  Ray out = to_float(ray);
-  const glm::vec3 v{ray.org - glm::dvec3{f.origin}};
-  for (int k = 0; k < 3; ++k) {
-    out.org[k] = f.linear[0][k] * v.x + f.linear[1][k] * v.y + f.linear[2][k] * v.z;
-    out.dir[k] = f.linear[0][k] * ray.dir.x + f.linear[1][k] * ray.dir.y +
-                 f.linear[2][k] * ray.dir.z;
-  }
-  return out;
+  return detail::carry_ray(f.linear, glm::vec3{ray.org - glm::dvec3{f.origin}}, to_float(ray));
+}
+
+// The same for an object whose translation is f.origin + low (a placement
+// held beyond float, Object::translation_low): org - origin - low in
+// double, rounded once, for a Ray as for a RayD, so that the two answer
+// alike when their origins are equal. Only for low != 0: with low = 0 use
+// the two above, which every path (the Picker's leaves, obb_entry of an
+// Obb) does, so that they round alike.
+RAYPICK_GEOMETRY_INLINE Ray transform_ray(const LocalFrame& f, const glm::vec3& low,
+                                          const RayD& ray) {
+  const glm::dvec3 v = (ray.org - glm::dvec3{f.origin}) - glm::dvec3{low};
+  return detail::carry_ray(f.linear, glm::vec3{v}, to_float(ray));
+}
+RAYPICK_GEOMETRY_INLINE Ray transform_ray(const LocalFrame& f, const glm::vec3& low,
+                                          const Ray& ray) {
+  return transform_ray(f, low, to_double(ray));
 }
 
 // The entry t of `ray` into the box `local` of the frame `f`, within
@@ -150,11 +169,21 @@ RAYPICK_GEOMETRY_INLINE float obb_entry(const LocalFrame& f, const Aabb& local,
   return slab_entry(RayInv(r), local);
 }
 
+// The same for an object placed beyond float (transform_ray with `low`).
+template <class R>
+RAYPICK_GEOMETRY_INLINE float obb_entry(const LocalFrame& f, const glm::vec3& low,
+                                        const Aabb& local, const R& ray, float tmax_limit) {
+  Ray r = transform_ray(f, low, ray);
+  r.tmax = tmax_limit;
+  return slab_entry(RayInv(r), local);
+}
+
 // The same for an Obb; +inf when the OBB is not invertible.
 template <class R>
 RAYPICK_GEOMETRY_INLINE float obb_entry(const R& ray, const Obb& obb, float tmax_limit) {
   if (!obb.invertible) return kInfinity;
-  return obb_entry(obb.frame, obb.local, ray, tmax_limit);
+  if (obb.origin_low == glm::vec3{0.0f}) return obb_entry(obb.frame, obb.local, ray, tmax_limit);
+  return obb_entry(obb.frame, obb.origin_low, obb.local, ray, tmax_limit);
 }
 
 }  // namespace raypick

@@ -4,6 +4,7 @@
 #include "raypick/core/aabb.h"
 #include "raypick/core/camera.h"
 
+#include <glm/ext/matrix_double4x4.hpp>
 #include <glm/mat4x4.hpp>
 #include <glm/vec3.hpp>
 
@@ -45,7 +46,25 @@ struct Object {
   // query's mask) != 0. All bits by default; a JSON scene's "layer": k
   // sets bit k only.
   std::uint32_t mask = ~0u;
+  // What the translation held beyond float: the object sits at
+  // matrix[3] + translation_low, summed exactly (about 48 bits, where
+  // matrix[3] alone keeps 24). Zero for placements made of floats; loaders
+  // that read matrices in double (JSON scenes, glTF) set it through place(),
+  // so that a CAD or GIS placement at 3e5 is not moved by up to 0.016.
+  glm::vec3 translation_low{0.0f};
+
+  // The translation in double: matrix[3] + translation_low.
+  glm::dvec3 translation() const;
+  // The matrix in double, its translation being translation().
+  glm::dmat4 world_matrix() const;
+  // Sets matrix to m rounded to float and translation_low to what that
+  // rounding took from m's translation (its own rounding to float).
+  void place(const glm::dmat4& m);
 };
+
+// What rounding `t` to float loses, rounded to float: t - float(t). Zero
+// when t is a float. With float(t), the pair carries t to about 48 bits.
+glm::vec3 translation_low(const glm::dvec3& t);
 
 // A camera that a scene file defines (a glTF node with a camera), in the
 // contract's terms: it sits at the origin of its node's world matrix and
@@ -116,9 +135,11 @@ Aabb world_bounds(const Scene& scene);
 Mesh merge_into_one_mesh(const Scene& scene);
 
 // Appends `mesh` to `out` with `matrix` applied to its positions (in double,
-// each rounded to float once) and its indices moved past out's vertices:
-// one object's step of merge_into_one_mesh. The caller keeps out's vertex
+// each rounded to float once; `low` added to the translation first, as an
+// Object's translation_low) and its indices moved past out's vertices: one
+// object's step of merge_into_one_mesh. The caller keeps out's vertex
 // count below 2^32.
-void append_placed(Mesh& out, const Mesh& mesh, const glm::mat4& matrix);
+void append_placed(Mesh& out, const Mesh& mesh, const glm::mat4& matrix,
+                   const glm::vec3& low = glm::vec3{0.0f});
 
 }  // namespace raypick

@@ -137,8 +137,9 @@ LoadResult load_scene(const std::string& path, const LoadOptions& options = {});
 // which Picker::open adopts instead of building. A truncated or corrupted file (a
 // checksum covers every byte), one of another version or kind, and one
 // whose counts pass the budgets are refused like any malformed scene.
-// Version 2 added the trees; version 1 files are still read.
-inline constexpr std::uint32_t kSavedSceneVersion = 2;
+// Version 2 added the trees, version 3 the objects' translation_low
+// (placements held beyond float); versions 1 and 2 are still read.
+inline constexpr std::uint32_t kSavedSceneVersion = 3;
 // The saved form of `scene` with `trees` (bytes of Picker::save_trees for
 // this scene, or none), as bytes.
 std::string encode_scene(const Scene& scene, std::string_view trees = {});
