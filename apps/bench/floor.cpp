@@ -485,6 +485,33 @@ void run_rays(const Picker& picker, const Replica& rep,
                   differ == 0 ? "identical" : "DIFFER", double(nodes) / rays.size());
     print_row("compress", compress_ms, rays.size(), embree_ms, note);
     print_row("  walk@t", compress_walk_ms, rays.size(), embree_ms, "compress order");
+    // Today's nodes and leaves, the children in a fixed order per octant.
+    const std::vector<std::uint64_t> order = floorq::octant_order(rep.top);
+    differ = nodes = 0;
+    for (std::size_t i = 0; i < rays.size(); ++i) {
+      TraversalStats st;
+      const Hit h =
+          floorq::intersect_octant(rep.top, order, rep.leaves, mesh_bounds, rays[i], &st);
+      if (h.object != expect[i].object || h.t != expect[i].t) ++differ;
+      nodes += st.nodes_visited;
+    }
+    if (differ != 0) g_new_differs = true;
+    const double octant_ms = median_ms(runs, [&] {
+      for (const Ray& ray : rays) {
+        keep(floorq::intersect_octant(rep.top, order, rep.leaves, mesh_bounds, ray, nullptr));
+      }
+    });
+    std::size_t octant_walk_nodes = 0;
+    for (const Ray& ray : at_t) octant_walk_nodes += floorq::walk_octant(rep.top, order, ray).nodes_visited;
+    const double octant_walk_ms = median_ms(runs, [&] {
+      for (const Ray& ray : at_t) keep(floorq::walk_octant(rep.top, order, ray));
+    });
+    std::snprintf(note, sizeof note, "order per octant: answers %s, %.2f nodes/ray",
+                  differ == 0 ? "identical" : "DIFFER", double(nodes) / rays.size());
+    print_row("octant", octant_ms, rays.size(), embree_ms, note);
+    std::snprintf(note, sizeof note, "octant order, %.2f nodes/ray",
+                  double(octant_walk_nodes) / rays.size());
+    print_row("  walk@t", octant_walk_ms, rays.size(), embree_ms, note);
   }
   run_new_designs(designs, rays, expect, embree_ms, runs);
 }

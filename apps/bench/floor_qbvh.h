@@ -20,6 +20,18 @@ Hit intersect_compress(const WideBvh& top, std::span<const Leaf> leaves,
                        std::span<const Aabb> mesh_bounds, const Ray& ray, TraversalStats* stats);
 TraversalStats walk_compress(const WideBvh& top, const Ray& ray);
 
+// Today's tree and leaves, the hit children visited in an order fixed per
+// node and ray-direction octant (no sort, no branch on how many children a
+// node hits): octant_order(top)[node * 8 + octant] holds the node's slots
+// near to far for rays of that octant (bit a set: dir[a] < 0), by their
+// boxes' centres projected on the octant's diagonal, one byte each.
+std::vector<std::uint64_t> octant_order(const WideBvh& top);
+Hit intersect_octant(const WideBvh& top, std::span<const std::uint64_t> order,
+                     std::span<const Leaf> leaves, std::span<const Aabb> mesh_bounds,
+                     const Ray& ray, TraversalStats* stats);
+TraversalStats walk_octant(const WideBvh& top, std::span<const std::uint64_t> order,
+                           const Ray& ray);
+
 Hit intersect_scalar(const QBvh& tree, const Ray& ray, TraversalStats* stats);
 Hit intersect_avx2(const QBvh& tree, const Ray& ray, TraversalStats* stats);
 // The node test folded per node (IsaAvx2Folded).

@@ -94,12 +94,96 @@ template <class LeafFn>
   }
 }
 
-}  // namespace
+// kReverse[mask]: the indices of mask's set bits, highest first, then 0s.
+struct ReverseTable {
+  alignas(64) std::uint8_t idx[256][8];
+  ReverseTable() {
+    for (unsigned m = 0; m < 256; ++m) {
+      int k = 0;
+      for (int s = 7; s >= 0; --s) {
+        if (m & (1u << s)) idx[m][k++] = static_cast<std::uint8_t>(s);
+      }
+      while (k < 8) idx[m][k++] = 0;
+    }
+  }
+};
+const ReverseTable kReverse;
 
-Hit intersect_compress(const WideBvh& top, std::span<const Leaf> leaves,
-                       std::span<const Aabb> mesh_bounds, const Ray& ray, TraversalStats* stats) {
+// The walk with the octant order: the hit slots, permuted near to far,
+// are stored far first on a structure-of-arrays stack; the nearest (the
+// last stored) is visited next.
+template <class LeafFn>
+[[gnu::always_inline]] inline TraversalStats walk_ordered(const WideBvh& tree,
+                                                          std::span<const std::uint64_t> order,
+                                                          const Ray& ray, LeafFn&& leaf) {
+  TraversalStats st;
+  const std::span<const WideNode> nodes = tree.nodes();
+  if (nodes.empty()) return st;
+  const wide_detail::NodeRay r(ray);
+  const wide_detail::NodeRay8 r8(r);
+  const unsigned octant = (r.inv.neg[0] ? 1u : 0u) | (r.inv.neg[1] ? 2u : 0u) |
+                          (r.inv.neg[2] ? 4u : 0u);
+  float tmax = r.inv.tmax;
+  constexpr int kSize = (WideNode::kWidth - 1) * kBvhMaxDepth + 16;
+  alignas(32) std::uint32_t s_index[kSize];
+  alignas(32) std::uint32_t s_count[kSize];
+  alignas(32) float s_t[kSize];
+  int top = 0;
+  std::uint32_t index = 0, count = 0;
+  const __m256i bit = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
+  for (;;) {
+    if (count != 0) {
+      ++st.leaves_visited;
+      st.prims_tested += count;
+      for (std::uint32_t i = 0; i < count; ++i) {
+        if (leaf(index + i, tmax)) return st;
+      }
+    } else {
+      const WideNode& n = nodes[index];
+      ++st.nodes_visited;
+      alignas(32) float tn[8];
+      const unsigned mask = wide_detail::test_node_avx2(n, r, r8, tmax, tn);
+      if (mask != 0) {
+        // The node's slots near to far, and the mask in that order.
+        const __m256i perm = _mm256_cvtepu8_epi32(_mm_loadl_epi64(
+            reinterpret_cast<const __m128i*>(&order[std::size_t{index} * 8 + octant])));
+        const __m256i lanes = _mm256_cmpeq_epi32(
+            _mm256_and_si256(_mm256_set1_epi32(static_cast<int>(mask)), bit), bit);
+        const unsigned pm = static_cast<unsigned>(
+            _mm256_movemask_ps(_mm256_castsi256_ps(_mm256_permutevar8x32_epi32(lanes, perm))));
+        // The hit slots, far first.
+        const __m256i sel = _mm256_permutevar8x32_epi32(
+            perm, _mm256_cvtepu8_epi32(
+                      _mm_loadl_epi64(reinterpret_cast<const __m128i*>(kReverse.idx[pm]))));
+        const int hits = std::popcount(mask);
+        _mm256_storeu_ps(s_t + top, _mm256_permutevar8x32_ps(_mm256_load_ps(tn), sel));
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(s_index + top),
+                            _mm256_permutevar8x32_epi32(
+                                _mm256_load_si256(reinterpret_cast<const __m256i*>(n.child)), sel));
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(s_count + top),
+                            _mm256_permutevar8x32_epi32(
+                                _mm256_load_si256(reinterpret_cast<const __m256i*>(n.count)), sel));
+        top += hits - 1;
+        index = s_index[top];
+        count = s_count[top];
+        continue;
+      }
+    }
+    for (;;) {
+      if (top == 0) return st;
+      --top;
+      if (s_t[top] <= tmax) break;
+    }
+    index = s_index[top];
+    count = s_count[top];
+  }
+}
+
+template <class Walk>
+Hit obb_query(const Walk& walk, std::span<const Leaf> leaves, std::span<const Aabb> mesh_bounds,
+              const Ray& ray, TraversalStats* stats) {
   Hit best;
-  const TraversalStats st = walk_compressed(top, ray, [&](std::uint32_t entry, float& tmax) {
+  const TraversalStats st = walk([&](std::uint32_t entry, float& tmax) {
     const Leaf& l = leaves[entry];
     if (l.mesh == kInvalidId) return false;
     const float t = obb_entry(l.frame, mesh_bounds[l.mesh], ray, tmax);
@@ -112,6 +196,53 @@ Hit intersect_compress(const WideBvh& top, std::span<const Leaf> leaves,
   });
   if (stats) *stats = st;
   return best;
+}
+
+}  // namespace
+
+std::vector<std::uint64_t> octant_order(const WideBvh& top) {
+  const std::span<const WideNode> nodes = top.nodes();
+  std::vector<std::uint64_t> out(nodes.size() * 8);
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    const WideNode& n = nodes[i];
+    for (unsigned o = 0; o < 8; ++o) {
+      float key[8];
+      int slots[8];
+      for (int s = 0; s < 8; ++s) {
+        slots[s] = s;
+        const bool used = n.is_leaf(s) || n.is_inner(s);
+        float k = 0.0f;
+        for (int a = 0; a < 3; ++a) {
+          const float c = 0.5f * (n.bounds[a][s] + n.bounds[3 + a][s]);
+          k += (o >> a & 1) ? -c : c;
+        }
+        key[s] = used ? k : kInfinity;
+      }
+      std::stable_sort(slots, slots + 8, [&](int a, int b) { return key[a] < key[b]; });
+      std::uint64_t packed = 0;
+      for (int k = 0; k < 8; ++k) packed |= std::uint64_t(slots[k]) << (8 * k);
+      out[i * 8 + o] = packed;
+    }
+  }
+  return out;
+}
+
+Hit intersect_octant(const WideBvh& top, std::span<const std::uint64_t> order,
+                     std::span<const Leaf> leaves, std::span<const Aabb> mesh_bounds,
+                     const Ray& ray, TraversalStats* stats) {
+  return obb_query([&](auto&& leaf) { return walk_ordered(top, order, ray, leaf); }, leaves,
+                   mesh_bounds, ray, stats);
+}
+
+TraversalStats walk_octant(const WideBvh& top, std::span<const std::uint64_t> order,
+                           const Ray& ray) {
+  return walk_ordered(top, order, ray, [](std::uint32_t, float&) { return false; });
+}
+
+Hit intersect_compress(const WideBvh& top, std::span<const Leaf> leaves,
+                       std::span<const Aabb> mesh_bounds, const Ray& ray, TraversalStats* stats) {
+  return obb_query([&](auto&& leaf) { return walk_compressed(top, ray, leaf); }, leaves,
+                   mesh_bounds, ray, stats);
 }
 
 TraversalStats walk_compress(const WideBvh& top, const Ray& ray) {

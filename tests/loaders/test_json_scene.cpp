@@ -8,6 +8,7 @@
 
 #include <doctest/doctest.h>
 #include <glm/ext/matrix_transform.hpp>
+#include <glm/geometric.hpp>
 #include <glm/mat4x4.hpp>
 
 #include <cmath>
@@ -220,6 +221,37 @@ TEST_CASE("a JSON scene places OBJ, glTF and box meshes by matrix, TRS, quaterni
   CHECK(scene.meshes[1].triangles.size() == 12);
   CHECK(scene.meshes[1].triangle_bounds().min == glm::vec3{-1, -2, -3});
   CHECK(scene.meshes[1].triangle_bounds().max == glm::vec3{1, 2, 3});
+}
+
+TEST_CASE("a JSON scene keeps translations beyond float, from translate, matrix and a file's node") {
+  SceneDir dir;
+  const LoadResult result = load_scene(dir.write("far.json", R"({
+  "raypick_scene": 1,
+  "meshes": [
+    {"name": "crate", "box": {"min": [-1, -1, -1], "max": [1, 1, 1]}},
+    {"name": "body", "file": "models/car.glb", "object": "body"}
+  ],
+  "objects": [
+    {"mesh": "crate", "translate": [300000.123, -200000.0004, 7.25]},
+    {"mesh": "crate", "matrix": [1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 1000000.1, 2, 3, 1]},
+    {"mesh": "body", "translate": [300000.123, 0, 0]},
+    {"mesh": "crate", "translate": [1.5, -2, 4096.25]}
+  ]
+})"));
+  INFO("load error: ", (!result.ok() ? result.error().to_string() : "none"));
+  REQUIRE(result.ok());
+  const std::vector<Object>& o = result.scene().objects;
+  REQUIRE(o.size() == 4);
+  // The float parts as before (300000.123 rounds to 300000.125), the rest
+  // in translation_low: the given translation to within 1e-9.
+  CHECK(o[0].matrix[3] == glm::vec4{300000.125f, -200000.0f, 7.25f, 1.0f});
+  CHECK(glm::length(o[0].translation() - glm::dvec3{300000.123, -200000.0004, 7.25}) < 1e-9);
+  CHECK(o[0].translation_low.z == 0.0f);
+  CHECK(glm::length(o[1].translation() - glm::dvec3{1000000.1, 2, 3}) < 1e-9);
+  // The glTF body's own translation (0, 1, 0) comes first, in double.
+  CHECK(glm::length(o[2].translation() - glm::dvec3{300000.123, 1, 0}) < 1e-9);
+  // Floats stay floats.
+  CHECK(o[3].translation_low == glm::vec3{0.0f});
 }
 
 TEST_CASE("a box mesh's triangles cover its six faces") {
