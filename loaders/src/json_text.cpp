@@ -535,7 +535,8 @@ std::vector<double> require_floats(const Json& value, const JsonPath& path,
   }
   std::vector<double> out(n);
   for (std::size_t i = 0; i < n; ++i) {
-    out[i] = require_float(value[i], path[i]);
+    require_float(value[i], path[i]);  // it must fit a float
+    out[i] = value[i].get<double>();    // and is kept as given
   }
   return out;
 }

@@ -765,7 +765,7 @@ TEST_CASE("an object whose matrix carries its box beyond the supported range is 
   // Reach = |translation| + extent (floats are 8192 apart here).
   CHECK(loads(scene_with(R"("translate": [0, -99999900000, 0])")).objects.size() == 2);
   CHECK(refusal(scene_with(R"("translate": [0, -100000100000, 0])")) ==
-        "object 1 ('far'): its box reaches 1.00000096e+11 on the y axis in "
+        "object 1 ('far'): its box reaches 1.000001e+11 on the y axis in "
         "world space, outside the supported range: every coordinate must be "
         "within +-1e+11");
   // A scale does it as well as a translation; so does a glTF node chain.
