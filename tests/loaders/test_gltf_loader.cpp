@@ -210,6 +210,23 @@ TEST_CASE("glTF world matrices are the product of the node chain") {
   CHECK(scene.objects[2].matrix == translation(12, 0, 4));
 }
 
+TEST_CASE("glTF node chains keep their world translation beyond float") {
+  TempDir dir;
+  GltfBuilder b = triangle_builder();
+  // A survey origin far out, then a part of many digits under it.
+  b.add_node({{"name", "site"}, {"translation", {612345.678, -4000000.25, 12.5}},
+              {"children", {1}}});
+  b.add_node({{"name", "part"}, {"mesh", 0}, {"translation", {0.001, 0.3, -0.7}}});
+  b.doc["scenes"] = scene_of({0});
+  const Scene scene = load_all_ways(dir, b);
+  REQUIRE(scene.objects.size() == 1);
+  const Object& o = scene.objects[0];
+  CHECK(o.translation_low != glm::vec3{0.0f});
+  CHECK(glm::length(o.translation() - glm::dvec3{612345.679, -3999999.95, 11.8}) < 1e-8);
+  // Rounded to float alone, x would be 612345.6875: 0.0085 away.
+  CHECK(std::abs(double(o.matrix[3].x) - 612345.679) > 1e-3);
+}
+
 TEST_CASE("glTF objects come in depth-first pre-order, children in listed order") {
   TempDir dir;
   GltfBuilder b = triangle_builder();
