@@ -166,6 +166,9 @@ struct SystemFigures {
   // raypick: Picker::memory_bytes(); Embree: the OBB array its callbacks
   // read (EmbreeBenchScene::user_data_bytes), outside Embree's own memory.
   std::size_t array_bytes = 0;
+  // raypick: the top level's SAH cost after the build (BvhStats::sah_cost),
+  // the tree quality the build time buys; Embree does not report its own.
+  double sah_cost = 0.0;
   std::vector<PerKind> kinds;     // by ray set
 };
 struct Check {
@@ -343,6 +346,7 @@ class ConfigRun {
     std::size_t rss1 = trimmed_resident_bytes();
     res_.raypick.rss_bytes = rss1 > rss0 ? rss1 - rss0 : 0;
     res_.raypick.array_bytes = picker_->memory_bytes();
+    res_.raypick.sah_cost = picker_->bvh_stats().sah_cost;
     rss0 = rss1;
     start = Clock::now();
     embree_.emplace(device_, scene_, mode_);
@@ -623,6 +627,7 @@ void add_json_rows(nlohmann::json& rows, const SceneSpec& spec,
           {"judged_rays", check.judged},
           {"array_bytes", f.array_bytes},
       };
+      if (s == 0) row["sah_cost"] = f.sah_cost;
       if (s == 0) row["update_rebuilt"] = res.update_rebuilt;
       if (!check.ok) row["void_reason"] = check.why;
       rows.push_back(std::move(row));

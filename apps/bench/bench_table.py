@@ -82,8 +82,8 @@ def tables(all_rows, commit, command):
         "| row | raypick Mrays/s | Embree Mrays/s | ratio | raypick batch | Embree batch (loop) "
         "| Embree packets (16) | vs best batch | check |", ray_row, groups.items())
     out += table(
-        "| scene | build ms raypick / Embree | ratio | update ms raypick / Embree | ratio "
-        "| RSS MB raypick / Embree | ratio |", build_row, per_scene(groups))
+        "| scene | build ms raypick / Embree | ratio | raypick SAH cost | update ms raypick / Embree "
+        "| ratio | RSS MB raypick / Embree | ratio |", build_row, per_scene(groups))
     if frames:
         out += table(
             "| dynamic frame (1% moved + commit + 1,000 camera rays, 1 thread) | raypick ms "
@@ -118,7 +118,8 @@ def ray_row(key, r, e):
 def build_row(key, r, e):
     mb = 1.0 / (1024 * 1024)
     return (f"| {label(key).replace(' ' + key[3], '')} | {num(r['build_ms'])} / {num(e['build_ms'])} "
-            f"| {ratio(r['build_ms'], e['build_ms'])} | {num(r['update_ms'])} / {num(e['update_ms'])} "
+            f"| {ratio(r['build_ms'], e['build_ms'])} | {num(r['sah_cost'], 1) if 'sah_cost' in r else '–'} "
+            f"| {num(r['update_ms'])} / {num(e['update_ms'])} "
             f"| {ratio(r['update_ms'], e['update_ms'])} | {num(r['bytes'] * mb, 1)} / {num(e['bytes'] * mb, 1)} "
             f"| {ratio(r['bytes'], e['bytes'])} |")
 

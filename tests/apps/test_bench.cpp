@@ -198,6 +198,9 @@ TEST_CASE("raypick bench --json writes rows with the documented keys") {
   CHECK(embree_bytes >= 500 * (64 + sizeof(Aabb)));
   CHECK(embree_bytes <= 500 * (64 + sizeof(Aabb)) + 4 * sizeof(Aabb));
   CHECK(rows[3]["array_bytes"] == 0);
+  // The tree's quality beside its build time: raypick's rows only.
+  CHECK(rows[0]["sah_cost"].get<double>() > 1.0);
+  CHECK_FALSE(rows[1].contains("sah_cost"));
 }
 
 TEST_CASE("apps/bench/bench_table.py writes the README's table from bench --json rows") {
