@@ -695,7 +695,9 @@ bool select_row(const Scene& scene, const Aabb& bounds, int width, int height,
   for (std::uint32_t id = 0; id < picker.object_count(); ++id) {
     const Obb obb = picker.obb(id);
     if (!obb.invertible || obb.local.empty()) continue;
-    if (box_touches(region, glm::mat4x3(obb.to_world), obb.local)) want.push_back(id);
+    glm::dmat4x3 w{obb.to_world};
+    w[3] += glm::dvec3{obb.origin_low};  // the low part, as Picker::select
+    if (box_touches(region, w, obb.local)) want.push_back(id);
   }
   const double brute_ms = ms_since(start);
   progress.clear();

@@ -53,8 +53,8 @@ Mesh sphere_mesh(int levels);
 Scene make_mesh_scene(std::size_t n, std::uint64_t seed,
                       const BoxesOptions& options = {});
 
-// Moves every object by `offset`: its matrix's translation becomes
-// translation + offset, computed in double and rounded once to float. For
+// Moves every object by `offset`: its translation becomes translation +
+// offset, computed in double and kept beyond float (Object::place). For
 // validating and benching scenes far from the origin (`--offset`).
 void shift_scene(Scene& scene, const glm::dvec3& offset);
 

@@ -92,9 +92,14 @@ glm::dmat4 to_matrix(const py::handle& value, const char* what) {
       out[c][r] = v;  // numpy row-major, glm column-major
     }
   }
-  if (out[0][3] != 0.0 || out[1][3] != 0.0 || out[2][3] != 0.0 || out[3][3] != 1.0) {
+  // As floats (1 +- an ulp of double, as np.linalg.inv leaves it, passes),
+  // then exactly 0, 0, 0, 1.
+  if (float(out[0][3]) != 0.0f || float(out[1][3]) != 0.0f || float(out[2][3]) != 0.0f ||
+      float(out[3][3]) != 1.0f) {
     throw py::value_error(std::string(what) + ": the last row must be 0, 0, 0, 1 (an affine map)");
   }
+  out[0][3] = out[1][3] = out[2][3] = 0.0;
+  out[3][3] = 1.0;
   return out;
 }
 
@@ -791,9 +796,7 @@ class Scene {
     py::array_t<double> out({n, py::ssize_t{4}, py::ssize_t{4}});
     auto p = out.mutable_unchecked<3>();
     for (py::ssize_t i = 0; i < n; ++i) {
-      const Obb obb = picker_->obb(static_cast<std::uint32_t>(i));
-      glm::dmat4 m{obb.to_world};
-      m[3] += glm::dvec4{glm::dvec3{obb.origin_low}, 0.0};
+      const glm::dmat4 m = source_.objects[static_cast<std::size_t>(i)].world_matrix();
       for (int r = 0; r < 4; ++r) {
         for (int c = 0; c < 4; ++c) p(i, r, c) = m[c][r];
       }

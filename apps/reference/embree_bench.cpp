@@ -42,11 +42,12 @@ struct ObbData {
   // As Picker's commit: raypick's Obb::make, padded_world_box.
   void set(std::uint32_t id, const glm::mat4& matrix, const glm::vec3& l = glm::vec3{0.0f}) {
     PaddedRecord& r = records[id];
-    if (!low.empty() || l != glm::vec3{0.0f}) {
+    // As the Picker: only a low part that can matter (significant_low).
+    const Obb obb = Obb::make(local[r.object_mesh], matrix, l);
+    if (!low.empty() || obb.origin_low != glm::vec3{0.0f}) {
       low.resize(records.size(), glm::vec3{0.0f});
-      low[id] = l;
+      low[id] = obb.origin_low;
     }
-    const Obb obb = Obb::make(local[r.object_mesh], matrix, low.empty() ? glm::vec3{0.0f} : low[id]);
     r.frame = obb.frame;
     r.mesh = obb.invertible ? r.object_mesh : kInvalidId;
     world[id] = padded_world_box(obb, pad_centre);

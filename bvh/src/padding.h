@@ -49,13 +49,6 @@ inline Aabb pad(const Aabb& box, const glm::vec3& centre = glm::vec3{0.0f}) {
   return Aabb{box.min - margin, box.max + margin};
 }
 
-// `box` moved by `offset` (a translation's low part, Obb::origin_low): the
-// Obb's world_bounds() for an object placed beyond float.
-inline Aabb shift(const Aabb& box, const glm::vec3& offset) {
-  if (box.empty()) return box;
-  return Aabb{box.min + offset, box.max + offset};
-}
-
 // The mean of translations, summed in double in the order given.
 struct CentreSum {
   glm::dvec3 sum{0.0};

@@ -93,10 +93,7 @@ std::uint32_t PickerCore::add_object(std::uint32_t mesh, const glm::mat4& matrix
   o.mesh = mesh;
   o.mask = mask;
   const std::uint32_t id = static_cast<std::uint32_t>(objects_.size() - 1);
-  if (!low_.empty() || low != glm::vec3{0.0f}) {
-    low_.resize(objects_.size(), glm::vec3{0.0f});
-    low_[id] = low;
-  }
+  store_low(id, low);
   if (user_data != nullptr) {
     // Allocated on first use: scenes without user data pay nothing.
     user_data_.resize(id + 1, nullptr);
@@ -118,10 +115,7 @@ void PickerCore::set_matrix(std::uint32_t id, const glm::mat4& matrix, const glm
                  "object id out of range or removed");
   ObjectRec& o = objects_[id];
   o.to_world = glm::mat4x3(matrix);
-  if (!low_.empty() || low != glm::vec3{0.0f}) {
-    low_.resize(objects_.size(), glm::vec3{0.0f});
-    low_[id] = low;
-  }
+  store_low(id, low);
   if (o.prim == kInvalidId) {
     // Not in the tree (it could not be hit at the last build): only a
     // rebuild can add it.
@@ -136,6 +130,15 @@ void PickerCore::set_matrix(std::uint32_t id, const glm::mat4& matrix, const glm
   }
 }
 
+void PickerCore::store_low(std::uint32_t id, const glm::vec3& low) {
+  const ObjectRec& o = objects_[id];
+  const glm::vec3 l = significant_low(o.to_world, meshes_[o.mesh].bounds, low);
+  if (low_.empty() && l == glm::vec3{0.0f}) return;
+  if (low_.empty()) low_.reserve(objects_.capacity());
+  low_.resize(objects_.size(), glm::vec3{0.0f});
+  low_[id] = l;
+}
+
 Obb PickerCore::make_obb(std::uint32_t id) const {
   const ObjectRec& o = objects_[id];
   return Obb::make(meshes_[o.mesh].bounds, glm::mat4(o.to_world), low(id));
@@ -143,7 +146,10 @@ Obb PickerCore::make_obb(std::uint32_t id) const {
 
 glm::dmat4x3 PickerCore::world_matrix(std::uint32_t id) const {
   glm::dmat4x3 m{objects_[id].to_world};
-  m[3] += glm::dvec3{low(id)};
+  const glm::vec3 l = low(id);
+  for (int a = 0; a < 3; ++a) {
+    if (l[a] != 0.0f) m[3][a] += l[a];  // a -0.0 translation stays -0.0
+  }
   return m;
 }
 
@@ -152,9 +158,8 @@ Aabb PickerCore::padded_box(const ObjectRec& o, const glm::vec3& l) const {
     return pad_transformed_box(o.to_world, meshes_[o.mesh].bounds, pad_centre_);
   }
   // Placed beyond float: as padded_world_box(make_obb(id)), the box moved
-  // by the low part before the padding (which is over 2 ulps of the
-  // coordinates: more than the shift's rounding of half an ulp).
-  return pad(shift(transform_aabb(o.to_world, meshes_[o.mesh].bounds), l), pad_centre_);
+  // by the low part, rounded outward, before the padding.
+  return pad(shift_outward(transform_aabb(o.to_world, meshes_[o.mesh].bounds), l), pad_centre_);
 }
 
 Aabb PickerCore::make_leaf(std::uint32_t id, LeafObb& l) const {

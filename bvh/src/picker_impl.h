@@ -127,6 +127,9 @@ class PickerCore {
   glm::vec3 low(std::uint32_t id) const { return low_.empty() ? glm::vec3{0.0f} : low_[id]; }
   // Object id's matrix in double, its translation low part added.
   glm::dmat4x3 world_matrix(std::uint32_t id) const;
+  // Stores object id's low part, significant_low() of `low` for its box
+  // and matrix (allocating low_ on the first one that is not zero).
+  void store_low(std::uint32_t id, const glm::vec3& low);
   // Fills l with object id's leaf copy; returns its padded world box
   // (empty when the matrix is singular).
   Aabb make_leaf(std::uint32_t id, LeafObb& l) const;

@@ -3,6 +3,7 @@
 #include <glm/ext/vector_double3.hpp>
 #include <glm/geometric.hpp>
 
+#include <algorithm>
 #include <cmath>
 
 #if defined(__SSE2__)
@@ -162,7 +163,7 @@ Obb Obb::make(const Aabb& local, const glm::mat4& to_world, const glm::vec3& ori
   Obb obb;
   obb.local = local;
   obb.to_world = to_world;
-  obb.origin_low = origin_low;
+  obb.origin_low = significant_low(glm::mat4x3(to_world), local, origin_low);
   glm::mat4x3 inverse;
   // Hittable as the Picker's leaves decide it, by the frame.
   obb.invertible = make_local_frame(glm::mat4x3(to_world), obb.frame);
@@ -179,8 +180,34 @@ Obb Obb::make(const Aabb& local, const glm::mat4& to_world, const glm::vec3& ori
 Aabb Obb::world_bounds() const {
   if (!invertible) return Aabb{};
   const Aabb box = transform_aabb(to_world, local);
-  if (box.empty() || origin_low == glm::vec3{0.0f}) return box;
-  return Aabb{box.min + origin_low, box.max + origin_low};
+  if (origin_low == glm::vec3{0.0f}) return box;
+  return shift_outward(box, origin_low);
+}
+
+glm::vec3 significant_low(const glm::mat4x3& m, const Aabb& local, const glm::vec3& low) {
+  if (low == glm::vec3{0.0f} || local.empty() || !is_invertible(m)) return glm::vec3{0.0f};
+  const glm::dvec3 size = glm::dvec3{local.max} - glm::dvec3{local.min};
+  double extent = 0.0;
+  for (int r = 0; r < 3; ++r) {
+    double e = 0.0;
+    for (int c = 0; c < 3; ++c) e += std::fabs(double(m[c][r])) * size[c];
+    extent = std::max(extent, e);
+  }
+  const double bound = extent * 0x1p-22;
+  for (int a = 0; a < 3; ++a) {
+    if (std::fabs(double(low[a])) > bound) return low;
+  }
+  return glm::vec3{0.0f};
+}
+
+Aabb shift_outward(const Aabb& box, const glm::vec3& offset) {
+  if (box.empty()) return box;
+  Aabb out{box.min + offset, box.max + offset};
+  for (int a = 0; a < 3; ++a) {
+    out.min[a] = std::nextafter(out.min[a], -kInfinity);
+    out.max[a] = std::nextafter(out.max[a], kInfinity);
+  }
+  return out;
 }
 
 }  // namespace raypick

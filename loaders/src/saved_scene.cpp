@@ -239,7 +239,12 @@ LoadResult decode_scene(std::string_view bytes, const std::string& file, Budget&
                       std::to_string(o.mesh) + " of " + std::to_string(scene.meshes.size()));
     }
     o.matrix = in.get<glm::mat4>("an object's matrix");
-    if (version >= 3) o.translation_low = in.get<glm::vec3>("an object's translation");
+    if (version >= 3) {
+      o.translation_low = in.get<glm::vec3>("an object's translation_low");
+      // Split again as place() splits it: a forged low part of any size
+      // still means matrix[3] + translation_low.
+      if (o.translation_low != glm::vec3{0.0f}) o.place(o.world_matrix());
+    }
     o.mask = in.get<std::uint32_t>("an object's mask");
     o.name = valid_utf8(in.get_string("an object's name"));
   }

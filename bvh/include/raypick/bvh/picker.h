@@ -413,7 +413,9 @@ class Picker {
   std::size_t object_count() const;
   std::size_t mesh_count() const;
   bool alive(std::uint32_t id) const;
-  // Object `id`'s OBB: its mesh's bounds under its matrix.
+  // Object `id`'s OBB: its mesh's bounds under its matrix (to_world, in
+  // float; origin_low holds the part of the translation beyond float that
+  // matters, significant_low()).
   Obb obb(std::uint32_t id) const;
   std::uint32_t mask(std::uint32_t id) const;
   void* user_data(std::uint32_t id) const;

@@ -4,7 +4,7 @@
 // Camera::frustum (camera.h) makes one from a rectangle of the image.
 //
 //   raypick::Frustum region = camera.frustum(100, 100, 300, 250);
-//   if (raypick::box_touches(region, glm::mat4x3(object.matrix), mesh_box)) ...;
+//   if (raypick::box_touches(region, glm::dmat4x3(object.world_matrix()), mesh_box)) ...;
 #pragma once
 
 #include "raypick/core/aabb.h"

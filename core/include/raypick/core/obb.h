@@ -97,11 +97,13 @@ struct Obb {
   glm::vec3 origin_low{0.0f};
   bool invertible = true;
 
+  // origin_low is taken through significant_low().
   static Obb make(const Aabb& local, const glm::mat4& to_world,
                   const glm::vec3& origin_low = glm::vec3{0.0f});
 
-  // The world AABB by transform_aabb(). Empty when the OBB cannot be hit
-  // (empty local box or singular matrix).
+  // The world AABB by transform_aabb(), moved by origin_low when it is not
+  // zero (shift_outward). Empty when the OBB cannot be hit (empty local box
+  // or singular matrix).
   Aabb world_bounds() const;
 };
 
@@ -116,6 +118,21 @@ RAYPICK_GEOMETRY_INLINE Ray carry_ray(const glm::mat3& m, const glm::vec3& v, co
   return out;
 }
 }  // namespace detail
+
+// The part of a translation's low part (Object::translation_low) that can
+// matter for the box `local` under the affine `m`: `low` itself, or zero
+// when each of its components is within 2^-22 of the box's largest world
+// extent (|m| applied to its size): a move the contract's tolerance, a few
+// float ulps of the object's own size, already allows. So the decimals of
+// placements near the origin (0.4 is not a float) keep objects on the
+// float path, and only placements far from their size keep a low part.
+// An empty box or a singular m: zero.
+glm::vec3 significant_low(const glm::mat4x3& m, const Aabb& local, const glm::vec3& low);
+
+// `box` moved by `offset` (a translation's low part), each bound rounded
+// outward by an ulp so that the moved box holds the exactly moved one.
+// Empty stays empty.
+Aabb shift_outward(const Aabb& box, const glm::vec3& offset);
 
 // Carries a world ray into an object's frame: the origin as a point
 // (linear * (org - origin), the difference first), the direction as a

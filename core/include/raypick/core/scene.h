@@ -51,6 +51,8 @@ struct Object {
   // matrix[3] alone keeps 24). Zero for placements made of floats; loaders
   // that read matrices in double (JSON scenes, glTF) set it through place(),
   // so that a CAD or GIS placement at 3e5 is not moved by up to 0.016.
+  // Code that assigns `matrix` itself sets this too (zero for a float
+  // placement): a stale low part would still move the object.
   glm::vec3 translation_low{0.0f};
 
   // The translation in double: matrix[3] + translation_low.
