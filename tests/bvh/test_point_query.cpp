@@ -34,7 +34,7 @@ PointHit brute(const Scene& scene, const glm::dvec3& p, PickMode mode, double ma
     const Object& o = scene.objects[id];
     const Mesh& mesh = scene.meshes[o.mesh];
     const glm::dmat3 lin{glm::dvec3(o.matrix[0]), glm::dvec3(o.matrix[1]), glm::dvec3(o.matrix[2])};
-    const glm::dvec3 t{o.matrix[3]};
+    const glm::dvec3 t = o.translation();  // with its part beyond float
     if (glm::determinant(lin) == 0.0 || mesh.triangles.empty()) continue;
     auto place = [&](const glm::vec3& v) { return lin * glm::dvec3(v) + t; };
     if (mode == PickMode::kMesh) {
@@ -182,6 +182,39 @@ TEST_CASE("closest_point in mesh mode equals brute force across matrix condition
         CHECK(got.distance == want.distance);
         CHECK(got.point == want.point);
       }
+    }
+  }
+}
+
+TEST_CASE("closest_point with placements beyond float equals brute force in double, both modes") {
+  // Spheres and boxes at 1e5 whose translations have many digits: the
+  // Picker keeps them beyond float (Object::place), as the brute force does.
+  Scene scene;
+  scene.meshes.push_back(tools::sphere_mesh(3));
+  scene.meshes.push_back(tools::unit_cube_mesh());
+  const glm::mat4 spin = glm::mat4_cast(glm::normalize(glm::quat(0.9f, 0.2f, -0.3f, 0.25f)));
+  for (int k = 0; k < 8; ++k) {
+    Object o;
+    o.mesh = static_cast<std::uint32_t>(k % 2);
+    glm::dmat4 m{spin * glm::scale(glm::mat4{1.0f}, glm::vec3{1.0f + 0.25f * float(k), 1.0f, 0.5f})};
+    m[3] = glm::dvec4(1e5 + 2.7 * k + 0.0123, -2e5 + 0.3 * k - 0.0071, 3e5 + 0.0049, 1.0);
+    o.place(m);
+    REQUIRE(o.translation_low != glm::vec3{0.0f});
+    scene.objects.push_back(o);
+  }
+  const Picker picker(scene);
+  std::mt19937_64 rng(31);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  for (PickMode mode : {PickMode::kObb, PickMode::kMesh}) {
+    for (int i = 0; i < 200; ++i) {
+      const glm::dvec3 p = scene.objects[i % 8].translation() + 1.5 * glm::dvec3(u(rng), u(rng), u(rng));
+      const PointHit got = picker.closest_point(p, QueryOptions{mode});
+      const PointHit want = brute(scene, p, mode, std::numeric_limits<double>::infinity());
+      CAPTURE(i);
+      REQUIRE(got.hit());
+      CHECK(got.object == want.object);
+      CHECK(got.triangle == want.triangle);
+      CHECK(got.distance == doctest::Approx(want.distance).epsilon(1e-9).scale(1.0));
     }
   }
 }
