@@ -19,26 +19,30 @@ struct CompressTable {
 };
 const CompressTable kCompress;
 
-// The walk over WideNodes with compress ordering; leaf(entry, count, tmax)
-// as WideBvh::traverse's, once per leaf slot.
-template <class LeafFn>
-[[gnu::always_inline]] inline TraversalStats walk_compressed(const WideBvh& tree, const Ray& ray,
-                                                             LeafFn&& leaf) {
+// A structure-of-arrays stack with room for a full 8-lane store at the top.
+struct SoaStack {
+  static constexpr int kSize = (WideNode::kWidth - 1) * kBvhMaxDepth + 16;
+  alignas(32) std::uint32_t index[kSize];
+  alignas(32) std::uint32_t count[kSize];
+  alignas(32) float t[kSize];
+  int top = 0;
+};
+
+// The walk over WideNodes with a SoaStack; leaf(entry, tmax) as
+// WideBvh::traverse's. order(r, n, node, mask, tn, stack, index, count)
+// stores node `node`'s hit slots on the stack and sets index and count to
+// the one visited next: the variants differ only there.
+template <class Order, class LeafFn>
+[[gnu::always_inline]] inline TraversalStats walk_soa(const WideBvh& tree, const Ray& ray,
+                                                      Order&& order, LeafFn&& leaf) {
   TraversalStats st;
   const std::span<const WideNode> nodes = tree.nodes();
   if (nodes.empty()) return st;
   const wide_detail::NodeRay r(ray);
   const wide_detail::NodeRay8 r8(r);
   float tmax = r.inv.tmax;
-  // Structure-of-arrays stack with room for a full 8-lane store at the top.
-  constexpr int kSize = (WideNode::kWidth - 1) * kBvhMaxDepth + 16;
-  alignas(32) std::uint32_t s_index[kSize];
-  alignas(32) std::uint32_t s_count[kSize];
-  alignas(32) float s_t[kSize];
-  int top = 0;
+  SoaStack s;
   std::uint32_t index = 0, count = 0;
-  const __m256 inf = _mm256_set1_ps(kInfinity);
-  const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
   for (;;) {
     if (count != 0) {
       ++st.leaves_visited;
@@ -52,47 +56,60 @@ template <class LeafFn>
       alignas(32) float tn[8];
       const unsigned mask = wide_detail::test_node_avx2(n, r, r8, tmax, tn);
       if (mask != 0) {
-        const __m256i perm = _mm256_cvtepu8_epi32(
-            _mm_loadl_epi64(reinterpret_cast<const __m128i*>(kCompress.idx[mask])));
-        const int hits = std::popcount(mask);
-        const __m256 t = _mm256_permutevar8x32_ps(_mm256_load_ps(tn), perm);
-        const __m256i c = _mm256_permutevar8x32_epi32(
-            _mm256_load_si256(reinterpret_cast<const __m256i*>(n.child)), perm);
-        const __m256i k = _mm256_permutevar8x32_epi32(
-            _mm256_load_si256(reinterpret_cast<const __m256i*>(n.count)), perm);
-        // The nearest of the first `hits` lanes (ties: the lowest lane).
-        const __m256 valid =
-            _mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_set1_epi32(hits), lane));
-        const __m256 tv = _mm256_blendv_ps(inf, t, valid);
-        __m256 m = _mm256_min_ps(tv, _mm256_permute_ps(tv, 0xB1));
-        m = _mm256_min_ps(m, _mm256_permute_ps(m, 0x4E));
-        m = _mm256_min_ps(m, _mm256_permute2f128_ps(m, m, 0x01));
-        const int near = std::countr_zero(
-            static_cast<unsigned>(_mm256_movemask_ps(_mm256_cmp_ps(tv, m, _CMP_EQ_OQ))) |
-            (1u << (hits - 1)));
-        _mm256_storeu_ps(s_t + top, t);
-        _mm256_storeu_si256(reinterpret_cast<__m256i*>(s_index + top), c);
-        _mm256_storeu_si256(reinterpret_cast<__m256i*>(s_count + top), k);
-        index = s_index[top + near];
-        count = s_count[top + near];
-        // The last hit lane takes the nearest one's place.
-        const int last = top + hits - 1;
-        s_index[top + near] = s_index[last];
-        s_count[top + near] = s_count[last];
-        s_t[top + near] = s_t[last];
-        top = last;
+        order(r, n, index, mask, tn, s, index, count);
         continue;
       }
     }
     for (;;) {
-      if (top == 0) return st;
-      --top;
-      if (s_t[top] <= tmax) break;
+      if (s.top == 0) return st;
+      --s.top;
+      if (s.t[s.top] <= tmax) break;
     }
-    index = s_index[top];
-    count = s_count[top];
+    index = s.index[s.top];
+    count = s.count[s.top];
   }
 }
+
+// The compress order: the hit slots in slot order, the nearest taken out
+// (the last hit lane takes its place).
+struct CompressOrder {
+  [[gnu::always_inline]] void operator()(const wide_detail::NodeRay&, const WideNode& n,
+                                         std::uint32_t, unsigned mask, const float* tn,
+                                         SoaStack& s, std::uint32_t& index,
+                                         std::uint32_t& count) const {
+    const __m256 inf = _mm256_set1_ps(kInfinity);
+    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    const __m256i perm = _mm256_cvtepu8_epi32(
+        _mm_loadl_epi64(reinterpret_cast<const __m128i*>(kCompress.idx[mask])));
+    const int hits = std::popcount(mask);
+    const __m256 t = _mm256_permutevar8x32_ps(_mm256_load_ps(tn), perm);
+    const __m256i c = _mm256_permutevar8x32_epi32(
+        _mm256_load_si256(reinterpret_cast<const __m256i*>(n.child)), perm);
+    const __m256i k = _mm256_permutevar8x32_epi32(
+        _mm256_load_si256(reinterpret_cast<const __m256i*>(n.count)), perm);
+    // The nearest of the first `hits` lanes (ties: the lowest lane).
+    const __m256 valid =
+        _mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_set1_epi32(hits), lane));
+    const __m256 tv = _mm256_blendv_ps(inf, t, valid);
+    __m256 m = _mm256_min_ps(tv, _mm256_permute_ps(tv, 0xB1));
+    m = _mm256_min_ps(m, _mm256_permute_ps(m, 0x4E));
+    m = _mm256_min_ps(m, _mm256_permute2f128_ps(m, m, 0x01));
+    const int near = std::countr_zero(
+        static_cast<unsigned>(_mm256_movemask_ps(_mm256_cmp_ps(tv, m, _CMP_EQ_OQ))) |
+        (1u << (hits - 1)));
+    const int top = s.top;
+    _mm256_storeu_ps(s.t + top, t);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(s.index + top), c);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(s.count + top), k);
+    index = s.index[top + near];
+    count = s.count[top + near];
+    const int last = top + hits - 1;
+    s.index[top + near] = s.index[last];
+    s.count[top + near] = s.count[last];
+    s.t[top + near] = s.t[last];
+    s.top = last;
+  }
+};
 
 // kReverse[mask]: the indices of mask's set bits, highest first, then 0s.
 struct ReverseTable {
@@ -109,75 +126,42 @@ struct ReverseTable {
 };
 const ReverseTable kReverse;
 
-// The walk with the octant order: the hit slots, permuted near to far,
-// are stored far first on a structure-of-arrays stack; the nearest (the
-// last stored) is visited next.
-template <class LeafFn>
-[[gnu::always_inline]] inline TraversalStats walk_ordered(const WideBvh& tree,
-                                                          std::span<const std::uint64_t> order,
-                                                          const Ray& ray, LeafFn&& leaf) {
-  TraversalStats st;
-  const std::span<const WideNode> nodes = tree.nodes();
-  if (nodes.empty()) return st;
-  const wide_detail::NodeRay r(ray);
-  const wide_detail::NodeRay8 r8(r);
-  const unsigned octant = (r.inv.neg[0] ? 1u : 0u) | (r.inv.neg[1] ? 2u : 0u) |
-                          (r.inv.neg[2] ? 4u : 0u);
-  float tmax = r.inv.tmax;
-  constexpr int kSize = (WideNode::kWidth - 1) * kBvhMaxDepth + 16;
-  alignas(32) std::uint32_t s_index[kSize];
-  alignas(32) std::uint32_t s_count[kSize];
-  alignas(32) float s_t[kSize];
-  int top = 0;
-  std::uint32_t index = 0, count = 0;
-  const __m256i bit = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
-  for (;;) {
-    if (count != 0) {
-      ++st.leaves_visited;
-      st.prims_tested += count;
-      for (std::uint32_t i = 0; i < count; ++i) {
-        if (leaf(index + i, tmax)) return st;
-      }
-    } else {
-      const WideNode& n = nodes[index];
-      ++st.nodes_visited;
-      alignas(32) float tn[8];
-      const unsigned mask = wide_detail::test_node_avx2(n, r, r8, tmax, tn);
-      if (mask != 0) {
-        // The node's slots near to far, and the mask in that order.
-        const __m256i perm = _mm256_cvtepu8_epi32(_mm_loadl_epi64(
-            reinterpret_cast<const __m128i*>(&order[std::size_t{index} * 8 + octant])));
-        const __m256i lanes = _mm256_cmpeq_epi32(
-            _mm256_and_si256(_mm256_set1_epi32(static_cast<int>(mask)), bit), bit);
-        const unsigned pm = static_cast<unsigned>(
-            _mm256_movemask_ps(_mm256_castsi256_ps(_mm256_permutevar8x32_epi32(lanes, perm))));
-        // The hit slots, far first.
-        const __m256i sel = _mm256_permutevar8x32_epi32(
-            perm, _mm256_cvtepu8_epi32(
-                      _mm_loadl_epi64(reinterpret_cast<const __m128i*>(kReverse.idx[pm]))));
-        const int hits = std::popcount(mask);
-        _mm256_storeu_ps(s_t + top, _mm256_permutevar8x32_ps(_mm256_load_ps(tn), sel));
-        _mm256_storeu_si256(reinterpret_cast<__m256i*>(s_index + top),
-                            _mm256_permutevar8x32_epi32(
-                                _mm256_load_si256(reinterpret_cast<const __m256i*>(n.child)), sel));
-        _mm256_storeu_si256(reinterpret_cast<__m256i*>(s_count + top),
-                            _mm256_permutevar8x32_epi32(
-                                _mm256_load_si256(reinterpret_cast<const __m256i*>(n.count)), sel));
-        top += hits - 1;
-        index = s_index[top];
-        count = s_count[top];
-        continue;
-      }
-    }
-    for (;;) {
-      if (top == 0) return st;
-      --top;
-      if (s_t[top] <= tmax) break;
-    }
-    index = s_index[top];
-    count = s_count[top];
+// The octant order: the hit slots, permuted near to far by the node's
+// order for the ray's octant, stored far first; the nearest (the last
+// stored) is visited next.
+struct OctantOrder {
+  std::span<const std::uint64_t> order;
+  [[gnu::always_inline]] void operator()(const wide_detail::NodeRay& r, const WideNode& n,
+                                         std::uint32_t node, unsigned mask, const float* tn,
+                                         SoaStack& s, std::uint32_t& index,
+                                         std::uint32_t& count) const {
+    const unsigned octant = (r.inv.neg[0] ? 1u : 0u) | (r.inv.neg[1] ? 2u : 0u) |
+                            (r.inv.neg[2] ? 4u : 0u);
+    const __m256i bit = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
+    // The node's slots near to far, and the mask in that order.
+    const __m256i perm = _mm256_cvtepu8_epi32(_mm_loadl_epi64(
+        reinterpret_cast<const __m128i*>(&order[std::size_t{node} * 8 + octant])));
+    const __m256i lanes = _mm256_cmpeq_epi32(
+        _mm256_and_si256(_mm256_set1_epi32(static_cast<int>(mask)), bit), bit);
+    const unsigned pm = static_cast<unsigned>(
+        _mm256_movemask_ps(_mm256_castsi256_ps(_mm256_permutevar8x32_epi32(lanes, perm))));
+    // The hit slots, far first.
+    const __m256i sel = _mm256_permutevar8x32_epi32(
+        perm, _mm256_cvtepu8_epi32(
+                  _mm_loadl_epi64(reinterpret_cast<const __m128i*>(kReverse.idx[pm]))));
+    const int top = s.top;
+    _mm256_storeu_ps(s.t + top, _mm256_permutevar8x32_ps(_mm256_load_ps(tn), sel));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(s.index + top),
+                        _mm256_permutevar8x32_epi32(
+                            _mm256_load_si256(reinterpret_cast<const __m256i*>(n.child)), sel));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(s.count + top),
+                        _mm256_permutevar8x32_epi32(
+                            _mm256_load_si256(reinterpret_cast<const __m256i*>(n.count)), sel));
+    s.top = top + std::popcount(mask) - 1;
+    index = s.index[s.top];
+    count = s.count[s.top];
   }
-}
+};
 
 template <class Walk>
 Hit obb_query(const Walk& walk, std::span<const Leaf> leaves, std::span<const Aabb> mesh_bounds,
@@ -230,23 +214,23 @@ std::vector<std::uint64_t> octant_order(const WideBvh& top) {
 Hit intersect_octant(const WideBvh& top, std::span<const std::uint64_t> order,
                      std::span<const Leaf> leaves, std::span<const Aabb> mesh_bounds,
                      const Ray& ray, TraversalStats* stats) {
-  return obb_query([&](auto&& leaf) { return walk_ordered(top, order, ray, leaf); }, leaves,
-                   mesh_bounds, ray, stats);
+  return obb_query([&](auto&& leaf) { return walk_soa(top, ray, OctantOrder{order}, leaf); },
+                   leaves, mesh_bounds, ray, stats);
 }
 
 TraversalStats walk_octant(const WideBvh& top, std::span<const std::uint64_t> order,
                            const Ray& ray) {
-  return walk_ordered(top, order, ray, [](std::uint32_t, float&) { return false; });
+  return walk_soa(top, ray, OctantOrder{order}, [](std::uint32_t, float&) { return false; });
 }
 
 Hit intersect_compress(const WideBvh& top, std::span<const Leaf> leaves,
                        std::span<const Aabb> mesh_bounds, const Ray& ray, TraversalStats* stats) {
-  return obb_query([&](auto&& leaf) { return walk_compressed(top, ray, leaf); }, leaves,
-                   mesh_bounds, ray, stats);
+  return obb_query([&](auto&& leaf) { return walk_soa(top, ray, CompressOrder{}, leaf); },
+                   leaves, mesh_bounds, ray, stats);
 }
 
 TraversalStats walk_compress(const WideBvh& top, const Ray& ray) {
-  return walk_compressed(top, ray, [](std::uint32_t, float&) { return false; });
+  return walk_soa(top, ray, CompressOrder{}, [](std::uint32_t, float&) { return false; });
 }
 
 float leaf_avx2(const QBvh& tree, std::uint32_t first, std::uint32_t count, const Ray& ray,
