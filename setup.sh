@@ -39,7 +39,8 @@ FUZZ_PACKAGES=(clang-14 libclang-rt-14-dev)
 FUZZ_DIR=${RAYPICK_FUZZ_DIR:-$BUILD_DIR-fuzz}
 read -r -a FUZZ_TARGETS <<<"${RAYPICK_FUZZ_TARGETS:-obj gltf glb json_scene saved rays picker trees}"
 
-log() { printf '== %s\n' "$*" >&2; }
+# Each line carries the minutes and seconds since the script started.
+log() { printf '== [%d:%02d] %s\n' $((SECONDS / 60)) $((SECONDS % 60)) "$*" >&2; }
 
 # install_deps [PACKAGE...]: PACKAGES, or the packages given.
 install_deps() {
