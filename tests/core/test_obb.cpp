@@ -7,7 +7,9 @@
 #include "raypick/core/obb.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
+#include <random>
 
 #include <glm/ext/matrix_transform.hpp>
 
@@ -246,5 +248,64 @@ TEST_CASE("make_local_frame equals the scalar double-precision frame bit for bit
     LocalFrame f;
     CHECK(is_invertible(m));
     CHECK_FALSE(make_local_frame(m, f));
+  }
+}
+
+TEST_CASE("significant_low keeps a low part only beyond 2^-22 of the object's world extent") {
+  // kUnit has size 2; scaled by 4 on x its largest world extent is 8, so
+  // the bound is 8 * 2^-22 = 2^-19, whichever axis the low part is on.
+  const glm::mat4 m = glm::scale(glm::translate(glm::mat4{1.0f}, glm::vec3{3e5f, 0.0f, -2e5f}),
+                                 glm::vec3{4.0f, 1.0f, 0.5f});
+  const float bound = 0x1p-19f;
+  const float above = std::nextafter(bound, 1.0f);
+  for (int a = 0; a < 3; ++a) {
+    CAPTURE(a);
+    glm::vec3 low{0.0f};
+    low[a] = bound;  // at the bound: a move the tolerance allows
+    CHECK(significant_low(glm::mat4x3(m), kUnit, low) == glm::vec3{0.0f});
+    low[a] = -bound;
+    CHECK(significant_low(glm::mat4x3(m), kUnit, low) == glm::vec3{0.0f});
+    low[a] = above;  // an ulp beyond: kept, whole
+    CHECK(significant_low(glm::mat4x3(m), kUnit, low) == low);
+    low[a] = -above;
+    CHECK(significant_low(glm::mat4x3(m), kUnit, low) == low);
+  }
+  // One significant coordinate keeps all three, the small ones with it.
+  const glm::vec3 mixed{above, 1e-9f, -1e-9f};
+  CHECK(significant_low(glm::mat4x3(m), kUnit, mixed) == mixed);
+  // Obb::make takes its origin_low through the same rule.
+  CHECK(Obb::make(kUnit, m, glm::vec3{bound, 0.0f, 0.0f}).origin_low == glm::vec3{0.0f});
+  CHECK(Obb::make(kUnit, m, glm::vec3{above, 0.0f, 0.0f}).origin_low == glm::vec3{above, 0.0f, 0.0f});
+  // No low part for a box that can never be hit.
+  const glm::vec3 big{1.0f, 1.0f, 1.0f};
+  CHECK(significant_low(glm::mat4x3(glm::scale(glm::mat4{1.0f}, glm::vec3{1.0f, 0.0f, 1.0f})), kUnit,
+                        big) == glm::vec3{0.0f});
+  CHECK(significant_low(glm::mat4x3(m), Aabb{}, big) == glm::vec3{0.0f});
+}
+
+TEST_CASE("transform_ray with a zero low part is the float path bit for bit; otherwise the double one") {
+  std::mt19937 rng(22);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  for (int i = 0; i < 200; ++i) {
+    glm::mat4 m = glm::rotate(glm::mat4{1.0f}, 3.0f * u(rng), glm::normalize(glm::vec3{u(rng), u(rng), 1.5f}));
+    m[3] = glm::vec4{1e5f * u(rng), 1e5f * u(rng), 1e5f * u(rng), 1.0f};
+    LocalFrame f;
+    REQUIRE(make_local_frame(glm::mat4x3(m), f));
+    Ray ray;
+    ray.org = glm::vec3{m[3]} + glm::vec3{100.0f * u(rng), 100.0f * u(rng), 100.0f * u(rng)};
+    ray.dir = {u(rng), u(rng), u(rng)};
+    const Ray a = transform_ray(f, glm::vec3{0.0f}, ray);
+    const Ray b = transform_ray(f, ray);
+    REQUIRE(std::memcmp(&a, &b, sizeof a) == 0);
+    const RayD rd = to_double(ray);
+    const Ray c = transform_ray(f, glm::vec3{0.0f}, rd);
+    const Ray d = transform_ray(f, rd);
+    REQUIRE(std::memcmp(&c, &d, sizeof c) == 0);
+    // A low part: org - origin - low in double, rounded once.
+    const glm::vec3 low{0.01f * u(rng), 0.01f * u(rng), 0.01f * u(rng)};
+    const Ray e = transform_ray(f, low, ray);
+    const glm::vec3 v{(glm::dvec3{ray.org} - glm::dvec3{f.origin}) - glm::dvec3{low}};
+    const Ray g = detail::carry_ray(f.linear, v, ray);
+    REQUIRE(std::memcmp(&e, &g, sizeof e) == 0);
   }
 }

@@ -76,3 +76,35 @@ TEST_CASE("merge_into_one_mesh bakes each object's matrix into one mesh") {
   }
   CHECK(merge_into_one_mesh(Scene{}).positions.empty());
 }
+
+TEST_CASE("translation_low holds what rounding to float loses, in every coordinate") {
+  // GCC 12 at -O2 compiles the plain vector form t - dvec3(vec3(t)) into
+  // t - t for x and y (its SLP vectorizer drops the round trip through
+  // float): this case fails if the library's form ever goes back to that.
+  std::mt19937 rng(25);
+  std::uniform_real_distribution<double> coord(-1e6, 1e6);
+  for (int i = 0; i < 1000; ++i) {
+    const glm::dvec3 t{coord(rng), coord(rng), coord(rng)};
+    const glm::vec3 low = translation_low(t);
+    for (int a = 0; a < 3; ++a) {
+      const double high = static_cast<double>(static_cast<float>(t[a]));
+      // The low part is the float of the exact remainder t - high.
+      REQUIRE(low[a] == static_cast<float>(t[a] - high));
+      REQUIRE(std::fabs(t[a] - (high + low[a])) <= std::fabs(t[a]) * 0x1p-47);
+    }
+  }
+  // Hand-computed: 300000.125 is a float (no low part); 300000.123 is not.
+  CHECK(translation_low(glm::dvec3{300000.125, -0.5, 2.0}) == glm::vec3{0.0f});
+  const glm::vec3 low = translation_low(glm::dvec3{300000.123, -200000.456, 100000.789});
+  CHECK(low.x == static_cast<float>(300000.123 - 300000.125));
+  CHECK(low.y == static_cast<float>(-200000.456 - -200000.453125));
+  CHECK(low.z == static_cast<float>(100000.789 - 100000.7890625));
+  CHECK(low.x != 0.0f);
+  CHECK(low.y != 0.0f);
+  CHECK(low.z != 0.0f);
+
+  Object o;
+  o.place(glm::translate(glm::dmat4{1.0}, glm::dvec3{300000.123, -200000.456, 100000.789}));
+  CHECK(o.translation_low == low);
+  CHECK(o.translation() == glm::dvec3{glm::vec3{o.matrix[3]}} + glm::dvec3{low});
+}
