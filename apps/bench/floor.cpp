@@ -37,6 +37,7 @@
 #include "raypick/bvh/picker.h"
 #include "wide_bvh.h"
 #include "floor_qbvh.h"
+#include "floor_wide16.h"
 #include "picker_impl.h"
 #include "raypick/core/obb.h"
 #include "raypick/core/ray_triangle.h"
@@ -334,6 +335,68 @@ void run_new_designs(const std::vector<NewDesign>& designs, const std::vector<Ra
   }
 }
 
+// The 16-wide prototype (floor_wide16.h): today's top level widened to
+// 16 slots per node, walked with AVX-512; its answers checked against the
+// Picker's, its walk at t beside today's.
+void run_wide16(const Replica& rep, std::span<const Aabb> mesh_bounds,
+                std::span<const Ray> rays, std::span<const Ray> at_t,
+                std::span<const Hit> expect, double embree_ms, int runs) {
+  char note[200];
+  // One 16-wide tree with its leaf copies in its own entry order.
+  auto measure = [&](const char* what, const floorq::Wide16& wide, std::span<const Leaf> leaves) {
+    std::size_t differ = 0, nodes = 0;
+    for (std::size_t i = 0; i < rays.size(); ++i) {
+      TraversalStats st;
+      const Hit h = floorq::intersect16(wide, leaves, mesh_bounds, rays[i], &st);
+      if (h.object != expect[i].object || h.t != expect[i].t) ++differ;
+      nodes += st.nodes_visited;
+    }
+    if (differ != 0) g_new_differs = true;
+    const double query_ms = median_ms(runs, [&] {
+      for (const Ray& ray : rays) keep(floorq::intersect16(wide, leaves, mesh_bounds, ray, nullptr));
+    });
+    std::size_t walk_nodes = 0;
+    for (const Ray& ray : at_t) walk_nodes += floorq::walk16(wide, ray).nodes_visited;
+    const double walk_ms = median_ms(runs, [&] {
+      for (const Ray& ray : at_t) keep(floorq::walk16(wide, ray));
+    });
+    std::snprintf(note, sizeof note,
+                  "16-wide %s, AVX-512: answers %s, %.2f nodes/ray; %zu nodes of 512 B, %.1f of 16 slots",
+                  what, differ == 0 ? "identical" : "DIFFER", double(nodes) / rays.size(),
+                  wide.nodes.size(), wide.slots_used);
+    print_row("wide16", query_ms, rays.size(), embree_ms, note);
+    std::snprintf(note, sizeof note, "16-wide %s, pushed by compress, %.2f nodes/ray", what,
+                  double(walk_nodes) / rays.size());
+    print_row("  walk@t", walk_ms, rays.size(), embree_ms, note);
+  };
+  measure("widened from today's", floorq::widen16(rep.top), rep.leaves);
+
+  std::size_t differ8 = 0, nodes8 = 0;
+  for (std::size_t i = 0; i < rays.size(); ++i) {
+    TraversalStats st;
+    const Hit h = floorq::intersect8_compress512(rep.top, rep.leaves, mesh_bounds, rays[i], &st);
+    if (h.object != expect[i].object || h.t != expect[i].t) ++differ8;
+    nodes8 += st.nodes_visited;
+  }
+  if (differ8 != 0) g_new_differs = true;
+  const double query8_ms = median_ms(runs, [&] {
+    for (const Ray& ray : rays) {
+      keep(floorq::intersect8_compress512(rep.top, rep.leaves, mesh_bounds, ray, nullptr));
+    }
+  });
+  std::size_t walk8_nodes = 0;
+  for (const Ray& ray : at_t) walk8_nodes += floorq::walk8_compress512(rep.top, ray).nodes_visited;
+  const double walk8_ms = median_ms(runs, [&] {
+    for (const Ray& ray : at_t) keep(floorq::walk8_compress512(rep.top, ray));
+  });
+  std::snprintf(note, sizeof note, "today's 8-wide nodes, AVX-512VL compress: answers %s, %.2f nodes/ray",
+                differ8 == 0 ? "identical" : "DIFFER", double(nodes8) / rays.size());
+  print_row("wide8c", query8_ms, rays.size(), embree_ms, note);
+  std::snprintf(note, sizeof note, "today's 8-wide, pushed by compress, %.2f nodes/ray",
+                double(walk8_nodes) / rays.size());
+  print_row("  walk@t", walk8_ms, rays.size(), embree_ms, note);
+}
+
 void run_rays(const Picker& picker, const Replica& rep,
               const tools::EmbreeBenchScene* embree, bool mesh_mode,
               const std::string& kind, const std::vector<Ray>& rays, int runs,
@@ -512,6 +575,7 @@ void run_rays(const Picker& picker, const Replica& rep,
     std::snprintf(note, sizeof note, "octant order, %.2f nodes/ray",
                   double(octant_walk_nodes) / rays.size());
     print_row("  walk@t", octant_walk_ms, rays.size(), embree_ms, note);
+    if (floorq::cpu_has_avx512()) run_wide16(rep, mesh_bounds, rays, at_t, expect, embree_ms, runs);
   }
   run_new_designs(designs, rays, expect, embree_ms, runs);
 }

@@ -4,10 +4,13 @@
 #include "test_util.h"
 
 #include "floor_qbvh.h"
+#include "floor_wide16.h"
 #include "qbvh.h"
 
+#include "picker_impl.h"
 #include "raypick/bvh/picker.h"
 
+#include <algorithm>
 #include <random>
 
 namespace raypick {
@@ -167,6 +170,64 @@ TEST_CASE("the compressed design: a ray starting inside a box hits at t = 0, a f
     CHECK(a.object == 1);
     CHECK(a.t == 3.0f);
   }
+}
+
+TEST_CASE("the 16-wide prototype keeps every leaf slot and answers as the Picker (AVX-512)") {
+  const Scene scene = random_boxes(3000, 16);
+  const Picker picker(scene);
+  const PickerCore core(scene);  // its tree and leaf copies (the same build as the Picker's)
+  const floorq::Wide16 wide = floorq::widen16(core.top_);
+  // The same leaf slots and entries as the 8-wide tree, each once; every
+  // inner slot's box holds its node's slots; nodes fuller than today's.
+  std::vector<int> seen(core.leaf_.size(), 0);
+  std::size_t inner = 0;
+  for (const floorq::Node16& n : wide.nodes) {
+    for (int s = 0; s < floorq::Node16::kWidth; ++s) {
+      if (n.count[s] != 0) {
+        for (std::uint32_t k = 0; k < n.count[s]; ++k) ++seen[n.child[s] + k];
+      } else if (n.child[s] != WideNode::kInvalidSlot) {
+        ++inner;
+        const floorq::Node16& c = wide.nodes[n.child[s]];
+        const Aabb box{{n.bounds[0][s], n.bounds[1][s], n.bounds[2][s]},
+                       {n.bounds[3][s], n.bounds[4][s], n.bounds[5][s]}};
+        for (int cs = 0; cs < floorq::Node16::kWidth; ++cs) {
+          if (c.count[cs] == 0 && c.child[cs] == WideNode::kInvalidSlot) continue;
+          const Aabb cb{{c.bounds[0][cs], c.bounds[1][cs], c.bounds[2][cs]},
+                        {c.bounds[3][cs], c.bounds[4][cs], c.bounds[5][cs]}};
+          CHECK(contains(box, cb));
+        }
+      }
+    }
+  }
+  CHECK(inner == wide.nodes.size() - 1);
+  CHECK(std::count(seen.begin(), seen.end(), 1) == static_cast<long>(seen.size()));
+  CHECK(wide.nodes.size() < core.top_.nodes().size());
+  std::size_t today_used = 0;
+  for (const WideNode& n : core.top_.nodes()) {
+    for (int s = 0; s < WideNode::kWidth; ++s) today_used += n.is_leaf(s) || n.is_inner(s);
+  }
+  CHECK(wide.slots_used > 1.2 * double(today_used) / double(core.top_.nodes().size()));
+  if (!floorq::cpu_has_avx512()) {
+    MESSAGE("no AVX-512 on this CPU: the 16-wide query is not run");
+    return;
+  }
+  test::SceneRayMix mix;
+  mix.zero_x = 0.2f;  // +-0.0 components: the NaN ordering of the node test
+  const std::vector<Ray> rays = test::random_scene_rays(scene, 4000, 116, mix);
+  std::vector<Aabb> mesh_bounds;
+  for (const auto& m : core.meshes_) mesh_bounds.push_back(m.bounds);
+  std::size_t hits = 0;
+  for (std::size_t i = 0; i < rays.size(); ++i) {
+    const Hit want = picker.intersect(rays[i], PickMode::kObb);
+    const Hit got = floorq::intersect16(wide, core.leaf_, mesh_bounds, rays[i], nullptr);
+    CHECK_MESSAGE(got.object == want.object, "ray " << i);
+    CHECK_MESSAGE(got.t == want.t, "ray " << i);
+    const Hit got8 = floorq::intersect8_compress512(core.top_, core.leaf_, mesh_bounds, rays[i], nullptr);
+    CHECK_MESSAGE(got8.object == want.object, "ray " << i << " (8-wide)");
+    CHECK_MESSAGE(got8.t == want.t, "ray " << i << " (8-wide)");
+    hits += want.hit();
+  }
+  CHECK(hits > rays.size() / 4);
 }
 
 }  // namespace

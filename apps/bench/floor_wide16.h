@@ -1,0 +1,61 @@
+// raypick_floor's prototype of 16-wide nodes for AVX-512 (issue 25's
+// "one traversal per ISA": AVX-512 tests 16 slots in one pass). The tree
+// is today's 8-wide top level widened: each node takes over its largest
+// inner children's slots while they fit in 16, so the tree has fewer
+// levels over the same leaf slots and entries. Measured by raypick_floor's
+// `wide16` lines; not part of the library.
+#pragma once
+
+#include "floor_qbvh.h"
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+namespace raypick::floorq {
+
+// A node, 512 bytes (eight cache lines), 64-byte aligned: WideNode's
+// layout with 16 slots (bounds[6][16] rows min_x .. max_z; child: node
+// index or first entry; count: 0 for an inner slot, else the leaf's
+// entry count). An unused slot has an empty box (+inf, -inf), count 0 and
+// child WideNode::kInvalidSlot.
+struct alignas(64) Node16 {
+  static constexpr int kWidth = 16;
+  float bounds[6][kWidth];
+  std::uint32_t child[kWidth];
+  std::uint32_t count[kWidth];
+};
+static_assert(sizeof(Node16) == 512, "Node16 is documented as 512 bytes");
+
+struct Wide16 {
+  std::vector<Node16> nodes;  // root first; children after their parents
+  double slots_used = 0.0;    // mean used slots per node
+};
+
+// Today's top level widened to 16 slots per node (see above).
+Wide16 widen16(const WideBvh& top);
+
+// Whether this CPU runs the AVX-512 functions below (F, VL, DQ, BW).
+bool cpu_has_avx512();
+
+// The walk with an empty leaf test at the ray's tmax (at the answer's t:
+// the nodes any closest-hit query of this tree must open). Hit slots are
+// pushed by a register compress and one store (a compress straight to
+// memory is microcoded and slow on AMD's Zen 4): no sort, no branch on
+// their number.
+TraversalStats walk16(const Wide16& tree, const Ray& ray);
+// The same walk over today's 8-wide nodes, its hit slots pushed by an
+// AVX-512VL compress store: what the order alone changes.
+TraversalStats walk8_compress512(const WideBvh& top, const Ray& ray);
+// The closest-hit query over the 16-wide tree with the Picker's leaf
+// copies and tie rule: the nearest hit slot next, the others pushed by
+// a compress store.
+Hit intersect16(const Wide16& tree, std::span<const Leaf> leaves,
+                std::span<const Aabb> mesh_bounds, const Ray& ray, TraversalStats* stats);
+
+// The same query over today's 8-wide nodes, with AVX-512VL's compress.
+Hit intersect8_compress512(const WideBvh& top, std::span<const Leaf> leaves,
+                           std::span<const Aabb> mesh_bounds, const Ray& ray,
+                           TraversalStats* stats);
+
+}  // namespace raypick::floorq

@@ -1,0 +1,235 @@
+// Compiled with -mavx512f -mavx512vl -mavx512dq -mavx512bw
+// (apps/CMakeLists.txt): the 16-wide walks of floor_wide16.h. Callers
+// check cpu_has_avx512() first.
+#include "floor_wide16.h"
+
+#include <immintrin.h>
+
+#include <bit>
+#include <type_traits>
+
+namespace raypick::floorq {
+namespace {
+
+// The ray's planes and reciprocals in every lane, with the rows of each
+// axis's near and far planes (wide_detail::NodeRay's).
+struct Ray16 {
+  wide_detail::NodeRay r;
+  __m512 o[3], i[3], tmin;
+  explicit Ray16(const Ray& ray) : r(ray) {
+    for (int a = 0; a < 3; ++a) {
+      o[a] = _mm512_set1_ps(r.inv.org[a]);
+      i[a] = _mm512_set1_ps(r.inv.inv_dir[a]);
+    }
+    tmin = _mm512_set1_ps(r.inv.tmin);
+  }
+};
+
+// test_node_avx2's operations on 16 slots: the same t per slot, the same
+// NaN rules (VMAXPS/VMINPS return the second operand on NaN).
+[[gnu::always_inline]] inline __mmask16 test16(const Node16& n, const Ray16& r, float tmax,
+                                               __m512& t_near) {
+  t_near = r.tmin;
+  __m512 t_far = _mm512_set1_ps(tmax);
+  for (int a = 0; a < 3; ++a) {
+    t_near = _mm512_max_ps(
+        _mm512_mul_ps(_mm512_sub_ps(_mm512_load_ps(n.bounds[r.r.near_row[a]]), r.o[a]), r.i[a]),
+        t_near);
+    t_far = _mm512_min_ps(
+        _mm512_mul_ps(_mm512_sub_ps(_mm512_load_ps(n.bounds[r.r.far_row[a]]), r.o[a]), r.i[a]),
+        t_far);
+  }
+  return _mm512_cmp_ps_mask(t_near, t_far, _CMP_LE_OS);
+}
+
+constexpr int kStack16 = (Node16::kWidth - 1) * kBvhMaxDepth + Node16::kWidth;
+
+struct Stack16 {
+  alignas(64) std::uint32_t index[kStack16];
+  alignas(64) std::uint32_t count[kStack16];
+  alignas(64) float t[kStack16];
+  int top = 0;
+};
+
+}  // namespace
+
+TraversalStats walk16(const Wide16& tree, const Ray& ray) {
+  TraversalStats st;
+  if (tree.nodes.empty()) return st;
+  const Ray16 r(ray);
+  const float tmax = r.r.inv.tmax;
+  Stack16 s;
+  std::uint32_t index = 0, count = 0;
+  for (;;) {
+    if (count != 0) {
+      ++st.leaves_visited;
+      st.prims_tested += count;
+    } else {
+      const Node16& n = tree.nodes[index];
+      ++st.nodes_visited;
+      __m512 tn;
+      const __mmask16 mask = test16(n, r, tmax, tn);
+      _mm512_storeu_si512(s.index + s.top, _mm512_maskz_compress_epi32(mask, _mm512_load_si512(n.child)));
+      _mm512_storeu_si512(s.count + s.top, _mm512_maskz_compress_epi32(mask, _mm512_load_si512(n.count)));
+      s.top += std::popcount(static_cast<unsigned>(mask));
+    }
+    if (s.top == 0) return st;
+    --s.top;
+    index = s.index[s.top];
+    count = s.count[s.top];
+  }
+}
+
+TraversalStats walk8_compress512(const WideBvh& top, const Ray& ray) {
+  TraversalStats st;
+  const std::span<const WideNode> nodes = top.nodes();
+  if (nodes.empty()) return st;
+  const wide_detail::NodeRay r(ray);
+  const wide_detail::NodeRay8 r8(r);
+  const float tmax = r.inv.tmax;
+  Stack16 s;
+  std::uint32_t index = 0, count = 0;
+  for (;;) {
+    if (count != 0) {
+      ++st.leaves_visited;
+      st.prims_tested += count;
+    } else {
+      const WideNode& n = nodes[index];
+      ++st.nodes_visited;
+      alignas(32) float tn[8];
+      const auto mask =
+          static_cast<__mmask8>(wide_detail::test_node_avx2(n, r, r8, tmax, tn));
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(s.index + s.top),
+                          _mm256_maskz_compress_epi32(
+                              mask, _mm256_load_si256(reinterpret_cast<const __m256i*>(n.child))));
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(s.count + s.top),
+                          _mm256_maskz_compress_epi32(
+                              mask, _mm256_load_si256(reinterpret_cast<const __m256i*>(n.count))));
+      s.top += std::popcount(static_cast<unsigned>(mask));
+    }
+    if (s.top == 0) return st;
+    --s.top;
+    index = s.index[s.top];
+    count = s.count[s.top];
+  }
+}
+
+namespace {
+
+// The closest-hit loop over either tree: Node16 with 512-bit vectors, or
+// WideNode with 256-bit ones (AVX-512VL), the same steps.
+template <class Tree>
+Hit intersect_compress(const Tree& tree, std::span<const Leaf> leaves,
+                       std::span<const Aabb> mesh_bounds, const Ray& ray, TraversalStats* stats) {
+  constexpr bool k16 = std::is_same_v<Tree, Wide16>;
+  Hit best;
+  TraversalStats st;
+  const auto nodes = [&] {
+    if constexpr (k16) return std::span<const Node16>(tree.nodes);
+    else return tree.nodes();
+  }();
+  if (nodes.empty()) {
+    if (stats) *stats = st;
+    return best;
+  }
+  const Ray16 r(ray);
+  const wide_detail::NodeRay8 r8(r.r);
+  float tmax = r.r.inv.tmax;
+  Stack16 s;
+  std::uint32_t index = 0, count = 0;
+  for (;;) {
+    if (count != 0) {
+      ++st.leaves_visited;
+      st.prims_tested += count;
+      for (std::uint32_t k = 0; k < count; ++k) {
+        const Leaf& l = leaves[index + k];
+        if (l.mesh == kInvalidId) continue;
+        const float t = obb_entry(l.frame, mesh_bounds[l.mesh], ray, tmax);
+        if (t != kInfinity && (t < best.t || (t == best.t && l.object < best.object))) {
+          best.object = l.object;
+          best.t = t;
+          tmax = t;
+        }
+      }
+    } else {
+      const auto& n = nodes[index];
+      ++st.nodes_visited;
+      unsigned mask;
+      int near;
+      if constexpr (k16) {
+        __m512 tn;
+        mask = test16(n, r, tmax, tn);
+        if (mask != 0) {
+          // The nearest hit slot next (ties: the lowest slot); the others
+          // pushed in slot order.
+          const __m512 tv = _mm512_mask_blend_ps(static_cast<__mmask16>(mask),
+                                                 _mm512_set1_ps(kInfinity), tn);
+          const float m = _mm512_reduce_min_ps(tv);
+          near = std::countr_zero(static_cast<unsigned>(_mm512_mask_cmp_ps_mask(
+                                      static_cast<__mmask16>(mask), tv, _mm512_set1_ps(m), _CMP_EQ_OQ)) |
+                                  (1u << 31));
+          const auto rest = static_cast<__mmask16>(mask & ~(1u << near));
+          _mm512_storeu_si512(s.index + s.top,
+                              _mm512_maskz_compress_epi32(rest, _mm512_load_si512(n.child)));
+          _mm512_storeu_si512(s.count + s.top,
+                              _mm512_maskz_compress_epi32(rest, _mm512_load_si512(n.count)));
+          _mm512_storeu_ps(s.t + s.top, _mm512_maskz_compress_ps(rest, tn));
+          s.top += std::popcount(static_cast<unsigned>(rest));
+        }
+      } else {
+        alignas(32) float tf[8];
+        mask = wide_detail::test_node_avx2(n, r.r, r8, tmax, tf);
+        if (mask != 0) {
+          const __m256 tn = _mm256_load_ps(tf);
+          const __m256 tv = _mm256_mask_blend_ps(static_cast<__mmask8>(mask),
+                                                 _mm256_set1_ps(kInfinity), tn);
+          __m256 m = _mm256_min_ps(tv, _mm256_permute_ps(tv, 0xB1));
+          m = _mm256_min_ps(m, _mm256_permute_ps(m, 0x4E));
+          m = _mm256_min_ps(m, _mm256_permute2f128_ps(m, m, 0x01));
+          near = std::countr_zero(static_cast<unsigned>(_mm256_mask_cmp_ps_mask(
+                                      static_cast<__mmask8>(mask), tv, m, _CMP_EQ_OQ)) |
+                                  (1u << 31));
+          const auto rest = static_cast<__mmask8>(mask & ~(1u << near));
+          _mm256_storeu_si256(reinterpret_cast<__m256i*>(s.index + s.top),
+                              _mm256_maskz_compress_epi32(
+                                  rest, _mm256_load_si256(reinterpret_cast<const __m256i*>(n.child))));
+          _mm256_storeu_si256(reinterpret_cast<__m256i*>(s.count + s.top),
+                              _mm256_maskz_compress_epi32(
+                                  rest, _mm256_load_si256(reinterpret_cast<const __m256i*>(n.count))));
+          _mm256_storeu_ps(s.t + s.top, _mm256_maskz_compress_ps(rest, tn));
+          s.top += std::popcount(static_cast<unsigned>(rest));
+        }
+      }
+      if (mask != 0) {
+        index = n.child[near];
+        count = n.count[near];
+        continue;
+      }
+    }
+    for (;;) {
+      if (s.top == 0) {
+        if (stats) *stats = st;
+        return best;
+      }
+      --s.top;
+      if (s.t[s.top] <= tmax) break;
+    }
+    index = s.index[s.top];
+    count = s.count[s.top];
+  }
+}
+
+}  // namespace
+
+Hit intersect16(const Wide16& tree, std::span<const Leaf> leaves,
+                std::span<const Aabb> mesh_bounds, const Ray& ray, TraversalStats* stats) {
+  return intersect_compress(tree, leaves, mesh_bounds, ray, stats);
+}
+
+Hit intersect8_compress512(const WideBvh& top, std::span<const Leaf> leaves,
+                           std::span<const Aabb> mesh_bounds, const Ray& ray,
+                           TraversalStats* stats) {
+  return intersect_compress(top, leaves, mesh_bounds, ray, stats);
+}
+
+}  // namespace raypick::floorq
