@@ -88,8 +88,9 @@ void obb_intersect(const RTCIntersectFunctionNArguments* args) {
     ray.tmax = tfar;
     // raypick's leaf test, with the best t so far as the limit, exactly as
     // Picker's traversal calls it.
-    const glm::vec3 low = data.low.empty() ? glm::vec3{0.0f} : data.low[args->primID];
-    const float t = obb_entry(rec.frame, low, local, ray, tfar);
+    const bool low = !data.low.empty() && data.low[args->primID] != glm::vec3{0.0f};
+    const float t = low ? obb_entry(rec.frame, data.low[args->primID], local, ray, tfar)
+                        : obb_entry(rec.frame, local, ray, tfar);
     if (t == kInfinity) continue;
     unsigned& prim = RTCHitN_primID(hits, n, k);
     // Embree's node tests are inclusive, so an equal t reaches here; the

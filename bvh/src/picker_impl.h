@@ -139,13 +139,13 @@ class PickerCore {
   // the tree's leaf slots hold their union).
   Aabb entry_box(std::uint32_t e) const;
 
-  // The ray carried into the leaf's object frame: transform_ray with the
-  // object's low part (as obb_entry of its Obb does); without a read of
-  // low_ when no object has one.
+  // The ray carried into the leaf's object frame: transform_ray, with the
+  // object's low part when it has one (as obb_entry of its Obb does).
   template <class R>
   RAYPICK_HOT_INLINE Ray carry(const LeafObb& leaf, const R& ray) const {
     if (low_.empty()) return transform_ray(leaf.frame, ray);
-    return transform_ray(leaf.frame, low_[leaf.object], ray);
+    const glm::vec3& l = low_[leaf.object];
+    return l == glm::vec3{0.0f} ? transform_ray(leaf.frame, ray) : transform_ray(leaf.frame, l, ray);
   }
   template <bool kAny, class R>
   Hit mesh_hit(const LeafObb& leaf, const R& ray, float tmax) const;

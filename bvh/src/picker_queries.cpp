@@ -44,7 +44,10 @@ RAYPICK_HOT_INLINE Hit PickerCore::leaf_hit(const LeafObb& leaf, const R& ray, f
   if (mode == PickMode::kMesh) return mesh_hit<kAny>(leaf, ray, tmax);
   Hit best;
   if (leaf.mesh == kInvalidId) return best;  // singular matrix
-  const float t = obb_entry(leaf.frame, low(leaf.object), meshes_[leaf.mesh].bounds, ray, tmax);
+  // obb_entry's steps, the ray carried by carry().
+  Ray r = carry(leaf, ray);
+  r.tmax = tmax;
+  const float t = slab_entry(RayInv(r), meshes_[leaf.mesh].bounds);
   if (t != kInfinity) {
     best.object = leaf.object;
     best.t = t;

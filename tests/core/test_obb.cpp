@@ -282,30 +282,3 @@ TEST_CASE("significant_low keeps a low part only beyond 2^-22 of the object's wo
                         big) == glm::vec3{0.0f});
   CHECK(significant_low(glm::mat4x3(m), Aabb{}, big) == glm::vec3{0.0f});
 }
-
-TEST_CASE("transform_ray with a zero low part is the float path bit for bit; otherwise the double one") {
-  std::mt19937 rng(22);
-  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
-  for (int i = 0; i < 200; ++i) {
-    glm::mat4 m = glm::rotate(glm::mat4{1.0f}, 3.0f * u(rng), glm::normalize(glm::vec3{u(rng), u(rng), 1.5f}));
-    m[3] = glm::vec4{1e5f * u(rng), 1e5f * u(rng), 1e5f * u(rng), 1.0f};
-    LocalFrame f;
-    REQUIRE(make_local_frame(glm::mat4x3(m), f));
-    Ray ray;
-    ray.org = glm::vec3{m[3]} + glm::vec3{100.0f * u(rng), 100.0f * u(rng), 100.0f * u(rng)};
-    ray.dir = {u(rng), u(rng), u(rng)};
-    const Ray a = transform_ray(f, glm::vec3{0.0f}, ray);
-    const Ray b = transform_ray(f, ray);
-    REQUIRE(std::memcmp(&a, &b, sizeof a) == 0);
-    const RayD rd = to_double(ray);
-    const Ray c = transform_ray(f, glm::vec3{0.0f}, rd);
-    const Ray d = transform_ray(f, rd);
-    REQUIRE(std::memcmp(&c, &d, sizeof c) == 0);
-    // A low part: org - origin - low in double, rounded once.
-    const glm::vec3 low{0.01f * u(rng), 0.01f * u(rng), 0.01f * u(rng)};
-    const Ray e = transform_ray(f, low, ray);
-    const glm::vec3 v{(glm::dvec3{ray.org} - glm::dvec3{f.origin}) - glm::dvec3{low}};
-    const Ray g = detail::carry_ray(f.linear, v, ray);
-    REQUIRE(std::memcmp(&e, &g, sizeof e) == 0);
-  }
-}

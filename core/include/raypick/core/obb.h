@@ -152,21 +152,18 @@ RAYPICK_GEOMETRY_INLINE Ray transform_ray(const LocalFrame& f, const RayD& ray) 
 }
 
 // The same for an object whose translation is f.origin + low (a placement
-// held beyond float, Object::translation_low). This is the one place that
-// picks the path: low = 0 carries the ray as the two above do; otherwise
-// org - origin - low is taken in double and rounded once, for a Ray as for
-// a RayD, so that the two answer alike when their origins are equal. Every
-// path that knows an object's low part (the Picker's leaves, obb_entry of
-// an Obb, Embree's obb callback) calls this one, so they round alike.
+// held beyond float, Object::translation_low): org - origin - low in
+// double, rounded once, for a Ray as for a RayD, so that the two answer
+// alike when their origins are equal. Only for low != 0: with low = 0 use
+// the two above, which every path (the Picker's leaves, obb_entry of an
+// Obb) does, so that they round alike.
 RAYPICK_GEOMETRY_INLINE Ray transform_ray(const LocalFrame& f, const glm::vec3& low,
                                           const RayD& ray) {
-  if (low == glm::vec3{0.0f}) return transform_ray(f, ray);
   const glm::dvec3 v = (ray.org - glm::dvec3{f.origin}) - glm::dvec3{low};
   return detail::carry_ray(f.linear, glm::vec3{v}, to_float(ray));
 }
 RAYPICK_GEOMETRY_INLINE Ray transform_ray(const LocalFrame& f, const glm::vec3& low,
                                           const Ray& ray) {
-  if (low == glm::vec3{0.0f}) return transform_ray(f, ray);
   return transform_ray(f, low, to_double(ray));
 }
 
@@ -202,6 +199,7 @@ RAYPICK_GEOMETRY_INLINE float obb_entry(const LocalFrame& f, const glm::vec3& lo
 template <class R>
 RAYPICK_GEOMETRY_INLINE float obb_entry(const R& ray, const Obb& obb, float tmax_limit) {
   if (!obb.invertible) return kInfinity;
+  if (obb.origin_low == glm::vec3{0.0f}) return obb_entry(obb.frame, obb.local, ray, tmax_limit);
   return obb_entry(obb.frame, obb.origin_low, obb.local, ray, tmax_limit);
 }
 
