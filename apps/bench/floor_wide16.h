@@ -8,6 +8,8 @@
 
 #include "floor_qbvh.h"
 
+#include "binary_bvh.h"
+
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -34,6 +36,11 @@ struct Wide16 {
 
 // Today's top level widened to 16 slots per node (see above).
 Wide16 widen16(const WideBvh& top);
+
+// A binary tree collapsed straight into 16-wide nodes by the SAH over its
+// cuts (each subtree covered by the cheapest set of at most 16 slots);
+// leaf slots index binary.prim_ids.
+Wide16 collapse16(const Bvh& binary, float traversal_cost, float intersection_cost);
 
 // Whether this CPU runs the AVX-512 functions below (F, VL, DQ, BW).
 bool cpu_has_avx512();

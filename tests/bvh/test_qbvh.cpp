@@ -172,14 +172,12 @@ TEST_CASE("the compressed design: a ray starting inside a box hits at t = 0, a f
   }
 }
 
-TEST_CASE("the 16-wide prototype keeps every leaf slot and answers as the Picker (AVX-512)") {
-  const Scene scene = random_boxes(3000, 16);
-  const Picker picker(scene);
-  const PickerCore core(scene);  // its tree and leaf copies (the same build as the Picker's)
-  const floorq::Wide16 wide = floorq::widen16(core.top_);
-  // The same leaf slots and entries as the 8-wide tree, each once; every
-  // inner slot's box holds its node's slots; nodes fuller than today's.
-  std::vector<int> seen(core.leaf_.size(), 0);
+// The checks of one 16-wide tree over `leaves` (in its entry order):
+// each entry in exactly one leaf slot, every inner slot's box holds its
+// node's slots, and its query answers as the Picker.
+void check_wide16(const floorq::Wide16& wide, std::span<const PickerCore::LeafObb> leaves,
+                  const Scene& scene, const Picker& picker, const PickerCore& core) {
+  std::vector<int> seen(leaves.size(), 0);
   std::size_t inner = 0;
   for (const floorq::Node16& n : wide.nodes) {
     for (int s = 0; s < floorq::Node16::kWidth; ++s) {
@@ -201,12 +199,6 @@ TEST_CASE("the 16-wide prototype keeps every leaf slot and answers as the Picker
   }
   CHECK(inner == wide.nodes.size() - 1);
   CHECK(std::count(seen.begin(), seen.end(), 1) == static_cast<long>(seen.size()));
-  CHECK(wide.nodes.size() < core.top_.nodes().size());
-  std::size_t today_used = 0;
-  for (const WideNode& n : core.top_.nodes()) {
-    for (int s = 0; s < WideNode::kWidth; ++s) today_used += n.is_leaf(s) || n.is_inner(s);
-  }
-  CHECK(wide.slots_used > 1.2 * double(today_used) / double(core.top_.nodes().size()));
   if (!floorq::cpu_has_avx512()) {
     MESSAGE("no AVX-512 on this CPU: the 16-wide query is not run");
     return;
@@ -219,9 +211,50 @@ TEST_CASE("the 16-wide prototype keeps every leaf slot and answers as the Picker
   std::size_t hits = 0;
   for (std::size_t i = 0; i < rays.size(); ++i) {
     const Hit want = picker.intersect(rays[i], PickMode::kObb);
-    const Hit got = floorq::intersect16(wide, core.leaf_, mesh_bounds, rays[i], nullptr);
+    const Hit got = floorq::intersect16(wide, leaves, mesh_bounds, rays[i], nullptr);
     CHECK_MESSAGE(got.object == want.object, "ray " << i);
     CHECK_MESSAGE(got.t == want.t, "ray " << i);
+    hits += want.hit();
+  }
+  CHECK(hits > rays.size() / 4);
+}
+
+TEST_CASE("the 16-wide prototype keeps every leaf slot and answers as the Picker (AVX-512)") {
+  const Scene scene = random_boxes(3000, 16);
+  const Picker picker(scene);
+  const PickerCore core(scene);  // its tree and leaf copies (the same build as the Picker's)
+  // The binary tree collapsed by the SAH, its leaf copies in its order.
+  std::vector<Aabb> boxes;
+  std::vector<glm::vec3> centers;
+  for (std::uint32_t e = 0; e < core.leaf_.size(); ++e) {
+    boxes.push_back(core.entry_box(e));
+    centers.push_back(boxes.back().center());
+  }
+  const Bvh binary = build_bvh(boxes, centers, core.config_.top);
+  std::vector<PickerCore::LeafObb> by_binary;
+  for (std::uint32_t e : binary.prim_ids) by_binary.push_back(core.leaf_[e]);
+  const floorq::Wide16 collapsed = floorq::collapse16(binary, 1.0f, 1.0f);
+  check_wide16(collapsed, by_binary, scene, picker, core);
+  CHECK(collapsed.slots_used > 8.0);
+  // Today's tree widened.
+  const floorq::Wide16 wide = floorq::widen16(core.top_);
+  check_wide16(wide, core.leaf_, scene, picker, core);
+  CHECK(wide.nodes.size() < core.top_.nodes().size());
+  std::size_t today_used = 0;
+  for (const WideNode& n : core.top_.nodes()) {
+    for (int s = 0; s < WideNode::kWidth; ++s) today_used += n.is_leaf(s) || n.is_inner(s);
+  }
+  CHECK(wide.slots_used > 1.2 * double(today_used) / double(core.top_.nodes().size()));
+  if (!floorq::cpu_has_avx512()) return;
+  // Today's nodes in the same AVX-512VL order.
+  test::SceneRayMix mix;
+  mix.zero_x = 0.2f;
+  const std::vector<Ray> rays = test::random_scene_rays(scene, 4000, 117, mix);
+  std::vector<Aabb> mesh_bounds;
+  for (const auto& m : core.meshes_) mesh_bounds.push_back(m.bounds);
+  std::size_t hits = 0;
+  for (std::size_t i = 0; i < rays.size(); ++i) {
+    const Hit want = picker.intersect(rays[i], PickMode::kObb);
     const Hit got8 = floorq::intersect8_compress512(core.top_, core.leaf_, mesh_bounds, rays[i], nullptr);
     CHECK_MESSAGE(got8.object == want.object, "ray " << i << " (8-wide)");
     CHECK_MESSAGE(got8.t == want.t, "ray " << i << " (8-wide)");
