@@ -1,4 +1,5 @@
-// Widening today's 8-wide top level into 16-wide nodes (floor_wide16.h).
+// The 16-wide prototype's trees (floor_wide16.h): today's 8-wide top level
+// widened, and a binary tree collapsed by the SAH.
 #include "floor_wide16.h"
 
 #include <algorithm>
@@ -8,13 +9,30 @@ namespace {
 
 struct Slot {
   Aabb box;
-  std::uint32_t child;
-  std::uint32_t count;
+  std::uint32_t child;  // inner: the source tree's node (renumbered later)
+  std::uint32_t count;  // 0: inner; else the leaf's entries
 };
 
-float half_area(const Aabb& b) {
-  const glm::vec3 d = b.max - b.min;
-  return d.x * d.y + d.y * d.z + d.z * d.x;
+// Appends a node holding `slots` (unused slots empty) to out; returns its
+// index. Inner slots keep the source tree's node until the caller sets
+// the child's new index.
+std::uint32_t append_node(Wide16& out, const std::vector<Slot>& slots) {
+  const auto self = static_cast<std::uint32_t>(out.nodes.size());
+  Node16& n = out.nodes.emplace_back();
+  for (int s = 0; s < Node16::kWidth; ++s) {
+    const bool used = s < static_cast<int>(slots.size());
+    for (int a = 0; a < 3; ++a) {
+      n.bounds[a][s] = used ? slots[s].box.min[a] : kInfinity;
+      n.bounds[3 + a][s] = used ? slots[s].box.max[a] : -kInfinity;
+    }
+    n.child[s] = used ? slots[s].child : WideNode::kInvalidSlot;
+    n.count[s] = used ? slots[s].count : 0;
+  }
+  return self;
+}
+
+double mean_slots(std::size_t slots, const Wide16& w) {
+  return w.nodes.empty() ? 0.0 : double(slots) / double(w.nodes.size());
 }
 
 class Widener {
@@ -32,9 +50,8 @@ class Widener {
         if (slots[s].count != 0) continue;
         const std::size_t k = used_slots(from_[slots[s].child]).size();
         if (slots.size() - 1 + k > Node16::kWidth) continue;
-        const float a = half_area(slots[s].box);
-        if (a > best_area) {
-          best_area = a;
+        if (slots[s].box.half_area() > best_area) {
+          best_area = slots[s].box.half_area();
           best = static_cast<int>(s);
         }
       }
@@ -43,39 +60,17 @@ class Widener {
       slots.erase(slots.begin() + best);
       slots.insert(slots.end(), opened.begin(), opened.end());
     }
-    const auto self = static_cast<std::uint32_t>(out_.nodes.size());
-    out_.nodes.emplace_back();
+    const std::uint32_t self = append_node(out_, slots);
     used_ += slots.size();
-    for (int s = 0; s < Node16::kWidth; ++s) {
-      Node16& n = out_.nodes[self];
-      if (s >= static_cast<int>(slots.size())) {
-        for (int a = 0; a < 3; ++a) {
-          n.bounds[a][s] = kInfinity;
-          n.bounds[3 + a][s] = -kInfinity;
-        }
-        n.child[s] = WideNode::kInvalidSlot;
-        n.count[s] = 0;
-        continue;
-      }
-      for (int a = 0; a < 3; ++a) {
-        n.bounds[a][s] = slots[s].box.min[a];
-        n.bounds[3 + a][s] = slots[s].box.max[a];
-      }
-      n.count[s] = slots[s].count;
-      n.child[s] = slots[s].child;
-    }
     // Children after the parent (out_.nodes may move: index, not reference).
     for (std::size_t s = 0; s < slots.size(); ++s) {
-      if (slots[s].count == 0) {
-        const std::uint32_t c = widen(slots[s].child);
-        out_.nodes[self].child[s] = c;
-      }
+      if (slots[s].count == 0) out_.nodes[self].child[s] = widen(slots[s].child);
     }
     return self;
   }
 
   Wide16 finish() {
-    if (!out_.nodes.empty()) out_.slots_used = double(used_) / double(out_.nodes.size());
+    out_.slots_used = mean_slots(used_, out_);
     return std::move(out_);
   }
 
@@ -94,73 +89,55 @@ class Widener {
 };
 
 // Collapses a binary tree into Node16s by the SAH, exactly over the
-// binary tree's cuts: G[n][k] is the least cost of covering subtree n by
-// at most k slots of one node, either n itself as a slot (slot_cost) or n
+// binary tree's cuts: g(n, k) is the least cost of covering subtree n by
+// at most k slots of one node, either n itself as a slot (slot_) or n
 // opened and its two children's subtrees sharing the k slots. A slot
 // costs intersection_cost * count * area for a binary leaf, and
-// traversal_cost * area + G[n][16] for an inner node (the node it opens
-// to). Areas relative to nothing: only comparisons matter.
+// traversal_cost * area + g(n, 16) for an inner node (the node it opens
+// to). Areas are not normalized: only comparisons matter.
 class SahCollapser {
  public:
   static constexpr int kW = Node16::kWidth;
   SahCollapser(const Bvh& bvh, float traversal_cost, float intersection_cost)
       : bvh_(bvh), g_(bvh.nodes.size() * (kW + 1)), slot_(bvh.nodes.size()) {
+    // Children come after their parents: one backward pass.
     for (std::size_t i = bvh.nodes.size(); i-- > 0;) {
       const BvhNode& n = bvh.nodes[i];
-      const float area = half_area(n.bounds);
       float* g = &g_[i * (kW + 1)];
       if (n.is_leaf()) {
-        slot_[i] = intersection_cost * float(n.count) * area;
-        for (int k = 1; k <= kW; ++k) g[k] = slot_[i];
+        slot_[i] = intersection_cost * float(n.count) * n.bounds.half_area();
+        std::fill(g + 1, g + kW + 1, slot_[i]);
         continue;
       }
       for (int k = 2; k <= kW; ++k) g[k] = split_cost(n, k, nullptr);
-      slot_[i] = traversal_cost * area + g[kW];
+      slot_[i] = traversal_cost * n.bounds.half_area() + g[kW];
       g[1] = slot_[i];
       for (int k = 2; k <= kW; ++k) g[k] = std::min(g[k], slot_[i]);
     }
   }
 
   std::uint32_t collapse(std::uint32_t index) {
-    std::vector<std::uint32_t> slots;
+    std::vector<std::uint32_t> cover_set;  // binary nodes
     if (bvh_.nodes[index].is_leaf()) {
-      slots.push_back(index);
+      cover_set.push_back(index);
     } else {
-      open(index, kW, slots);
+      open(index, kW, cover_set);
     }
-    const auto self = static_cast<std::uint32_t>(out_.nodes.size());
-    out_.nodes.emplace_back();
+    std::vector<Slot> slots;
+    for (std::uint32_t b : cover_set) {
+      const BvhNode& n = bvh_.nodes[b];
+      slots.push_back({n.bounds, n.is_leaf() ? n.index : b, n.count});
+    }
+    const std::uint32_t self = append_node(out_, slots);
     used_ += slots.size();
-    for (int s = 0; s < kW; ++s) {
-      Node16& n = out_.nodes[self];
-      if (s >= static_cast<int>(slots.size())) {
-        for (int a = 0; a < 3; ++a) {
-          n.bounds[a][s] = kInfinity;
-          n.bounds[3 + a][s] = -kInfinity;
-        }
-        n.child[s] = WideNode::kInvalidSlot;
-        n.count[s] = 0;
-        continue;
-      }
-      const BvhNode& b = bvh_.nodes[slots[s]];
-      for (int a = 0; a < 3; ++a) {
-        n.bounds[a][s] = b.bounds.min[a];
-        n.bounds[3 + a][s] = b.bounds.max[a];
-      }
-      n.count[s] = b.count;
-      n.child[s] = b.index;
-    }
     for (std::size_t s = 0; s < slots.size(); ++s) {
-      if (!bvh_.nodes[slots[s]].is_leaf()) {
-        const std::uint32_t c = collapse(slots[s]);
-        out_.nodes[self].child[s] = c;
-      }
+      if (slots[s].count == 0) out_.nodes[self].child[s] = collapse(slots[s].child);
     }
     return self;
   }
 
   Wide16 finish() {
-    if (!out_.nodes.empty()) out_.slots_used = double(used_) / double(out_.nodes.size());
+    out_.slots_used = mean_slots(used_, out_);
     return std::move(out_);
   }
 
@@ -181,26 +158,25 @@ class SahCollapser {
     return best;
   }
 
-  // Appends the slots covering subtree `index` with at most k slots.
-  void cover(std::uint32_t index, int k, std::vector<std::uint32_t>& slots) const {
-    const BvhNode& n = bvh_.nodes[index];
-    if (n.is_leaf() || k == 1 || slot_[index] <= g(index, k)) {
-      slots.push_back(index);
+  // Appends the binary nodes covering subtree `index` with at most k slots.
+  void cover(std::uint32_t index, int k, std::vector<std::uint32_t>& out) const {
+    if (bvh_.nodes[index].is_leaf() || k == 1 || slot_[index] <= g(index, k)) {
+      out.push_back(index);
       return;
     }
-    open(index, k, slots);
+    open(index, k, out);
   }
-  void open(std::uint32_t index, int k, std::vector<std::uint32_t>& slots) const {
+  void open(std::uint32_t index, int k, std::vector<std::uint32_t>& out) const {
     const BvhNode& n = bvh_.nodes[index];
     int left_k = 1;
     split_cost(n, k, &left_k);
-    cover(n.index, left_k, slots);
-    cover(n.index + 1, k - left_k, slots);
+    cover(n.index, left_k, out);
+    cover(n.index + 1, k - left_k, out);
   }
 
   const Bvh& bvh_;
-  std::vector<float> g_;      // (kW + 1) per binary node, [1..kW] used
-  std::vector<float> slot_;   // each binary node's cost as one slot
+  std::vector<float> g_;     // kW + 1 per binary node, [1..kW] used
+  std::vector<float> slot_;  // each binary node's cost as one slot
   Wide16 out_;
   std::size_t used_ = 0;
 };
