@@ -142,7 +142,14 @@ TEST_CASE("concurrent soak: frames of moves, adds, removals and mask changes sta
   CHECK(checks >= 2 * 256);
   // Flat memory: a few percent over the warm-up figure (ids are never
   // reused, so each frame's 4 adds keep 4 records: about 0.8 KiB a frame).
+  // Not under AddressSanitizer: its quarantine keeps freed blocks (up to
+  // 256 MB) resident, so a process that starts with this test grows until
+  // the quarantine is full. The Release suite checks it.
+#if defined(__SANITIZE_ADDRESS__)
+  MESSAGE("AddressSanitizer build: the flat-memory check is left to the Release suite");
+#else
   CHECK(rss_end <= rss_warm + rss_warm / 20 + frames * 1024);
+#endif
 }
 
 }  // namespace
