@@ -115,13 +115,11 @@ sanitizer_tests() {
     # shellcheck disable=SC2086  # two target names
     cmake --build "$dir" -j "$JOBS" --target ${targets[$san]}
   done
-  # Each doctest case as its own ctest test, $JOBS at a time; the four
-  # tests that are not doctest cases (the installed package, the README,
-  # the self-containment check, pytest) are left out here.
+  # Each doctest case as its own ctest test (label "doctest": not the
+  # install, README, self-containment or pytest tests), $JOBS at a time.
   log "ASan + UBSan: the whole doctest suite, one process per test case"
   ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-    ctest --test-dir "$BUILD_DIR-address" --output-on-failure -j "$JOBS" \
-    -E '^(installed package|README|no file of the repository|python:)'
+    ctest --test-dir "$BUILD_DIR-address" --output-on-failure -j "$JOBS" -L doctest
   # The Python module under ASan + UBSan: the interpreter is not built with
   # them, so their runtimes are preloaded; Python's own allocations at exit
   # are not leaks of ours (detect_leaks=0).
@@ -196,17 +194,23 @@ fuzz_one() {
 # written); a crash, timeout, out-of-memory or leak leaves its input in
 # $FUZZ_DIR/artifacts/<target>/ and makes the exit status 1.
 fuzz_run() {
-  local seconds=$1 t i lane logf status failed=0 pids=()
-  local execs cov ft size result
-  for ((lane = 0; lane < JOBS; lane++)); do
+  local seconds=$1 t i lane logf status failed=0 pids=() p
+  local execs cov ft size result lanes=$((JOBS > 0 ? JOBS : 1))
+  mkdir -p "$FUZZ_DIR"
+  # No result of an earlier run may stand in for this one's.
+  for t in "${FUZZ_TARGETS[@]}"; do rm -f "$FUZZ_DIR/fuzz_$t.status" "$FUZZ_DIR/fuzz_$t.log"; done
+  for ((lane = 0; lane < lanes; lane++)); do
     (
-      for ((i = lane; i < ${#FUZZ_TARGETS[@]}; i += JOBS)); do
+      for ((i = lane; i < ${#FUZZ_TARGETS[@]}; i += lanes)); do
         fuzz_one "${FUZZ_TARGETS[i]}" "$seconds"
       done
     ) &
     pids+=($!)
   done
-  wait "${pids[@]}"
+  # Ctrl-C or a kill stops every lane, not only the fuzzer in front.
+  trap 'for p in "${pids[@]}"; do pkill -P "$p"; kill "$p"; done 2>/dev/null; exit 130' INT TERM
+  for p in "${pids[@]}"; do wait "$p" || true; done  # the status files tell
+  trap - INT TERM
   printf '%-11s %12s %8s %9s %8s  %s\n' target execs coverage features corpus result
   for t in "${FUZZ_TARGETS[@]}"; do
     logf="$FUZZ_DIR/fuzz_$t.log"

@@ -27,6 +27,11 @@
 //   mesh: tris   the triangle tests the query made, alone in a loop
 //   floor        walk@t + leaves (obb), +mesh + tris (mesh): the query with
 //                a perfect visiting order and nothing else
+// then, in obb mode, prototypes, each a query (answers checked against the
+// Picker's) and its walk@t: `compress` and `octant` (today's tree, other
+// visiting orders, AVX2), `wide16` (16-wide nodes, floor_wide16.h) and
+// `wide8c` (today's nodes in wide16's order), both AVX-512; `new L..`
+// (the compressed design, --new);
 // and, per scene, the build, update and memory floors (see run_scene).
 // Times are CPU time (see cpu_ms), median of --runs.
 #include "bench_scenes.h"
@@ -336,41 +341,54 @@ void run_new_designs(const std::vector<NewDesign>& designs, const std::vector<Ra
   }
 }
 
-// The 16-wide prototype (floor_wide16.h): today's top level widened to
-// 16 slots per node, walked with AVX-512; its answers checked against the
-// Picker's, its walk at t beside today's.
+// The 16-wide prototype (floor_wide16.h): today's top level widened, and
+// the binary tree collapsed by the SAH, each walked with AVX-512; then
+// today's nodes in the same order. Each query's answers are checked
+// against the Picker's, and its walk at t printed beside today's.
 void run_wide16(const Replica& rep, std::span<const Aabb> mesh_bounds,
                 std::span<const Ray> rays, std::span<const Ray> at_t,
                 std::span<const Hit> expect, double embree_ms, int runs) {
   char note[200];
-  // One 16-wide tree with its leaf copies in its own entry order.
-  auto measure = [&](const char* what, const floorq::Wide16& wide, std::span<const Leaf> leaves) {
+  // query(ray, stats) and walk(ray) of one tree; `what` names it, `shape`
+  // adds its size.
+  auto measure = [&](const char* row, const char* what, const std::string& shape,
+                     auto&& query, auto&& walk) {
     std::size_t differ = 0, nodes = 0;
     for (std::size_t i = 0; i < rays.size(); ++i) {
       TraversalStats st;
-      const Hit h = floorq::intersect16(wide, leaves, mesh_bounds, rays[i], &st);
+      const Hit h = query(rays[i], &st);
       if (h.object != expect[i].object || h.t != expect[i].t) ++differ;
       nodes += st.nodes_visited;
     }
     if (differ != 0) g_new_differs = true;
     const double query_ms = median_ms(runs, [&] {
-      for (const Ray& ray : rays) keep(floorq::intersect16(wide, leaves, mesh_bounds, ray, nullptr));
+      for (const Ray& ray : rays) keep(query(ray, nullptr));
     });
     std::size_t walk_nodes = 0;
-    for (const Ray& ray : at_t) walk_nodes += floorq::walk16(wide, ray).nodes_visited;
+    for (const Ray& ray : at_t) walk_nodes += walk(ray).nodes_visited;
     const double walk_ms = median_ms(runs, [&] {
-      for (const Ray& ray : at_t) keep(floorq::walk16(wide, ray));
+      for (const Ray& ray : at_t) keep(walk(ray));
     });
-    std::snprintf(note, sizeof note,
-                  "16-wide %s, AVX-512: answers %s, %.2f nodes/ray; %zu nodes of 512 B, %.1f of 16 slots",
-                  what, differ == 0 ? "identical" : "DIFFER", double(nodes) / rays.size(),
-                  wide.nodes.size(), wide.slots_used);
-    print_row("wide16", query_ms, rays.size(), embree_ms, note);
-    std::snprintf(note, sizeof note, "16-wide %s, pushed by compress, %.2f nodes/ray", what,
-                  double(walk_nodes) / rays.size());
+    std::snprintf(note, sizeof note, "%s, AVX-512: answers %s, %.2f nodes/ray%s", what,
+                  differ == 0 ? "identical" : "DIFFER", double(nodes) / rays.size(),
+                  shape.c_str());
+    print_row(row, query_ms, rays.size(), embree_ms, note);
+    std::snprintf(note, sizeof note, "%s, hit slots pushed by a register compress, %.2f nodes/ray",
+                  what, double(walk_nodes) / rays.size());
     print_row("  walk@t", walk_ms, rays.size(), embree_ms, note);
   };
-  measure("widened from today's", floorq::widen16(rep.top), rep.leaves);
+  auto measure16 = [&](const char* what, const floorq::Wide16& wide, std::span<const Leaf> leaves) {
+    char shape[96];
+    std::snprintf(shape, sizeof shape, "; %zu nodes of 512 B, %.1f of 16 slots", wide.nodes.size(),
+                  wide.slots_used);
+    measure(
+        "wide16", what, shape,
+        [&](const Ray& ray, TraversalStats* st) {
+          return floorq::intersect16(wide, leaves, mesh_bounds, ray, st);
+        },
+        [&](const Ray& ray) { return floorq::walk16(wide, ray); });
+  };
+  measure16("16-wide widened from today's", floorq::widen16(rep.top), rep.leaves);
   // The leaf copies in the binary tree's entry order (rep.by_prim is by
   // the boxes' index, which build_bvh's prim_ids hold).
   std::vector<Leaf> by_binary;
@@ -380,34 +398,15 @@ void run_wide16(const Replica& rep, std::span<const Aabb> mesh_bounds,
   const double start = cpu_ms();
   const floorq::Wide16 collapsed = floorq::collapse16(rep.binary, 1.0f, 1.0f);
   const double collapse_ms = cpu_ms() - start;
-  measure("SAH-collapsed", collapsed, by_binary);
+  measure16("16-wide SAH-collapsed", collapsed, by_binary);
   std::printf("      (the SAH collapse took %.2f ms on one thread; today's collapse %.2f ms)\n",
               collapse_ms, rep.collapse_ms);
-
-  std::size_t differ8 = 0, nodes8 = 0;
-  for (std::size_t i = 0; i < rays.size(); ++i) {
-    TraversalStats st;
-    const Hit h = floorq::intersect8_compress512(rep.top, rep.leaves, mesh_bounds, rays[i], &st);
-    if (h.object != expect[i].object || h.t != expect[i].t) ++differ8;
-    nodes8 += st.nodes_visited;
-  }
-  if (differ8 != 0) g_new_differs = true;
-  const double query8_ms = median_ms(runs, [&] {
-    for (const Ray& ray : rays) {
-      keep(floorq::intersect8_compress512(rep.top, rep.leaves, mesh_bounds, ray, nullptr));
-    }
-  });
-  std::size_t walk8_nodes = 0;
-  for (const Ray& ray : at_t) walk8_nodes += floorq::walk8_compress512(rep.top, ray).nodes_visited;
-  const double walk8_ms = median_ms(runs, [&] {
-    for (const Ray& ray : at_t) keep(floorq::walk8_compress512(rep.top, ray));
-  });
-  std::snprintf(note, sizeof note, "today's 8-wide nodes, AVX-512VL compress: answers %s, %.2f nodes/ray",
-                differ8 == 0 ? "identical" : "DIFFER", double(nodes8) / rays.size());
-  print_row("wide8c", query8_ms, rays.size(), embree_ms, note);
-  std::snprintf(note, sizeof note, "today's 8-wide, pushed by compress, %.2f nodes/ray",
-                double(walk8_nodes) / rays.size());
-  print_row("  walk@t", walk8_ms, rays.size(), embree_ms, note);
+  measure(
+      "wide8c", "today's 8-wide nodes", "",
+      [&](const Ray& ray, TraversalStats* st) {
+        return floorq::intersect8_compress512(rep.top, rep.leaves, mesh_bounds, ray, st);
+      },
+      [&](const Ray& ray) { return floorq::walk8_compress512(rep.top, ray); });
 }
 
 void run_rays(const Picker& picker, const Replica& rep,

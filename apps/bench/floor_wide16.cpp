@@ -189,6 +189,20 @@ Wide16 collapse16(const Bvh& binary, float traversal_cost, float intersection_co
   return c.finish();
 }
 
+double sah_cost(const Wide16& tree, float traversal_cost, float intersection_cost) {
+  double cost = 0.0;
+  for (const Node16& n : tree.nodes) {
+    for (int s = 0; s < Node16::kWidth; ++s) {
+      if (n.count[s] == 0 && n.child[s] == WideNode::kInvalidSlot) continue;
+      const Aabb box{{n.bounds[0][s], n.bounds[1][s], n.bounds[2][s]},
+                     {n.bounds[3][s], n.bounds[4][s], n.bounds[5][s]}};
+      cost += double(box.half_area()) *
+              (n.count[s] != 0 ? double(intersection_cost) * n.count[s] : double(traversal_cost));
+    }
+  }
+  return cost;
+}
+
 Wide16 widen16(const WideBvh& top) {
   Widener w(top.nodes());
   if (!top.nodes().empty()) w.widen(0);

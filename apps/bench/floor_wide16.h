@@ -1,9 +1,11 @@
 // raypick_floor's prototype of 16-wide nodes for AVX-512 (issue 25's
-// "one traversal per ISA": AVX-512 tests 16 slots in one pass). The tree
-// is today's 8-wide top level widened: each node takes over its largest
-// inner children's slots while they fit in 16, so the tree has fewer
-// levels over the same leaf slots and entries. Measured by raypick_floor's
-// `wide16` lines; not part of the library.
+// "one traversal per ISA": AVX-512 tests 16 slots in one pass), over two
+// trees: today's 8-wide top level widened (each node takes over its
+// largest inner children's slots while they fit in 16), and the binary
+// tree collapsed by the SAH (collapse16). Measured by raypick_floor's
+// `wide16` and `wide8c` lines (docs/performance.md); not part of the
+// library. Unlike the Picker, its queries know no low parts, masks or
+// filters: the bench scenes have none.
 #pragma once
 
 #include "floor_qbvh.h"
@@ -42,17 +44,22 @@ Wide16 widen16(const WideBvh& top);
 // leaf slots index binary.prim_ids.
 Wide16 collapse16(const Bvh& binary, float traversal_cost, float intersection_cost);
 
+// The tree's SAH cost in collapse16's units: over its slots,
+// traversal_cost * area for an inner slot and intersection_cost * count *
+// area for a leaf slot (the root's own visit left out).
+double sah_cost(const Wide16& tree, float traversal_cost, float intersection_cost);
+
 // Whether this CPU runs the AVX-512 functions below (F, VL, DQ, BW).
 bool cpu_has_avx512();
 
 // The walk with an empty leaf test at the ray's tmax (at the answer's t:
 // the nodes any closest-hit query of this tree must open). Hit slots are
-// pushed by a register compress and one store (a compress straight to
-// memory is microcoded and slow on AMD's Zen 4): no sort, no branch on
+// pushed by a register compress and one plain store (a compress straight
+// to memory is microcoded and slow on AMD's Zen 4): no sort, no branch on
 // their number.
 TraversalStats walk16(const Wide16& tree, const Ray& ray);
 // The same walk over today's 8-wide nodes, its hit slots pushed by an
-// AVX-512VL compress store: what the order alone changes.
+// AVX-512VL register compress: what the order alone changes.
 TraversalStats walk8_compress512(const WideBvh& top, const Ray& ray);
 // The closest-hit query over the 16-wide tree with the Picker's leaf
 // copies and tie rule: the nearest hit slot next, the others pushed by

@@ -1,12 +1,18 @@
-// Compiled with -mavx512f -mavx512vl -mavx512dq -mavx512bw
-// (apps/CMakeLists.txt): the 16-wide walks of floor_wide16.h. Callers
-// check cpu_has_avx512() first.
+// The 16-wide walks of floor_wide16.h, compiled for AVX-512 by the pragma
+// below, which comes after every include: only this file's own functions
+// get the target, so no inline function shared with other files (glm,
+// std, the engine's headers) is emitted with AVX-512 instructions that
+// the linker could pick for a CPU without them. Callers check
+// cpu_has_avx512() first.
 #include "floor_wide16.h"
 
 #include <immintrin.h>
 
 #include <bit>
 #include <type_traits>
+
+#pragma GCC push_options
+#pragma GCC target("avx512f,avx512vl,avx512dq,avx512bw")
 
 namespace raypick::floorq {
 namespace {
@@ -42,7 +48,12 @@ struct Ray16 {
   return _mm512_cmp_ps_mask(t_near, t_far, _CMP_LE_OS);
 }
 
+// Each node visit pops one entry and pushes at most 15, and a node at
+// depth L (L <= kBvhMaxDepth: the trees here are cuts of a binary tree of
+// that depth) has at most 15 L entries below the top; the 16-lane store
+// then writes up to index 15 L + 15 < kStack16.
 constexpr int kStack16 = (Node16::kWidth - 1) * kBvhMaxDepth + Node16::kWidth;
+static_assert((Node16::kWidth - 1) * kBvhMaxDepth + (Node16::kWidth - 1) < kStack16);
 
 struct Stack16 {
   alignas(64) std::uint32_t index[kStack16];
@@ -119,7 +130,7 @@ namespace {
 // The closest-hit loop over either tree: Node16 with 512-bit vectors, or
 // WideNode with 256-bit ones (AVX-512VL), the same steps.
 template <class Tree>
-Hit intersect_compress(const Tree& tree, std::span<const Leaf> leaves,
+Hit intersect_compress512(const Tree& tree, std::span<const Leaf> leaves,
                        std::span<const Aabb> mesh_bounds, const Ray& ray, TraversalStats* stats) {
   constexpr bool k16 = std::is_same_v<Tree, Wide16>;
   Hit best;
@@ -165,9 +176,9 @@ Hit intersect_compress(const Tree& tree, std::span<const Leaf> leaves,
           const __m512 tv = _mm512_mask_blend_ps(static_cast<__mmask16>(mask),
                                                  _mm512_set1_ps(kInfinity), tn);
           const float m = _mm512_reduce_min_ps(tv);
-          near = std::countr_zero(static_cast<unsigned>(_mm512_mask_cmp_ps_mask(
-                                      static_cast<__mmask16>(mask), tv, _mm512_set1_ps(m), _CMP_EQ_OQ)) |
-                                  (1u << 31));
+          const auto eq = static_cast<unsigned>(_mm512_mask_cmp_ps_mask(
+              static_cast<__mmask16>(mask), tv, _mm512_set1_ps(m), _CMP_EQ_OQ));
+          near = std::countr_zero(eq != 0 ? eq : mask);  // (eq holds m's lane)
           const auto rest = static_cast<__mmask16>(mask & ~(1u << near));
           _mm512_storeu_si512(s.index + s.top,
                               _mm512_maskz_compress_epi32(rest, _mm512_load_si512(n.child)));
@@ -186,9 +197,9 @@ Hit intersect_compress(const Tree& tree, std::span<const Leaf> leaves,
           __m256 m = _mm256_min_ps(tv, _mm256_permute_ps(tv, 0xB1));
           m = _mm256_min_ps(m, _mm256_permute_ps(m, 0x4E));
           m = _mm256_min_ps(m, _mm256_permute2f128_ps(m, m, 0x01));
-          near = std::countr_zero(static_cast<unsigned>(_mm256_mask_cmp_ps_mask(
-                                      static_cast<__mmask8>(mask), tv, m, _CMP_EQ_OQ)) |
-                                  (1u << 31));
+          const auto eq = static_cast<unsigned>(
+              _mm256_mask_cmp_ps_mask(static_cast<__mmask8>(mask), tv, m, _CMP_EQ_OQ));
+          near = std::countr_zero(eq != 0 ? eq : mask);
           const auto rest = static_cast<__mmask8>(mask & ~(1u << near));
           _mm256_storeu_si256(reinterpret_cast<__m256i*>(s.index + s.top),
                               _mm256_maskz_compress_epi32(
@@ -223,13 +234,15 @@ Hit intersect_compress(const Tree& tree, std::span<const Leaf> leaves,
 
 Hit intersect16(const Wide16& tree, std::span<const Leaf> leaves,
                 std::span<const Aabb> mesh_bounds, const Ray& ray, TraversalStats* stats) {
-  return intersect_compress(tree, leaves, mesh_bounds, ray, stats);
+  return intersect_compress512(tree, leaves, mesh_bounds, ray, stats);
 }
 
 Hit intersect8_compress512(const WideBvh& top, std::span<const Leaf> leaves,
                            std::span<const Aabb> mesh_bounds, const Ray& ray,
                            TraversalStats* stats) {
-  return intersect_compress(top, leaves, mesh_bounds, ray, stats);
+  return intersect_compress512(top, leaves, mesh_bounds, ray, stats);
 }
 
 }  // namespace raypick::floorq
+
+#pragma GCC pop_options

@@ -459,9 +459,14 @@ TEST_CASE("a rebuild that leaves out removed and singular objects, on 4 threads,
       m.set_matrix(picker, id, glm::scale(base.objects[id].matrix, {1.0f, 0.0f, 1.0f}));
     }
     REQUIRE(picker.commit(CommitMode::kRebuild).rebuilt);
-    // 1,000 rays against a 20,000-object brute force (5,000 took two
-    // minutes under ASan, most of that suite's time).
-    const auto rays = test::random_scene_rays(m.scene, 1000, 92, kMix);
+    // 5,000 rays against a 20,000-object brute force; 1,000 under ASan,
+    // where 5,000 took two minutes, most of that suite's time.
+#if defined(__SANITIZE_ADDRESS__)
+    constexpr std::size_t kRays = 1000;
+#else
+    constexpr std::size_t kRays = 5000;
+#endif
+    const auto rays = test::random_scene_rays(m.scene, kRays, 92, kMix);
     const QueryOptions opt;
     int hits = 0;
     for (const Ray& ray : rays) {
@@ -471,6 +476,6 @@ TEST_CASE("a rebuild that leaves out removed and singular objects, on 4 threads,
       REQUIRE(got.t == expected.t);
       hits += expected.hit() ? 1 : 0;
     }
-    CHECK(hits > 100);
+    CHECK(hits > static_cast<int>(kRays / 10));
   });
 }

@@ -172,32 +172,45 @@ TEST_CASE("the compressed design: a ray starting inside a box hits at t = 0, a f
   }
 }
 
-// The checks of one 16-wide tree over `leaves` (in its entry order):
-// each entry in exactly one leaf slot, every inner slot's box holds its
-// node's slots, and its query answers as the Picker.
+// The checks of one 16-wide tree over `leaves` and their padded world
+// boxes `boxes` (both in its entry order): children after their parents
+// and in range, depth within kBvhMaxDepth (the query stack's bound), each
+// node reached once, each entry in exactly one leaf slot whose box holds
+// the entry's box, every inner slot's box holding its node's slots; and
+// its query answers as the Picker.
 void check_wide16(const floorq::Wide16& wide, std::span<const PickerCore::LeafObb> leaves,
-                  const Scene& scene, const Picker& picker, const PickerCore& core) {
-  std::vector<int> seen(leaves.size(), 0);
-  std::size_t inner = 0;
-  for (const floorq::Node16& n : wide.nodes) {
+                  std::span<const Aabb> boxes, const Scene& scene, const Picker& picker,
+                  const PickerCore& core) {
+  REQUIRE(!wide.nodes.empty());
+  std::vector<int> seen(leaves.size(), 0), reached(wide.nodes.size(), 0), depth(wide.nodes.size(), 0);
+  auto slot_box = [](const floorq::Node16& n, int s) {
+    return Aabb{{n.bounds[0][s], n.bounds[1][s], n.bounds[2][s]},
+                {n.bounds[3][s], n.bounds[4][s], n.bounds[5][s]}};
+  };
+  for (std::size_t i = 0; i < wide.nodes.size(); ++i) {
+    const floorq::Node16& n = wide.nodes[i];
     for (int s = 0; s < floorq::Node16::kWidth; ++s) {
       if (n.count[s] != 0) {
-        for (std::uint32_t k = 0; k < n.count[s]; ++k) ++seen[n.child[s] + k];
+        REQUIRE(std::size_t{n.child[s]} + n.count[s] <= leaves.size());
+        for (std::uint32_t k = 0; k < n.count[s]; ++k) {
+          ++seen[n.child[s] + k];
+          CHECK(contains(slot_box(n, s), boxes[n.child[s] + k]));
+        }
       } else if (n.child[s] != WideNode::kInvalidSlot) {
-        ++inner;
+        REQUIRE(n.child[s] > i);
+        REQUIRE(n.child[s] < wide.nodes.size());
+        ++reached[n.child[s]];
+        depth[n.child[s]] = depth[i] + 1;
         const floorq::Node16& c = wide.nodes[n.child[s]];
-        const Aabb box{{n.bounds[0][s], n.bounds[1][s], n.bounds[2][s]},
-                       {n.bounds[3][s], n.bounds[4][s], n.bounds[5][s]}};
         for (int cs = 0; cs < floorq::Node16::kWidth; ++cs) {
           if (c.count[cs] == 0 && c.child[cs] == WideNode::kInvalidSlot) continue;
-          const Aabb cb{{c.bounds[0][cs], c.bounds[1][cs], c.bounds[2][cs]},
-                        {c.bounds[3][cs], c.bounds[4][cs], c.bounds[5][cs]}};
-          CHECK(contains(box, cb));
+          CHECK(contains(slot_box(n, s), slot_box(c, cs)));
         }
       }
     }
   }
-  CHECK(inner == wide.nodes.size() - 1);
+  CHECK(std::count(reached.begin() + 1, reached.end(), 1) == static_cast<long>(reached.size() - 1));
+  CHECK(*std::max_element(depth.begin(), depth.end()) <= kBvhMaxDepth);
   CHECK(std::count(seen.begin(), seen.end(), 1) == static_cast<long>(seen.size()));
   if (!floorq::cpu_has_avx512()) {
     MESSAGE("no AVX-512 on this CPU: the 16-wide query is not run");
@@ -223,22 +236,31 @@ TEST_CASE("the 16-wide prototype keeps every leaf slot and answers as the Picker
   const Scene scene = random_boxes(3000, 16);
   const Picker picker(scene);
   const PickerCore core(scene);  // its tree and leaf copies (the same build as the Picker's)
-  // The binary tree collapsed by the SAH, its leaf copies in its order.
-  std::vector<Aabb> boxes;
+  std::vector<Aabb> boxes;  // by entry
   std::vector<glm::vec3> centers;
   for (std::uint32_t e = 0; e < core.leaf_.size(); ++e) {
     boxes.push_back(core.entry_box(e));
     centers.push_back(boxes.back().center());
   }
+  // The binary tree collapsed by the SAH, its leaf copies in its order.
   const Bvh binary = build_bvh(boxes, centers, core.config_.top);
   std::vector<PickerCore::LeafObb> by_binary;
-  for (std::uint32_t e : binary.prim_ids) by_binary.push_back(core.leaf_[e]);
+  std::vector<Aabb> boxes_by_binary;
+  for (std::uint32_t e : binary.prim_ids) {
+    by_binary.push_back(core.leaf_[e]);
+    boxes_by_binary.push_back(boxes[e]);
+  }
   const floorq::Wide16 collapsed = floorq::collapse16(binary, 1.0f, 1.0f);
-  check_wide16(collapsed, by_binary, scene, picker, core);
+  check_wide16(collapsed, by_binary, boxes_by_binary, scene, picker, core);
   CHECK(collapsed.slots_used > 8.0);
+  // The SAH collapse is the cheapest cover of the binary tree's cuts: no
+  // dearer than the same tree collapsed 8-wide and widened (also such a
+  // cover), under its own cost model.
+  const floorq::Wide16 widened_same = floorq::widen16(WideBvh::collapse(binary));
+  CHECK(floorq::sah_cost(collapsed, 1.0f, 1.0f) < floorq::sah_cost(widened_same, 1.0f, 1.0f));
   // Today's tree widened.
   const floorq::Wide16 wide = floorq::widen16(core.top_);
-  check_wide16(wide, core.leaf_, scene, picker, core);
+  check_wide16(wide, core.leaf_, boxes, scene, picker, core);
   CHECK(wide.nodes.size() < core.top_.nodes().size());
   std::size_t today_used = 0;
   for (const WideNode& n : core.top_.nodes()) {
