@@ -99,41 +99,56 @@ run_tests() {
 }
 
 # The doctest suite again under AddressSanitizer + UBSan (loaders fed
-# truncated and random files, every query path), and the concurrent-query
-# tests under ThreadSanitizer.
+# truncated and random files, every query path), the Python module's
+# tests under them too (beside the ThreadSanitizer build, which leaves a
+# core free), and the concurrent-query tests under ThreadSanitizer.
 sanitizer_tests() {
-  local dir
+  local san dir python=0 pid status=0
+  if [ -f "$BUILD_DIR/python/raypick.py" ] || ls "$BUILD_DIR"/python/raypick*.so >/dev/null 2>&1; then
+    python=1
+  fi
   local -A targets=([address]="raypick_tests raypick" [thread]="raypick_concurrency_tests")
+  [ "$python" -eq 0 ] || targets[address]+=" raypick_python"
   for san in address thread; do
     dir="$BUILD_DIR-$san"
-    log "building ${targets[$san]} with RAYPICK_SANITIZE=$san in $dir"
     # -O1 -g1 (line tables: file and line in every report) compiles in
     # half the time of -O2 -g, which was most of this suite's time.
     cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
       -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" \
       -DRAYPICK_SANITIZE="$san" >/dev/null
-    # shellcheck disable=SC2086  # two target names
-    cmake --build "$dir" -j "$JOBS" --target ${targets[$san]}
   done
+  log "building ${targets[address]} with RAYPICK_SANITIZE=address in $BUILD_DIR-address"
+  # shellcheck disable=SC2086  # several target names
+  cmake --build "$BUILD_DIR-address" -j "$JOBS" --target ${targets[address]}
   # Each doctest case as its own ctest test (label "doctest": not the
   # install, README, self-containment or pytest tests), $JOBS at a time.
   log "ASan + UBSan: the whole doctest suite, one process per test case"
   ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
     ctest --test-dir "$BUILD_DIR-address" --output-on-failure -j "$JOBS" -L doctest
-  # The Python module under ASan + UBSan: the interpreter is not built with
-  # them, so their runtimes are preloaded; Python's own allocations at exit
-  # are not leaks of ours (detect_leaks=0).
-  if [ -f "$BUILD_DIR/python/raypick.py" ] || ls "$BUILD_DIR"/python/raypick*.so >/dev/null 2>&1; then
-    cmake --build "$BUILD_DIR-address" -j "$JOBS" --target raypick_python
-    log "ASan + UBSan: the Python module's pytest suite"
+  # The Python module under ASan + UBSan, in the background (its log is
+  # printed below): the interpreter is not built with them, so their
+  # runtimes are preloaded; Python's own allocations at exit are not leaks
+  # of ours (detect_leaks=0).
+  if [ "$python" -eq 1 ]; then
+    log "ASan + UBSan: the Python module's pytest suite (beside the TSan build)"
     LD_PRELOAD="$(gcc -print-file-name=libasan.so) $(gcc -print-file-name=libubsan.so)" \
       ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1 \
       PYTHONPATH="$BUILD_DIR-address/python" RAYPICK_EXE="$BUILD_DIR-address/apps/raypick" \
-      /usr/bin/python3 -m pytest -q -p no:cacheprovider tests/python
+      /usr/bin/python3 -m pytest -q -p no:cacheprovider tests/python \
+      >"$BUILD_DIR-address/pytest.log" 2>&1 &
+    pid=$!
   fi
+  log "building ${targets[thread]} with RAYPICK_SANITIZE=thread in $BUILD_DIR-thread"
+  cmake --build "$BUILD_DIR-thread" -j "$JOBS" --target ${targets[thread]}
   log "TSan: concurrent and batch queries"
   TSAN_OPTIONS=halt_on_error=1 "$BUILD_DIR-thread/tests/raypick_concurrency_tests" \
     --no-version -tc='*concurrent*'
+  if [ "$python" -eq 1 ]; then
+    wait "$pid" || status=$?
+    log "ASan + UBSan: the Python module's pytest suite (exit $status):"
+    cat "$BUILD_DIR-address/pytest.log"
+    return "$status"
+  fi
 }
 
 # Answers must not depend on compile flags: raypick built for this machine's
