@@ -62,12 +62,19 @@ struct Stack16 {
   int top = 0;
 };
 
-}  // namespace
-
-TraversalStats walk16(const Wide16& tree, const Ray& ray) {
+// The walk at the ray's tmax over either tree (Node16 in 512-bit vectors,
+// WideNode in 256-bit ones): every hit slot pushed, one popped.
+template <class Tree>
+TraversalStats walk_compress512(const Tree& tree, const Ray& ray) {
+  constexpr bool k16 = std::is_same_v<Tree, Wide16>;
   TraversalStats st;
-  if (tree.nodes.empty()) return st;
+  const auto nodes = [&] {
+    if constexpr (k16) return std::span<const Node16>(tree.nodes);
+    else return tree.nodes();
+  }();
+  if (nodes.empty()) return st;
   const Ray16 r(ray);
+  const wide_detail::NodeRay8 r8(r.r);
   const float tmax = r.r.inv.tmax;
   Stack16 s;
   std::uint32_t index = 0, count = 0;
@@ -76,13 +83,27 @@ TraversalStats walk16(const Wide16& tree, const Ray& ray) {
       ++st.leaves_visited;
       st.prims_tested += count;
     } else {
-      const Node16& n = tree.nodes[index];
+      const auto& n = nodes[index];
       ++st.nodes_visited;
-      __m512 tn;
-      const __mmask16 mask = test16(n, r, tmax, tn);
-      _mm512_storeu_si512(s.index + s.top, _mm512_maskz_compress_epi32(mask, _mm512_load_si512(n.child)));
-      _mm512_storeu_si512(s.count + s.top, _mm512_maskz_compress_epi32(mask, _mm512_load_si512(n.count)));
-      s.top += std::popcount(static_cast<unsigned>(mask));
+      unsigned mask;
+      if constexpr (k16) {
+        __m512 tn;
+        mask = test16(n, r, tmax, tn);
+        const auto m = static_cast<__mmask16>(mask);
+        _mm512_storeu_si512(s.index + s.top, _mm512_maskz_compress_epi32(m, _mm512_load_si512(n.child)));
+        _mm512_storeu_si512(s.count + s.top, _mm512_maskz_compress_epi32(m, _mm512_load_si512(n.count)));
+      } else {
+        alignas(32) float tn[8];
+        mask = wide_detail::test_node_avx2(n, r.r, r8, tmax, tn);
+        const auto m = static_cast<__mmask8>(mask);
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(s.index + s.top),
+                            _mm256_maskz_compress_epi32(
+                                m, _mm256_load_si256(reinterpret_cast<const __m256i*>(n.child))));
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(s.count + s.top),
+                            _mm256_maskz_compress_epi32(
+                                m, _mm256_load_si256(reinterpret_cast<const __m256i*>(n.count))));
+      }
+      s.top += std::popcount(mask);
     }
     if (s.top == 0) return st;
     --s.top;
@@ -90,42 +111,6 @@ TraversalStats walk16(const Wide16& tree, const Ray& ray) {
     count = s.count[s.top];
   }
 }
-
-TraversalStats walk8_compress512(const WideBvh& top, const Ray& ray) {
-  TraversalStats st;
-  const std::span<const WideNode> nodes = top.nodes();
-  if (nodes.empty()) return st;
-  const wide_detail::NodeRay r(ray);
-  const wide_detail::NodeRay8 r8(r);
-  const float tmax = r.inv.tmax;
-  Stack16 s;
-  std::uint32_t index = 0, count = 0;
-  for (;;) {
-    if (count != 0) {
-      ++st.leaves_visited;
-      st.prims_tested += count;
-    } else {
-      const WideNode& n = nodes[index];
-      ++st.nodes_visited;
-      alignas(32) float tn[8];
-      const auto mask =
-          static_cast<__mmask8>(wide_detail::test_node_avx2(n, r, r8, tmax, tn));
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(s.index + s.top),
-                          _mm256_maskz_compress_epi32(
-                              mask, _mm256_load_si256(reinterpret_cast<const __m256i*>(n.child))));
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(s.count + s.top),
-                          _mm256_maskz_compress_epi32(
-                              mask, _mm256_load_si256(reinterpret_cast<const __m256i*>(n.count))));
-      s.top += std::popcount(static_cast<unsigned>(mask));
-    }
-    if (s.top == 0) return st;
-    --s.top;
-    index = s.index[s.top];
-    count = s.count[s.top];
-  }
-}
-
-namespace {
 
 // The closest-hit loop over either tree: Node16 with 512-bit vectors, or
 // WideNode with 256-bit ones (AVX-512VL), the same steps.
@@ -231,6 +216,12 @@ Hit intersect_compress512(const Tree& tree, std::span<const Leaf> leaves,
 }
 
 }  // namespace
+
+TraversalStats walk16(const Wide16& tree, const Ray& ray) { return walk_compress512(tree, ray); }
+
+TraversalStats walk8_compress512(const WideBvh& top, const Ray& ray) {
+  return walk_compress512(top, ray);
+}
 
 Hit intersect16(const Wide16& tree, std::span<const Leaf> leaves,
                 std::span<const Aabb> mesh_bounds, const Ray& ray, TraversalStats* stats) {

@@ -172,6 +172,25 @@ TEST_CASE("the compressed design: a ray starting inside a box hits at t = 0, a f
   }
 }
 
+// query(ray) equals the Picker's answer on 4,000 random rays of the scene
+// (a fifth with a +-0.0 component: the NaN ordering of the node tests),
+// most of which hit.
+template <class Query>
+void check_queries(const Scene& scene, const Picker& picker, std::uint64_t seed, Query&& query) {
+  test::SceneRayMix mix;
+  mix.zero_x = 0.2f;
+  const std::vector<Ray> rays = test::random_scene_rays(scene, 4000, seed, mix);
+  std::size_t hits = 0;
+  for (std::size_t i = 0; i < rays.size(); ++i) {
+    const Hit want = picker.intersect(rays[i], PickMode::kObb);
+    const Hit got = query(rays[i]);
+    CHECK_MESSAGE(got.object == want.object, "ray " << i);
+    CHECK_MESSAGE(got.t == want.t, "ray " << i);
+    hits += want.hit();
+  }
+  CHECK(hits > rays.size() / 4);
+}
+
 // The checks of one 16-wide tree over `leaves` and their padded world
 // boxes `boxes` (both in its entry order): children after their parents
 // and in range, depth within kBvhMaxDepth (the query stack's bound), each
@@ -216,20 +235,11 @@ void check_wide16(const floorq::Wide16& wide, std::span<const PickerCore::LeafOb
     MESSAGE("no AVX-512 on this CPU: the 16-wide query is not run");
     return;
   }
-  test::SceneRayMix mix;
-  mix.zero_x = 0.2f;  // +-0.0 components: the NaN ordering of the node test
-  const std::vector<Ray> rays = test::random_scene_rays(scene, 4000, 116, mix);
   std::vector<Aabb> mesh_bounds;
   for (const auto& m : core.meshes_) mesh_bounds.push_back(m.bounds);
-  std::size_t hits = 0;
-  for (std::size_t i = 0; i < rays.size(); ++i) {
-    const Hit want = picker.intersect(rays[i], PickMode::kObb);
-    const Hit got = floorq::intersect16(wide, leaves, mesh_bounds, rays[i], nullptr);
-    CHECK_MESSAGE(got.object == want.object, "ray " << i);
-    CHECK_MESSAGE(got.t == want.t, "ray " << i);
-    hits += want.hit();
-  }
-  CHECK(hits > rays.size() / 4);
+  check_queries(scene, picker, 116, [&](const Ray& ray) {
+    return floorq::intersect16(wide, leaves, mesh_bounds, ray, nullptr);
+  });
 }
 
 TEST_CASE("the 16-wide prototype keeps every leaf slot and answers as the Picker (AVX-512)") {
@@ -269,20 +279,11 @@ TEST_CASE("the 16-wide prototype keeps every leaf slot and answers as the Picker
   CHECK(wide.slots_used > 1.2 * double(today_used) / double(core.top_.nodes().size()));
   if (!floorq::cpu_has_avx512()) return;
   // Today's nodes in the same AVX-512VL order.
-  test::SceneRayMix mix;
-  mix.zero_x = 0.2f;
-  const std::vector<Ray> rays = test::random_scene_rays(scene, 4000, 117, mix);
   std::vector<Aabb> mesh_bounds;
   for (const auto& m : core.meshes_) mesh_bounds.push_back(m.bounds);
-  std::size_t hits = 0;
-  for (std::size_t i = 0; i < rays.size(); ++i) {
-    const Hit want = picker.intersect(rays[i], PickMode::kObb);
-    const Hit got8 = floorq::intersect8_compress512(core.top_, core.leaf_, mesh_bounds, rays[i], nullptr);
-    CHECK_MESSAGE(got8.object == want.object, "ray " << i << " (8-wide)");
-    CHECK_MESSAGE(got8.t == want.t, "ray " << i << " (8-wide)");
-    hits += want.hit();
-  }
-  CHECK(hits > rays.size() / 4);
+  check_queries(scene, picker, 117, [&](const Ray& ray) {
+    return floorq::intersect8_compress512(core.top_, core.leaf_, mesh_bounds, ray, nullptr);
+  });
 }
 
 }  // namespace
