@@ -62,16 +62,40 @@ struct Stack16 {
   int top = 0;
 };
 
+// Either tree's node array.
+inline std::span<const Node16> nodes_of(const Wide16& tree) { return tree.nodes; }
+inline std::span<const WideNode> nodes_of(const WideBvh& tree) { return tree.nodes(); }
+
+// Pushes the slots of `mask` in slot order (child, count and, with kWithT,
+// entry t) by a register compress and one plain store each.
+template <bool kWithT>
+[[gnu::always_inline]] inline void push(const Node16& n, unsigned mask, __m512 tn, Stack16& s) {
+  const auto m = static_cast<__mmask16>(mask);
+  _mm512_storeu_si512(s.index + s.top, _mm512_maskz_compress_epi32(m, _mm512_load_si512(n.child)));
+  _mm512_storeu_si512(s.count + s.top, _mm512_maskz_compress_epi32(m, _mm512_load_si512(n.count)));
+  if constexpr (kWithT) _mm512_storeu_ps(s.t + s.top, _mm512_maskz_compress_ps(m, tn));
+  s.top += std::popcount(mask);
+}
+template <bool kWithT>
+[[gnu::always_inline]] inline void push(const WideNode& n, unsigned mask, __m256 tn, Stack16& s) {
+  const auto m = static_cast<__mmask8>(mask);
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(s.index + s.top),
+                      _mm256_maskz_compress_epi32(
+                          m, _mm256_load_si256(reinterpret_cast<const __m256i*>(n.child))));
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(s.count + s.top),
+                      _mm256_maskz_compress_epi32(
+                          m, _mm256_load_si256(reinterpret_cast<const __m256i*>(n.count))));
+  if constexpr (kWithT) _mm256_storeu_ps(s.t + s.top, _mm256_maskz_compress_ps(m, tn));
+  s.top += std::popcount(mask);
+}
+
 // The walk at the ray's tmax over either tree (Node16 in 512-bit vectors,
 // WideNode in 256-bit ones): every hit slot pushed, one popped.
 template <class Tree>
 TraversalStats walk_compress512(const Tree& tree, const Ray& ray) {
   constexpr bool k16 = std::is_same_v<Tree, Wide16>;
   TraversalStats st;
-  const auto nodes = [&] {
-    if constexpr (k16) return std::span<const Node16>(tree.nodes);
-    else return tree.nodes();
-  }();
+  const auto nodes = nodes_of(tree);
   if (nodes.empty()) return st;
   const Ray16 r(ray);
   const wide_detail::NodeRay8 r8(r.r);
@@ -85,25 +109,13 @@ TraversalStats walk_compress512(const Tree& tree, const Ray& ray) {
     } else {
       const auto& n = nodes[index];
       ++st.nodes_visited;
-      unsigned mask;
       if constexpr (k16) {
         __m512 tn;
-        mask = test16(n, r, tmax, tn);
-        const auto m = static_cast<__mmask16>(mask);
-        _mm512_storeu_si512(s.index + s.top, _mm512_maskz_compress_epi32(m, _mm512_load_si512(n.child)));
-        _mm512_storeu_si512(s.count + s.top, _mm512_maskz_compress_epi32(m, _mm512_load_si512(n.count)));
+        push<false>(n, test16(n, r, tmax, tn), tn, s);
       } else {
         alignas(32) float tn[8];
-        mask = wide_detail::test_node_avx2(n, r.r, r8, tmax, tn);
-        const auto m = static_cast<__mmask8>(mask);
-        _mm256_storeu_si256(reinterpret_cast<__m256i*>(s.index + s.top),
-                            _mm256_maskz_compress_epi32(
-                                m, _mm256_load_si256(reinterpret_cast<const __m256i*>(n.child))));
-        _mm256_storeu_si256(reinterpret_cast<__m256i*>(s.count + s.top),
-                            _mm256_maskz_compress_epi32(
-                                m, _mm256_load_si256(reinterpret_cast<const __m256i*>(n.count))));
+        push<false>(n, wide_detail::test_node_avx2(n, r.r, r8, tmax, tn), _mm256_load_ps(tn), s);
       }
-      s.top += std::popcount(mask);
     }
     if (s.top == 0) return st;
     --s.top;
@@ -120,10 +132,7 @@ Hit intersect_compress512(const Tree& tree, std::span<const Leaf> leaves,
   constexpr bool k16 = std::is_same_v<Tree, Wide16>;
   Hit best;
   TraversalStats st;
-  const auto nodes = [&] {
-    if constexpr (k16) return std::span<const Node16>(tree.nodes);
-    else return tree.nodes();
-  }();
+  const auto nodes = nodes_of(tree);
   if (nodes.empty()) {
     if (stats) *stats = st;
     return best;
@@ -164,13 +173,7 @@ Hit intersect_compress512(const Tree& tree, std::span<const Leaf> leaves,
           const auto eq = static_cast<unsigned>(_mm512_mask_cmp_ps_mask(
               static_cast<__mmask16>(mask), tv, _mm512_set1_ps(m), _CMP_EQ_OQ));
           near = std::countr_zero(eq != 0 ? eq : mask);  // (eq holds m's lane)
-          const auto rest = static_cast<__mmask16>(mask & ~(1u << near));
-          _mm512_storeu_si512(s.index + s.top,
-                              _mm512_maskz_compress_epi32(rest, _mm512_load_si512(n.child)));
-          _mm512_storeu_si512(s.count + s.top,
-                              _mm512_maskz_compress_epi32(rest, _mm512_load_si512(n.count)));
-          _mm512_storeu_ps(s.t + s.top, _mm512_maskz_compress_ps(rest, tn));
-          s.top += std::popcount(static_cast<unsigned>(rest));
+          push<true>(n, mask & ~(1u << near), tn, s);
         }
       } else {
         alignas(32) float tf[8];
@@ -185,15 +188,7 @@ Hit intersect_compress512(const Tree& tree, std::span<const Leaf> leaves,
           const auto eq = static_cast<unsigned>(
               _mm256_mask_cmp_ps_mask(static_cast<__mmask8>(mask), tv, m, _CMP_EQ_OQ));
           near = std::countr_zero(eq != 0 ? eq : mask);
-          const auto rest = static_cast<__mmask8>(mask & ~(1u << near));
-          _mm256_storeu_si256(reinterpret_cast<__m256i*>(s.index + s.top),
-                              _mm256_maskz_compress_epi32(
-                                  rest, _mm256_load_si256(reinterpret_cast<const __m256i*>(n.child))));
-          _mm256_storeu_si256(reinterpret_cast<__m256i*>(s.count + s.top),
-                              _mm256_maskz_compress_epi32(
-                                  rest, _mm256_load_si256(reinterpret_cast<const __m256i*>(n.count))));
-          _mm256_storeu_ps(s.t + s.top, _mm256_maskz_compress_ps(rest, tn));
-          s.top += std::popcount(static_cast<unsigned>(rest));
+          push<true>(n, mask & ~(1u << near), tn, s);
         }
       }
       if (mask != 0) {
