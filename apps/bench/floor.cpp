@@ -126,7 +126,7 @@ struct Replica {
 };
 
 Replica make_replica(const PickerCore& core) {
-  Replica rep{core.top_, core.leaf_, core.meshes_, {}, {}, core.leaf_, 0.0, 0.0, {}};
+  Replica rep{std::get<WideBvh>(core.top_), core.leaf_, core.meshes_, {}, {}, core.leaf_, 0.0, 0.0, {}};
   for (std::uint32_t e = 0; e < core.leaf_.size(); ++e) {
     rep.boxes.push_back(core.entry_box(e));
     rep.centers.push_back(rep.boxes.back().center());

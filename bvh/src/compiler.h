@@ -1,6 +1,6 @@
 // The bvh library's compiler switches, in one place: which SIMD the trees
-// use, how the hot steps are inlined, the AVX2 function target, the CPU
-// check and the prefetch hint. Private to the library.
+// use, how the hot steps are inlined, the AVX2 and AVX-512 function
+// targets, the CPU checks and the prefetch hint. Private to the library.
 #pragma once
 
 // SSE2 is the x86-64 baseline: the node tests, packets and padded boxes
@@ -19,6 +19,9 @@
 #include <immintrin.h>
 #define RAYPICK_WIDE_AVX2 1
 #define RAYPICK_TARGET_AVX2 __attribute__((target("avx2")))
+// The 16-slot node test of the top level's 16-wide tree, likewise.
+#define RAYPICK_WIDE_AVX512 1
+#define RAYPICK_TARGET_AVX512 __attribute__((target("avx2,avx512f,avx512vl,avx512dq,avx512bw")))
 #endif
 
 // The per-leaf steps of the traversal loops are inlined into them, which
@@ -40,6 +43,21 @@ inline bool cpu_has_avx2() {
   static const bool has = [] {
     __builtin_cpu_init();
     return __builtin_cpu_supports("avx2") != 0;
+  }();
+  return has;
+#else
+  return false;
+#endif
+}
+
+// Whether this CPU has the AVX-512 subsets the 16-slot test uses (F, VL,
+// DQ, BW; asked once).
+inline bool cpu_has_avx512() {
+#if RAYPICK_WIDE_AVX512
+  static const bool has = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
+           __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512bw");
   }();
   return has;
 #else

@@ -194,7 +194,7 @@ void PickerCore::build_mesh_bvhs() {
       centers[t] = b.center();
     }
     m.bvh = WideBvh::collapse(build_bvh(boxes, centers, config_.mesh));
-    m.bvh.set_avx2(avx2());
+    m.bvh.set_simd(avx2());
     copy_verts(m);
     m.bvh_built = true;
   }
@@ -202,9 +202,11 @@ void PickerCore::build_mesh_bvhs() {
 
 
 double PickerCore::sah_cost() const {
-  if (top_.empty()) return 0.0;
-  // The root's own term moves with its area; the rest is the tracked sum.
-  return sah_sum_ / std::max(double(top_.bounds().half_area()), 1e-30);
+  return with_top([&](const auto& top) {
+    if (top.empty()) return 0.0;
+    // The root's own term moves with its area; the rest is the tracked sum.
+    return sah_sum_ / std::max(double(top.bounds().half_area()), 1e-30);
+  });
 }
 
 glm::vec3 PickerCore::live_centre() const {
@@ -273,16 +275,28 @@ void PickerCore::rebuild() {
       ++n;
     }
   }
-  top_ = WideBvh::collapse(build_bvh({boxes.get(), n}, {centers.get(), n}, config_.top));
-  top_.set_avx2(avx2());
+  {
+    const Bvh binary = build_bvh({boxes.get(), n}, {centers.get(), n}, config_.top);
+    if (wide16()) {
+      top_ = WideBvh16::collapse(binary, config_.top);
+    } else {
+      top_ = WideBvh::collapse(binary, config_.top);
+    }
+  }
+  with_top([&](auto& top) { rebuild_entries(top, leaves.get(), n); });
+}
+
+template <class Tree>
+void PickerCore::rebuild_entries(Tree& top, const LeafObb* leaves, std::size_t n) {
+  top.set_simd(avx2());
   // Renumber the primitives in the tree's entry order, so that a refit's
   // sweep reads the boxes front to back: from here on prim == entry. Each
   // entry writes its own leaf copy and object: a parallel loop.
-  RAYPICK_ASSERT(top_.entry_count() == n, "the tree holds every primitive once");
+  RAYPICK_ASSERT(top.entry_count() == n, "the tree holds every primitive once");
   std::vector<LeafObb> by_entry(n);  // allocated at its size: no shrink copy
   auto reorder = [&](const tbb::blocked_range<std::uint32_t>& r) {
     for (std::uint32_t e = r.begin(); e != r.end(); ++e) {
-      const LeafObb& leaf = leaves[top_.prim_id(e)];
+      const LeafObb& leaf = leaves[top.prim_id(e)];
       by_entry[e] = leaf;
       objects_[leaf.object].prim = e;
     }
@@ -294,9 +308,9 @@ void PickerCore::rebuild() {
     reorder(entries);
   }
   leaf_ = std::move(by_entry);
-  top_.number_by_entry();
+  top.number_by_entry();
   moved_.assign(n, 0);
-  sah_sum_ = top_.sah_sum(config_.top);
+  sah_sum_ = top.sah_sum(config_.top);
   sah_built_ = sah_cost();
   ++rebuilds_;
 }
@@ -312,7 +326,12 @@ Aabb PickerCore::entry_box(std::uint32_t e) const {
 }
 
 std::size_t PickerCore::refit_moved(std::span<const std::uint32_t> moved) {
-  const std::size_t n = top_.nodes().size();
+  return with_top([&](auto& top) { return refit_moved(top, moved); });
+}
+
+template <class Tree>
+std::size_t PickerCore::refit_moved(Tree& top, std::span<const std::uint32_t> moved) {
+  const std::size_t n = top.nodes().size();
   if (n == 0) return 0;
   // The path refit costs about 0.5 us per moved object (its record, leaf
   // copy and nodes, prefetched), the sweep about 12 ns per entry (it reads
@@ -340,7 +359,7 @@ std::size_t PickerCore::refit_moved(std::span<const std::uint32_t> moved) {
         compiler::prefetch(&objects_[leaf_[e].object]);
       }
     };
-    return top_.refit_path(
+    return top.refit_path(
         entries, box, config_.top,
         [&](double weight, double old_area, double new_area) {
           sah_sum_ += weight * (new_area - old_area);
@@ -354,7 +373,7 @@ std::size_t PickerCore::refit_moved(std::span<const std::uint32_t> moved) {
   // the sweep, only after it.
   const std::size_t entries = leaf_.size();
   constexpr std::size_t kAhead = 16;  // object reads in flight
-  const WideBvh::SweepResult r = top_.refit_sweep(
+  const typename Tree::SweepResult r = top.refit_sweep(
       [&](std::uint32_t e) {
         if (e + kAhead < entries && moved_[e + kAhead] != 0) {
           compiler::prefetch(&objects_[leaf_[e + kAhead].object]);
@@ -465,6 +484,6 @@ Aabb Picker::world_bounds() const { return impl_->world_bounds(); }
 glm::vec3 Picker::pad_centre() const { return impl_->pad_centre_; }
 BvhStats Picker::bvh_stats() const { return impl_->bvh_stats(); }
 std::size_t Picker::memory_bytes() const { return impl_->memory_bytes(); }
-Isa Picker::isa() const { return impl_->avx2() ? Isa::kAvx2 : Isa::kSse2; }
+Isa Picker::isa() const { return impl_->isa(); }
 
 }  // namespace raypick

@@ -17,12 +17,24 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <variant>
 #include <vector>
 
 namespace raypick {
 
 class PickerCore {
  public:
+  // Calls f with the top level's tree, whichever its width.
+  template <class F>
+  decltype(auto) with_top(F&& f) const {
+    if (const WideBvh16* t = std::get_if<WideBvh16>(&top_)) return f(*t);
+    return f(std::get<WideBvh>(top_));
+  }
+  template <class F>
+  decltype(auto) with_top(F&& f) {
+    if (WideBvh16* t = std::get_if<WideBvh16>(&top_)) return f(*t);
+    return f(std::get<WideBvh>(top_));
+  }
   explicit PickerCore(const PickerConfig& config) : config_(config) {}
   // Picker(scene, config)'s core.
   explicit PickerCore(const Scene& scene, const PickerConfig& config = {}) : config_(config) {
@@ -78,6 +90,13 @@ class PickerCore {
   // reason in `why`, when the bytes do not fit this picker's objects,
   // meshes and mode; the core is then half made: discard it.
   bool adopt_trees(std::string_view bytes, std::string& why);
+  // adopt_trees()'s steps: the top level's shape (of Tree's width), its
+  // entries' objects and boxes (leaves and boxes by object id, kept of
+  // them in the tree); then the meshes' trees and the end of the bytes.
+  template <class Tree>
+  bool adopt_top(saved::Bytes& in, std::size_t kept, const std::vector<LeafObb>& leaves,
+                 const std::vector<Aabb>& boxes, std::string& why);
+  bool adopt_meshes(saved::Bytes& in, std::size_t kept, std::string& why);
   std::uint32_t add_mesh(std::span<const glm::vec3> positions,
                          std::span<const glm::uvec3> triangles, Picker::Storage storage);
   // `low`: what the translation holds beyond float (Object::translation_low).
@@ -98,6 +117,10 @@ class PickerCore {
   template <class R>
   std::vector<Hit> intersect_batch(std::span<const R> rays,
                                         const QueryOptions& options) const;
+  // intersect_batch() on the top level `top`, into out (rays' size).
+  template <class Tree, class R>
+  void batch(const Tree& top, std::span<const R> rays, const QueryOptions& options,
+             std::vector<Hit>& out) const;
   std::vector<std::uint32_t> select(const Frustum& region, SelectRule rule,
                                     const QueryOptions& options) const;
   glm::vec3 world_normal(const Hit& hit) const;
@@ -108,14 +131,33 @@ class PickerCore {
                          double max_distance) const;
   double winding_number(std::uint32_t id, const glm::dvec3& p) const;
   Aabb world_box(std::uint32_t id) const;
-  Aabb world_bounds() const { return top_.bounds(); }
-  BvhStats bvh_stats() const { return top_.stats(config_.top); }
-  std::size_t memory_bytes() const;
-  // Whether the trees take the AVX node test: config_.isa, resolved once
-  // for this CPU.
-  bool avx2() const {
-    return config_.isa != Isa::kSse2 && compiler::cpu_has_avx2();
+  Aabb world_bounds() const {
+    return with_top([](const auto& top) { return top.bounds(); });
   }
+  BvhStats bvh_stats() const {
+    return with_top([&](const auto& top) { return top.stats(config_.top); });
+  }
+  std::size_t memory_bytes() const;
+  // config_.isa resolved for this CPU (see Isa): never kAuto, never an
+  // instruction set the CPU lacks.
+  Isa isa() const {
+    const bool avx2 = compiler::cpu_has_avx2();
+    switch (config_.isa) {
+      case Isa::kSse2:
+        return Isa::kSse2;
+      case Isa::kAvx512:
+        if (avx2 && compiler::cpu_has_avx512()) return Isa::kAvx512;
+        break;
+      case Isa::kAuto:
+      case Isa::kAvx2:
+        break;
+    }
+    return avx2 ? Isa::kAvx2 : Isa::kSse2;
+  }
+  // Whether the 8-wide trees take the AVX node test.
+  bool avx2() const { return isa() != Isa::kSse2; }
+  // Whether the top level is 16 slots wide (the AVX-512 node test).
+  bool wide16() const { return isa() == Isa::kAvx512; }
 
   // ---- steps -----------------------------------------------------------
   Obb make_obb(std::uint32_t id) const;
@@ -180,6 +222,13 @@ class PickerCore {
   static void copy_verts(MeshAccel& m);
   // Refits the top level after moves; returns the slot boxes recomputed.
   std::size_t refit_moved(std::span<const std::uint32_t> moved);
+  template <class Tree>
+  std::size_t refit_moved(Tree& top, std::span<const std::uint32_t> moved);
+  // rebuild()'s steps after the collapse, on its new top level over the
+  // first n of `leaves` (by primitive): the node test chosen, the leaf
+  // copies and objects renumbered in entry order, the SAH sum.
+  template <class Tree>
+  void rebuild_entries(Tree& top, const LeafObb* leaves, std::size_t n);
   // Top-level SAH cost (BvhStats::sah_cost), kept up to date through refits
   // as an unnormalized sum of cost * area over the nodes.
   double sah_cost() const;
@@ -196,7 +245,9 @@ class PickerCore {
   std::vector<LeafObb> leaf_;                // by top-level entry
   std::vector<std::uint8_t> moved_;          // by entry: 1 if moved
   std::vector<std::uint32_t> dirty_;         // moved objects (in the tree)
-  WideBvh top_;
+  // The top level: 8-wide nodes, or 16-wide ones under the AVX-512 node
+  // test (wide16()); one tree per picker.
+  std::variant<WideBvh, WideBvh16> top_;
   bool structure_dirty_ = false;  // adds/removals since the last commit
   bool committed_ = false;
   std::size_t rebuilds_ = 0;

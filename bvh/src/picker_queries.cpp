@@ -114,8 +114,10 @@ PickResult PickerCore::intersect(const R& ray, const QueryOptions& options) cons
   PickResult r;
   // A bad ray is the host's input, not a bug of ours: a miss, never an abort.
   if (!is_valid(ray)) return r;
-  r.stats = top_.traverse(traversal_ray(ray), [&](std::uint32_t entry, float& tmax) {
-    return closest_leaf(entry, ray, options, tmax, r.hit);
+  r.stats = with_top([&](const auto& top) {
+    return top.traverse(traversal_ray(ray), [&](std::uint32_t entry, float& tmax) {
+      return closest_leaf(entry, ray, options, tmax, r.hit);
+    });
   });
   return r;
 }
@@ -127,11 +129,13 @@ bool PickerCore::occluded(const R& ray, const QueryOptions& options) const {
                  "commit() the picker before querying it");
   bool found = false;
   if (!is_valid(ray)) return found;
-  top_.traverse(traversal_ray(ray), [&](std::uint32_t entry, float& tmax) {
-    const LeafObb& leaf = leaf_[entry];
-    if (!accepts(leaf, options)) return false;
-    found = leaf_hit<true>(leaf, ray, tmax, options.mode).hit();
-    return found;
+  with_top([&](const auto& top) {
+    top.traverse(traversal_ray(ray), [&](std::uint32_t entry, float& tmax) {
+      const LeafObb& leaf = leaf_[entry];
+      if (!accepts(leaf, options)) return false;
+      found = leaf_hit<true>(leaf, ray, tmax, options.mode).hit();
+      return found;
+    });
   });
   return found;
 }
@@ -144,12 +148,14 @@ std::vector<Hit> PickerCore::intersect_all(const R& ray, const QueryOptions& opt
                  "commit() the picker before querying it");
   std::vector<Hit> hits;
   if (!is_valid(ray)) return hits;
-  top_.traverse(traversal_ray(ray), [&](std::uint32_t entry, float& tmax) {
-    const LeafObb& leaf = leaf_[entry];
-    if (!accepts(leaf, options)) return false;
-    const Hit h = leaf_hit<false>(leaf, ray, tmax, options.mode);
-    if (h.hit()) hits.push_back(h);
-    return false;
+  with_top([&](const auto& top) {
+    top.traverse(traversal_ray(ray), [&](std::uint32_t entry, float& tmax) {
+      const LeafObb& leaf = leaf_[entry];
+      if (!accepts(leaf, options)) return false;
+      const Hit h = leaf_hit<false>(leaf, ray, tmax, options.mode);
+      if (h.hit()) hits.push_back(h);
+      return false;
+    });
   });
   std::sort(hits.begin(), hits.end(), closer);
   if (hits.size() > limit) hits.resize(limit);
@@ -163,13 +169,20 @@ std::vector<Hit> PickerCore::intersect_batch(std::span<const R> rays,
   RAYPICK_ASSERT(!structure_dirty_ && dirty_.empty(),
                  "commit() the picker before querying it");
   std::vector<Hit> out(rays.size());
+  with_top([&](const auto& top) { batch(top, rays, options, out); });
+  return out;
+}
+
+template <class Tree, class R>
+void PickerCore::batch(const Tree& top, std::span<const R> rays, const QueryOptions& options,
+                       std::vector<Hit>& out) const {
   // A top level much larger than the caches makes every node a cache miss:
   // each task then runs its rays interleaved, several in flight, so that
   // one ray's misses overlap the others' work. A tree in cache gains
   // nothing from that and coherent rays lose (their branches no longer
   // repeat), so smaller trees take the rays one at a time.
   const std::size_t top_bytes =
-      top_.nodes().size() * sizeof(WideNode) + leaf_.size() * sizeof(LeafObb);
+      top.nodes().size() * sizeof(typename Tree::Node) + leaf_.size() * sizeof(LeafObb);
   const bool interleave = top_bytes >= config_.batch_interleave_bytes;
   constexpr int kInFlight = 32;
   tbb::parallel_for(
@@ -198,12 +211,12 @@ std::vector<Hit> PickerCore::intersect_batch(std::span<const R> rays,
         if (!interleave) {
           // Coherent groups of consecutive rays (a camera's pixels along
           // a row) walk the tree as packets, the others one ray at a time.
-          top_.traverse_packets(node_rays, [&](std::size_t i, std::uint32_t entry, float& tmax) {
+          top.traverse_packets(node_rays, [&](std::size_t i, std::uint32_t entry, float& tmax) {
             closest_leaf(entry, part[i], options, tmax, hits[i]);
           });
           return;
         }
-        top_.traverse_interleaved<kInFlight>(
+        top.template traverse_interleaved<kInFlight>(
             node_rays,
             [&](std::size_t i, std::uint32_t entry, float& tmax) {
               return closest_leaf(entry, part[i], options, tmax, hits[i]);
@@ -217,7 +230,6 @@ std::vector<Hit> PickerCore::intersect_batch(std::span<const R> rays,
               }
             });
       });
-  return out;
 }
 
 
@@ -250,7 +262,7 @@ std::size_t PickerCore::memory_bytes() const {
   auto bytes = [](const auto& v) { return v.capacity() * sizeof(v[0]); };
   std::size_t n = bytes(objects_) + bytes(user_data_) + bytes(meshes_) +
                   bytes(leaf_) + bytes(moved_) + bytes(dirty_) + bytes(low_) +
-                  top_.memory_bytes();
+                  with_top([](const auto& top) { return top.memory_bytes(); });
   for (const MeshAccel& m : meshes_) {
     n += bytes(m.owned_positions) + bytes(m.owned_triangles) + bytes(m.verts) +
          m.bvh.memory_bytes();

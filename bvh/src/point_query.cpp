@@ -103,18 +103,19 @@ bool inside(const Placement& place, const Aabb& local, const glm::dvec3& p) {
   return true;
 }
 
-// The squared distances from p to a node's 8 world slot boxes, in double
+// The squared distances from p to a node's W world slot boxes, in double
 // from the float boxes (lower bounds of the distance to anything inside);
 // +inf for empty slots. One pass the compiler vectorizes.
-void world_slot_distances2(const WideNode& node, const glm::dvec3& p, double* out) {
+template <int W>
+void world_slot_distances2(const WideNodeOf<W>& node, const glm::dvec3& p, double* out) {
 #if RAYPICK_WIDE_SSE
   // Two slots per SSE2 double register; the same operations, in the same
   // order, as the scalar loop below, so the same bits.
-  __m128d sum[WideNode::kWidth / 2];
+  __m128d sum[W / 2];
   for (auto& v : sum) v = _mm_setzero_pd();
   for (int a = 0; a < 3; ++a) {
     const __m128d pa = _mm_set1_pd(p[a]);
-    for (int h = 0; h < WideNode::kWidth / 4; ++h) {
+    for (int h = 0; h < W / 4; ++h) {
       const __m128 lo = _mm_load_ps(node.bounds[a] + 4 * h);
       const __m128 hi = _mm_load_ps(node.bounds[3 + a] + 4 * h);
       const __m128d lo_pair[2] = {_mm_cvtps_pd(lo), _mm_cvtps_pd(_mm_movehl_ps(lo, lo))};
@@ -127,11 +128,11 @@ void world_slot_distances2(const WideNode& node, const glm::dvec3& p, double* ou
       }
     }
   }
-  for (int k = 0; k < WideNode::kWidth / 2; ++k) _mm_storeu_pd(out + 2 * k, sum[k]);
+  for (int k = 0; k < W / 2; ++k) _mm_storeu_pd(out + 2 * k, sum[k]);
 #else
-  for (int s = 0; s < WideNode::kWidth; ++s) out[s] = 0.0;
+  for (int s = 0; s < W; ++s) out[s] = 0.0;
   for (int a = 0; a < 3; ++a) {
-    for (int s = 0; s < WideNode::kWidth; ++s) {
+    for (int s = 0; s < W; ++s) {
       const double below = double(node.bounds[a][s]) - p[a];
       const double above = p[a] - double(node.bounds[3 + a][s]);
       const double d = below > above ? below : above;
@@ -270,12 +271,13 @@ struct Open {
 // best_d2() (inclusive: equal distances are kept for the tie rule) when it
 // is popped. Depth first reaches a leaf at once, so the best distance
 // shrinks before most slots are looked at; a fixed stack, no allocation.
-template <class SlotDistances2, class BestD2, class Leaf>
-void best_first(std::span<const WideNode> nodes, SlotDistances2&& slot_distances2,
+template <class Node, class SlotDistances2, class BestD2, class Leaf>
+void best_first(std::span<const Node> nodes, SlotDistances2&& slot_distances2,
                 BestD2&& best_d2, Leaf&& leaf) {
   if (nodes.empty()) return;
+  constexpr int kWidth = Node::kWidth;
   // Each level leaves at most kWidth - 1 siblings behind.
-  constexpr std::size_t kStack = std::size_t(wide_detail::kStackSize);
+  constexpr std::size_t kStack = std::size_t(wide_detail::kStackSizeOf<kWidth>);
   Open stack[kStack];
   std::size_t top = 0;
   stack[top++] = {0.0, 0, 0};
@@ -286,16 +288,16 @@ void best_first(std::span<const WideNode> nodes, SlotDistances2&& slot_distances
       leaf(item.index, item.count);
       continue;
     }
-    const WideNode& node = nodes[item.index];
-    double d2[WideNode::kWidth];
+    const Node& node = nodes[item.index];
+    double d2[kWidth];
     slot_distances2(node, d2);
     // The kept slots, sorted by distance, farthest first (insertion sort
-    // of at most 8), pushed so the nearest is popped first.
-    Open kept[WideNode::kWidth];
+    // of at most kWidth), pushed so the nearest is popped first.
+    Open kept[kWidth];
     int n = 0;
     const double bound = best_d2();
-    for (int s = 0; s < WideNode::kWidth; ++s) {
-      if (node.child[s] == WideNode::kInvalidSlot || d2[s] > bound) continue;
+    for (int s = 0; s < kWidth; ++s) {
+      if (node.child[s] == Node::kInvalidSlot || d2[s] > bound) continue;
       const Open o{d2[s], node.child[s], node.is_inner(s) ? 0u : node.count[s]};
       int k = n++;
       while (k > 0 && kept[k - 1].d2 < o.d2) {
@@ -401,8 +403,9 @@ std::uint32_t PickerCore::containing_object(const glm::dvec3& p,
   if (!std::isfinite(p.x) || !std::isfinite(p.y) || !std::isfinite(p.z)) return kInvalidId;
   std::uint32_t found = kInvalidId;
   // Every entry whose padded world box holds p (distance 0).
+  with_top([&](const auto& top) {
   best_first(
-      top_.nodes(), [&](const WideNode& node, double* d2) { world_slot_distances2(node, p, d2); }, [] { return 0.0; },
+      top.nodes(), [&](const auto& node, double* d2) { world_slot_distances2(node, p, d2); }, [] { return 0.0; },
       [&](std::uint32_t first, std::uint32_t count) {
         for (std::uint32_t e = first; e < first + count; ++e) {
           const LeafObb& leaf = leaf_[e];
@@ -421,6 +424,7 @@ std::uint32_t PickerCore::containing_object(const glm::dvec3& p,
           }
         }
       });
+  });
   return found;
 }
 
@@ -439,8 +443,9 @@ double PickerCore::signed_distance(const glm::dvec3& p, const QueryOptions& opti
     return inf;
   }
   double deepest = -1.0;
+  with_top([&](const auto& top) {
   best_first(
-      top_.nodes(), [&](const WideNode& node, double* d2) { world_slot_distances2(node, p, d2); }, [] { return 0.0; },
+      top.nodes(), [&](const auto& node, double* d2) { world_slot_distances2(node, p, d2); }, [] { return 0.0; },
       [&](std::uint32_t first, std::uint32_t count) {
         for (std::uint32_t e = first; e < first + count; ++e) {
           const LeafObb& leaf = leaf_[e];
@@ -450,6 +455,7 @@ double PickerCore::signed_distance(const glm::dvec3& p, const QueryOptions& opti
           if (inside(place, local, p)) deepest = std::max(deepest, box_depth(place, local, p));
         }
       });
+  });
   if (deepest >= 0.0) return deepest <= max_distance ? -deepest : -inf;
   return closest_point(p, options, max_distance).distance;
 }
@@ -469,8 +475,7 @@ PointHit PickerCore::closest_point(const glm::dvec3& p, const QueryOptions& opti
     return best.hit;
   }
   best.d2 = max_distance * max_distance;  // +inf stays +inf
-  const std::span<const WideNode> nodes = top_.nodes();
-  if (nodes.empty()) return best.hit;
+  if (with_top([](const auto& top) { return top.empty(); })) return best.hit;
 
   // One object: its OBB or its triangles, in world space.
   // shared: the entry shares its leaf slot's box with others, so its own
@@ -532,11 +537,13 @@ PointHit PickerCore::closest_point(const glm::dvec3& p, const QueryOptions& opti
 
   // Best-first over the top level by the distance to the padded world
   // boxes (which contain the objects).
+  with_top([&](const auto& top) {
   best_first(
-      nodes, [&](const WideNode& node, double* d2) { world_slot_distances2(node, p, d2); }, [&] { return best.d2; },
+      top.nodes(), [&](const auto& node, double* d2) { world_slot_distances2(node, p, d2); }, [&] { return best.d2; },
       [&](std::uint32_t first, std::uint32_t count) {
         for (std::uint32_t e = first; e < first + count; ++e) visit_object(e, count > 1);
       });
+  });
   if (best.hit.hit()) best.hit.distance = std::sqrt(best.d2);
   return best.hit;
 }

@@ -3,31 +3,34 @@
 // from its own scene, so saved bytes can make a picker slow but never
 // wrong. Format (little-endian):
 //
-//   u32 kTreesVersion
+//   u32 version: 1 for a top level of 8-wide nodes, 2 for 16-wide ones
+//       (Isa::kAvx512); a picker adopts only its own width's
 //   u8  mesh mode (1) or obb mode (0)
 //   u64 object count
-//   the top level's shape (WideBvh::save_shape) over the objects in the
+//   the top level's shape (WideBvhOf::save_shape) over the objects in the
 //   tree, then u32 per entry: its object
 //   u64 mesh count, then per mesh: u8 built (its triangle tree exists,
 //   mesh mode only), and when built its tree's shape over its triangles
 #include "padding.h"
 #include "picker_impl.h"
 
+#include <variant>
 #include <vector>
 
 namespace raypick {
 namespace {
 
-constexpr std::uint32_t kTreesVersion = 1;
+// The version of the saved bytes for a top level of 8 or 16 slots.
+constexpr std::uint32_t trees_version(bool wide16) { return wide16 ? 2 : 1; }
 
 }  // namespace
 
 std::string PickerCore::save_trees() const {
   std::string out;
-  saved::append(out, kTreesVersion);
+  saved::append(out, trees_version(std::holds_alternative<WideBvh16>(top_)));
   saved::append(out, static_cast<std::uint8_t>(config_.mesh_mode ? 1 : 0));
   saved::append(out, static_cast<std::uint64_t>(objects_.size()));
-  top_.save_shape(out);
+  with_top([&](const auto& top) { top.save_shape(out); });
   for (const LeafObb& l : leaf_) saved::append(out, l.object);
   saved::append(out, static_cast<std::uint64_t>(meshes_.size()));
   for (const MeshAccel& m : meshes_) {
@@ -42,8 +45,13 @@ bool PickerCore::adopt_trees(std::string_view bytes, std::string& why) {
   const auto version = in.read<std::uint32_t>();
   const auto mesh_mode = in.read<std::uint8_t>();
   const auto objects = in.read<std::uint64_t>();
-  if (!in.ok() || version != kTreesVersion) {
+  if (!in.ok() || (version != trees_version(false) && version != trees_version(true))) {
     why = "saved trees of another version";
+    return false;
+  }
+  if (version != trees_version(wide16())) {
+    why = wide16() ? "saved trees of 8-wide nodes; this picker's node test takes 16"
+                   : "saved trees of 16-wide nodes; this picker's node test takes 8";
     return false;
   }
   if ((mesh_mode == 1) != config_.mesh_mode || mesh_mode > 1) {
@@ -62,7 +70,17 @@ bool PickerCore::adopt_trees(std::string_view bytes, std::string& why) {
   std::vector<LeafObb> leaves(count);
   std::vector<Aabb> boxes(count);
   const std::size_t kept = make_leaves(leaves.data(), boxes.data(), nullptr);
-  std::optional<WideBvh> top = WideBvh::load_shape(in, kept, config_.top.max_leaf_size, why);
+  if (wide16()) {
+    return adopt_top<WideBvh16>(in, kept, leaves, boxes, why) && adopt_meshes(in, kept, why);
+  }
+  return adopt_top<WideBvh>(in, kept, leaves, boxes, why) && adopt_meshes(in, kept, why);
+}
+
+template <class Tree>
+bool PickerCore::adopt_top(saved::Bytes& in, std::size_t kept, const std::vector<LeafObb>& leaves,
+                           const std::vector<Aabb>& boxes, std::string& why) {
+  const auto count = static_cast<std::uint32_t>(objects_.size());
+  std::optional<Tree> top = Tree::load_shape(in, kept, config_.top.max_leaf_size, why);
   if (!top) return false;
   if (top->has_prim_ids()) {
     why = "the saved top level numbers its entries (its objects come after it)";
@@ -85,11 +103,15 @@ bool PickerCore::adopt_trees(std::string_view bytes, std::string& why) {
     leaf_[e] = leaves[id];
     entry_boxes[e] = boxes[id];
   }
-  top_ = std::move(*top);
-  sah_sum_ = top_.refit_sweep([](std::uint32_t) { return true; },
+  top->set_simd(avx2());
+  sah_sum_ = top->refit_sweep([](std::uint32_t) { return true; },
                               [&](std::uint32_t e) { return entry_boxes[e]; }, config_.top)
                  .sah_sum;
-  top_.set_avx2(avx2());
+  top_ = std::move(*top);
+  return true;
+}
+
+bool PickerCore::adopt_meshes(saved::Bytes& in, std::size_t kept, std::string& why) {
   // The meshes' triangle trees, where the build would make them: mesh
   // mode, meshes some live object uses.
   const auto meshes = in.read<std::uint64_t>();
@@ -124,7 +146,7 @@ bool PickerCore::adopt_trees(std::string_view bytes, std::string& why) {
     }
     m.bvh.refit_sweep([](std::uint32_t) { return true; },
                       [&](std::uint32_t e) { return tri_boxes[e]; }, config_.mesh);
-    m.bvh.set_avx2(avx2());
+    m.bvh.set_simd(avx2());
     m.bvh_built = true;
   }
   if (!in.done()) {

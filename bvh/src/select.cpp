@@ -153,7 +153,7 @@ bool PickerCore::select_entry(std::uint32_t entry, const Frustum& region,
 std::vector<std::uint32_t> PickerCore::select(const Frustum& region, SelectRule rule,
                                           const QueryOptions& options) const {
   std::vector<std::uint32_t> out;
-  if (top_.empty()) return out;
+  if (with_top([](const auto& top) { return top.empty(); })) return out;
   // Each node pushes at most kWidth children and the tree's depth is bounded.
   std::vector<std::uint32_t> stack;
   std::vector<std::uint32_t> inside;  // subtrees wholly inside the region
@@ -170,10 +170,12 @@ std::vector<std::uint32_t> PickerCore::select(const Frustum& region, SelectRule 
     }
     out.push_back(leaf_[e].object);
   };
+  with_top([&](const auto& top) {
+  constexpr int kWidth = std::decay_t<decltype(top)>::kWidth;
   while (!stack.empty()) {
-    const WideNode& n = top_.nodes()[stack.back()];
+    const auto& n = top.nodes()[stack.back()];
     stack.pop_back();
-    for (int s = 0; s < WideNode::kWidth; ++s) {
+    for (int s = 0; s < kWidth; ++s) {
       if (!n.is_leaf(s) && !n.is_inner(s)) continue;
       const Side side = classify(n.slot_box(s), region);
       if (side == Side::kOutside) continue;
@@ -203,14 +205,15 @@ std::vector<std::uint32_t> PickerCore::select(const Frustum& region, SelectRule 
   }
   // Subtrees inside: every entry under them.
   while (!inside.empty()) {
-    const WideNode& n = top_.nodes()[inside.back()];
+    const auto& n = top.nodes()[inside.back()];
     inside.pop_back();
-    for (int s = 0; s < WideNode::kWidth; ++s) {
+    for (int s = 0; s < kWidth; ++s) {
       if (n.is_inner(s)) inside.push_back(n.child[s]);
       if (!n.is_leaf(s)) continue;
       for (std::uint32_t e = n.child[s]; e < n.child[s] + n.count[s]; ++e) take(e);
     }
   }
+  });
   // Ids ascending: a sort for a few, a pass over a bitmap for many.
   if (out.size() < objects_.size() / 32) {
     std::sort(out.begin(), out.end());

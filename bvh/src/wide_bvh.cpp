@@ -5,13 +5,15 @@
 #include <tbb/task_group.h>
 
 #include <algorithm>
+#include <optional>
 
 namespace raypick {
 namespace {
 
-void clear_slot(WideNode& n, int s) {
+template <int W>
+void clear_slot(WideNodeOf<W>& n, int s) {
   n.set_slot_box(s, Aabb{});
-  n.child[s] = WideNode::kInvalidSlot;
+  n.child[s] = WideNodeOf<W>::kInvalidSlot;
   n.count[s] = 0;
 }
 
@@ -26,14 +28,92 @@ struct Work {
 constexpr std::size_t kParallelNodes = 16384;
 constexpr int kTopLevels = 2;
 
-// The arrays a collapse fills (the WideBvh's): entry_node and entry_slot
+// The arrays a collapse fills (the tree's): entry_node and entry_slot
 // already sized, one per entry.
+template <int W>
 struct Arrays {
-  std::vector<WideNode>& nodes;
+  std::vector<WideNodeOf<W>>& nodes;
   std::vector<std::uint32_t>& parent;
   std::vector<std::uint8_t>& parent_slot;
   std::vector<std::uint32_t>& entry_node;
   std::vector<std::uint8_t>& entry_slot;
+};
+
+// The 16-slot collapse's SAH table: for each binary node n and k slots,
+// g(n, k), the least SAH cost of covering n's subtree by at most k of the
+// binary tree's nodes as the slots of one wide node: either n itself as
+// one slot, or n opened and its two children's subtrees sharing the k
+// slots. As a slot, a binary leaf costs intersection_cost * count * area,
+// an inner node traversal_cost * area plus g(n, W) (the node it becomes).
+// Areas are not normalized: only comparisons matter. A subtree of L leaves
+// never uses more than L slots, so n keeps min(W, L) values (k = 1 first:
+// n as a slot): a few per primitive, not W per binary node.
+template <int W>
+class SahTable {
+ public:
+  SahTable(const Bvh& bvh, const std::vector<std::uint32_t>& below, const BvhConfig& config)
+      : bvh_(bvh), below_(below), offset_(bvh.nodes.size() + 1) {
+    for (std::size_t i = 0; i < bvh.nodes.size(); ++i) offset_[i + 1] = offset_[i] + cap(i);
+    table_.resize(offset_.back());
+    // Children come after their parents: one backward pass.
+    for (std::size_t i = bvh.nodes.size(); i-- > 0;) {
+      const BvhNode& n = bvh.nodes[i];
+      float* g = &table_[offset_[i]] - 1;  // g[1..cap]
+      if (n.is_leaf()) {
+        g[1] = config.intersection_cost * float(n.count) * n.bounds.half_area();
+        continue;
+      }
+      const int c = cap(i);
+      for (int k = 2; k <= c; ++k) g[k] = split(n, k, nullptr);
+      const float slot = config.traversal_cost * n.bounds.half_area() + g[c];
+      g[1] = slot;
+      for (int k = 2; k <= c; ++k) g[k] = std::min(g[k], slot);
+    }
+  }
+
+  // Appends to items the binary nodes that cover inner node b's subtree
+  // by at most W slots at the least cost (b opened); returns their count.
+  int open(std::uint32_t b, int k, std::uint32_t* items) const {
+    const BvhNode& n = bvh_.nodes[b];
+    int left_k = 1;
+    split(n, k, &left_k);
+    const int l = cover(n.index, left_k, items);
+    return l + cover(n.index + 1, k - left_k, items + l);
+  }
+
+ private:
+  int cap(std::size_t n) const { return static_cast<int>(std::min<std::uint32_t>(W, below_[n])); }
+  float g(std::uint32_t n, int k) const { return table_[offset_[n] + std::min(k, cap(n)) - 1]; }
+
+  // The least cost of inner node n opened into at most k >= 2 slots, the
+  // left child's share in *left_k. Shares beyond a child's own leaves cost
+  // the same as its leaves' count, so only shares up to them are tried.
+  float split(const BvhNode& n, int k, int* left_k) const {
+    const int cl = cap(n.index), cr = cap(n.index + 1);
+    float best = kInfinity;
+    for (int j = std::max(1, k - cr); j <= std::min(k - 1, cl); ++j) {
+      const float c = g(n.index, j) + g(n.index + 1, k - j);
+      if (c < best) {
+        best = c;
+        if (left_k) *left_k = j;
+      }
+    }
+    return best;
+  }
+
+  // Subtree b by at most k slots: b itself, or b opened.
+  int cover(std::uint32_t b, int k, std::uint32_t* items) const {
+    if (bvh_.nodes[b].is_leaf() || k == 1 || g(b, 1) <= g(b, k)) {
+      items[0] = b;
+      return 1;
+    }
+    return open(b, k, items);
+  }
+
+  const Bvh& bvh_;
+  const std::vector<std::uint32_t>& below_;
+  std::vector<std::uint32_t> offset_;  // per binary node: its values in table_
+  std::vector<float> table_;
 };
 
 // The collapse. Wide nodes are made in regions, each numbered from 0 depth
@@ -43,11 +123,13 @@ struct Arrays {
 // node's slot may point to another region's root (a link). The final array
 // is the regions one after another: the numbering does not depend on the
 // number of threads, and children still come after their parents.
+template <int W>
 class Collapser {
  public:
-  explicit Collapser(const Bvh& bvh) : bvh_(bvh) {}
+  using Node = WideNodeOf<W>;
+  Collapser(const Bvh& bvh, const BvhConfig& config) : bvh_(bvh), config_(config) {}
 
-  void run(const Arrays& out) {
+  void run(const Arrays<W>& out) {
     // Leaf slots each binary node's subtree needs (a leaf: one); children
     // come after their parents, so one backward pass.
     below_.resize(bvh_.nodes.size());
@@ -55,6 +137,7 @@ class Collapser {
       const BvhNode& n = bvh_.nodes[i];
       below_[i] = n.is_leaf() ? 1u : below_[n.index] + below_[n.index + 1];
     }
+    if constexpr (W == 16) sah_.emplace(bvh_, below_, config_);
     const bool parallel = bvh_.nodes.size() >= kParallelNodes;
     regions_.emplace_back();
     // At most one wide node per inner binary node; untouched capacity costs
@@ -82,12 +165,12 @@ class Collapser {
     // Copy the regions into place, the children and entries renumbered:
     // in parallel, each node writing its own slots' children and entries.
     auto place = [&](std::size_t r) {
-      const std::vector<WideNode>& src = regions_[r].nodes;
+      const std::vector<Node>& src = regions_[r].nodes;
       for (std::size_t i = 0; i < src.size(); ++i) {
         const auto at = static_cast<std::uint32_t>(offset[r] + i);
-        WideNode& n = out.nodes[at];
+        Node& n = out.nodes[at];
         n = src[i];
-        for (int s = 0; s < WideNode::kWidth; ++s) {
+        for (int s = 0; s < W; ++s) {
           if (n.is_leaf(s)) {
             for (std::uint32_t e = n.child[s]; e < n.child[s] + n.count[s]; ++e) {
               out.entry_node[e] = at;
@@ -112,7 +195,7 @@ class Collapser {
  private:
   struct Region {
     std::uint32_t root = 0;  // binary node of the region's root
-    std::vector<WideNode> nodes;
+    std::vector<Node> nodes;
   };
   // A top node's slot that points to another region's root.
   struct Link {
@@ -137,9 +220,9 @@ class Collapser {
       walk(regions_[0]);
       return;
     }
-    Work kids[WideNode::kWidth];
+    Work kids[W];
     const int k = fill(regions_[0].nodes, job, kids);
-    WideNode& n = regions_[0].nodes[job.wide];
+    Node& n = regions_[0].nodes[job.wide];
     for (int i = 0; i < k; ++i) {
       if (level + 1 < kTopLevels) {
         top(level + 1, kids[i], split);
@@ -169,7 +252,7 @@ class Collapser {
       region.nodes.reserve(std::max<std::uint32_t>(1, entries_under(region.root)));
       region.nodes.emplace_back();
     }
-    Work stack[(WideNode::kWidth - 1) * (kBvhMaxDepth + 1) + 1];
+    Work stack[(W - 1) * (kBvhMaxDepth + 1) + 1];
     int top = 0;
     stack[top++] = {region.root, 0};
     while (top > 0) {
@@ -187,20 +270,21 @@ class Collapser {
     return bvh_.nodes[hi].index + bvh_.nodes[hi].count - bvh_.nodes[lo].index;
   }
 
-  // Writes wide node job.wide of `nodes`: it takes binary node
-  // job.binary's children and keeps opening inner ones until it has kWidth
+  // Writes wide node job.wide of `nodes`. With 16 slots, they are the SAH
+  // table's cover of binary node job.binary. With 8, the node takes binary
+  // node job.binary's children and keeps opening inner ones until it has W
   // slots: the largest (by area) of the subtrees that need more than kWidth
   // leaf slots first; when none is left, the largest small subtree that
   // still fits here whole; then it stops, so that each small subtree left
   // becomes one full child node. Appends a node to `nodes` for each inner child and
-  // returns them (at most kWidth) in `kids`, in slot order. Leaf slots
+  // returns them (at most W) in `kids`, in slot order. Leaf slots
   // hold their entries (child, count) as in the binary tree.
-  int fill(std::vector<WideNode>& nodes, Work job, Work* kids) const {
+  int fill(std::vector<Node>& nodes, Work job, Work* kids) const {
     const Bvh& bvh = bvh_;
     // The binary nodes this wide node's slots stand for.
-    std::uint32_t items[WideNode::kWidth];
+    std::uint32_t items[W];
     // Each item's half area if it is an inner node (to be opened), else -1.
-    float open_area[WideNode::kWidth];
+    float open_area[W];
     int count = 0;
     auto add = [&](std::uint32_t item) {
       const BvhNode& c = bvh.nodes[item];
@@ -210,11 +294,13 @@ class Collapser {
     const BvhNode& b = bvh.nodes[job.binary];
     if (b.is_leaf()) {
       items[count++] = job.binary;  // a tree that is a single leaf
+    } else if constexpr (W == 16) {
+      count = sah_->open(job.binary, W, items);
     } else {
       add(b.index);
       add(b.index + 1);
-      constexpr auto kWidth = static_cast<std::uint32_t>(WideNode::kWidth);
-      while (count < WideNode::kWidth) {
+      constexpr auto kWidth = static_cast<std::uint32_t>(W);
+      while (count < W) {
         int best = -1;
         float best_area = -1.0f;
         for (int i = 0; i < count; ++i) {
@@ -246,7 +332,7 @@ class Collapser {
       }
     }
     int k = 0;
-    for (int s = 0; s < WideNode::kWidth; ++s) {
+    for (int s = 0; s < W; ++s) {
       if (s >= count) {
         clear_slot(nodes[job.wide], s);
         continue;
@@ -259,7 +345,7 @@ class Collapser {
         nodes.emplace_back();
         kids[k++] = {items[s], child};
       }
-      WideNode& n = nodes[job.wide];
+      Node& n = nodes[job.wide];
       n.set_slot_box(s, c.bounds);
       n.child[s] = child;
       n.count[s] = c.count;
@@ -268,37 +354,43 @@ class Collapser {
   }
 
   const Bvh& bvh_;
+  const BvhConfig& config_;
   std::vector<std::uint32_t> below_;  // leaf slots under each binary node
+  std::optional<SahTable<W>> sah_;    // 16 slots only
   std::vector<Region> regions_;
   std::vector<Link> links_;
 };
 
 }  // namespace
 
-WideBvh WideBvh::collapse(const Bvh& bvh) {
-  WideBvh w;
+template <int W>
+WideBvhOf<W> WideBvhOf<W>::collapse(const Bvh& bvh, const BvhConfig& config) {
+  WideBvhOf w;
   if (bvh.empty()) return w;
   w.prim_ids_ = bvh.prim_ids;
   w.entry_node_.resize(w.prim_ids_.size());
   w.entry_slot_.resize(w.prim_ids_.size());
-  Collapser(bvh).run({w.nodes_, w.parent_, w.parent_slot_, w.entry_node_, w.entry_slot_});
+  Collapser<W>(bvh, config).run(
+      {w.nodes_, w.parent_, w.parent_slot_, w.entry_node_, w.entry_slot_});
   return w;
 }
 
-void WideBvh::save_shape(std::string& out) const {
+template <int W>
+void WideBvhOf<W>::save_shape(std::string& out) const {
   saved::append(out, static_cast<std::uint64_t>(entry_count()));
   saved::append(out, static_cast<std::uint64_t>(nodes_.size()));
-  for (const WideNode& n : nodes_) {
-    saved::append(out, n.child, WideNode::kWidth);
-    saved::append(out, n.count, WideNode::kWidth);
+  for (const Node& n : nodes_) {
+    saved::append(out, n.child, W);
+    saved::append(out, n.count, W);
   }
   saved::append(out, static_cast<std::uint8_t>(prim_ids_.empty() ? 0 : 1));
   saved::append(out, prim_ids_.data(), prim_ids_.size());
 }
 
-std::optional<WideBvh> WideBvh::load_shape(saved::Bytes& in, std::size_t prims,
-                                           std::uint32_t max_leaf, std::string& why) {
-  constexpr std::size_t kNodeBytes = 2 * WideNode::kWidth * sizeof(std::uint32_t);
+template <int W>
+std::optional<WideBvhOf<W>> WideBvhOf<W>::load_shape(saved::Bytes& in, std::size_t prims,
+                                                     std::uint32_t max_leaf, std::string& why) {
+  constexpr std::size_t kNodeBytes = 2 * W * sizeof(std::uint32_t);
   const auto entries = in.read<std::uint64_t>();
   const auto nodes = in.read<std::uint64_t>();
   if (!in.ok()) {
@@ -317,7 +409,7 @@ std::optional<WideBvh> WideBvh::load_shape(saved::Bytes& in, std::size_t prims,
           " primitives";
     return std::nullopt;
   }
-  WideBvh w;
+  WideBvhOf w;
   w.nodes_.resize(nodes);
   w.parent_.assign(nodes, kInvalidId);
   w.parent_slot_.assign(nodes, 0);
@@ -329,11 +421,11 @@ std::optional<WideBvh> WideBvh::load_shape(saved::Bytes& in, std::size_t prims,
     return std::nullopt;
   };
   for (std::size_t i = 0; i < nodes; ++i) {
-    WideNode& n = w.nodes_[i];
-    in.read(n.child, WideNode::kWidth);
-    in.read(n.count, WideNode::kWidth);
+    Node& n = w.nodes_[i];
+    in.read(n.child, W);
+    in.read(n.count, W);
     if (i != 0 && w.parent_[i] == kInvalidId) return bad(i, "no slot points to it");
-    for (int s = 0; s < WideNode::kWidth; ++s) {
+    for (int s = 0; s < W; ++s) {
       n.set_slot_box(s, Aabb{});
       if (n.is_leaf(s)) {
         const std::uint64_t first = n.child[s];
@@ -388,14 +480,15 @@ std::optional<WideBvh> WideBvh::load_shape(saved::Bytes& in, std::size_t prims,
   return w;
 }
 
-double WideBvh::refit_inner(const BvhConfig& config) {
+template <int W>
+double WideBvhOf<W>::refit_inner(const BvhConfig& config) {
   if (nodes_.empty()) return 0.0;
   double sah = 0.0;
   // Children come after their parents: one backward pass sees every child
   // before its parent.
   for (std::size_t i = nodes_.size(); i-- > 0;) {
-    WideNode& n = nodes_[i];
-    for (int s = 0; s < WideNode::kWidth; ++s) {
+    Node& n = nodes_[i];
+    for (int s = 0; s < W; ++s) {
       if (n.is_inner(s)) n.set_slot_box(s, nodes_[n.child[s]].box());
       sah += slot_weight(n, s, config) * n.slot_box(s).half_area();
     }
@@ -403,24 +496,27 @@ double WideBvh::refit_inner(const BvhConfig& config) {
   return sah + double(config.traversal_cost) * nodes_[0].box().half_area();
 }
 
-double WideBvh::sah_sum(const BvhConfig& config) const {
+template <int W>
+double WideBvhOf<W>::sah_sum(const BvhConfig& config) const {
   if (nodes_.empty()) return 0.0;
   double sah = double(config.traversal_cost) * nodes_[0].box().half_area();
-  for (const WideNode& n : nodes_) {
-    for (int s = 0; s < WideNode::kWidth; ++s) {
+  for (const Node& n : nodes_) {
+    for (int s = 0; s < W; ++s) {
       sah += slot_weight(n, s, config) * n.slot_box(s).half_area();
     }
   }
   return sah;
 }
 
-std::size_t WideBvh::memory_bytes() const {
+template <int W>
+std::size_t WideBvhOf<W>::memory_bytes() const {
   auto bytes = [](const auto& v) { return v.capacity() * sizeof(v[0]); };
   return bytes(nodes_) + bytes(prim_ids_) + bytes(parent_) + bytes(parent_slot_) +
          bytes(entry_node_) + bytes(entry_slot_);
 }
 
-BvhStats WideBvh::stats(const BvhConfig& config) const {
+template <int W>
+BvhStats WideBvhOf<W>::stats(const BvhConfig& config) const {
   BvhStats s;
   if (nodes_.empty()) return s;
   s.nodes = nodes_.size();
@@ -433,9 +529,9 @@ BvhStats WideBvh::stats(const BvhConfig& config) const {
                    std::max(root_area, 1e-30);
   std::vector<int> depth(nodes_.size(), 0);
   for (std::size_t i = 0; i < nodes_.size(); ++i) {
-    const WideNode& n = nodes_[i];
+    const Node& n = nodes_[i];
     s.max_depth = std::max(s.max_depth, depth[i]);
-    for (int k = 0; k < WideNode::kWidth; ++k) {
+    for (int k = 0; k < W; ++k) {
       if (n.is_leaf(k)) {
         ++s.leaves;
         s.min_leaf_size = std::min(s.min_leaf_size, n.count[k]);
@@ -448,5 +544,8 @@ BvhStats WideBvh::stats(const BvhConfig& config) const {
   s.mean_leaf_size = double(s.primitives) / double(std::max<std::size_t>(s.leaves, 1));
   return s;
 }
+
+template class WideBvhOf<8>;
+template class WideBvhOf<16>;
 
 }  // namespace raypick

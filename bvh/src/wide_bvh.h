@@ -38,24 +38,33 @@
 
 namespace raypick {
 
-// A wide BVH's nodes and the bookkeeping that refits walk by. Leaf slots
+// A wide BVH of W-slot nodes (WideNodeOf<W>) and the bookkeeping that
+// refits walk by. Leaf slots
 // hold runs of entries; entry e stands for primitive prim_id(e), and a
 // leaf's entries are contiguous. Data is private: a tree is made by
 // collapse(), changed only by the refits below, and read through nodes()
 // and the traversal loops.
-class WideBvh {
+template <int W>
+class WideBvhOf {
  public:
-  // Collapses `bvh` (its prim_ids order is kept for the entries): each wide
-  // node takes a binary node's children and keeps opening inner ones until
-  // it has eight slots: the largest subtree needing more than eight leaf
-  // slots first, then the largest small one that fits whole, so that the
-  // small subtrees left make full nodes. O(nodes); large trees collapse
+  using Node = WideNodeOf<W>;
+  static constexpr int kWidth = W;
+
+  // Collapses `bvh` (its prim_ids order is kept for the entries). With 8
+  // slots, each wide node takes a binary node's children and keeps opening
+  // inner ones until it has eight slots: the largest subtree needing more
+  // than eight leaf slots first, then the largest small one that fits
+  // whole, so that the small subtrees left make full nodes. With 16 slots,
+  // by the SAH (config's costs): each node covers its subtree by the
+  // cheapest set of at most 16 of the binary tree's nodes, exactly over the
+  // tree's cuts (a table of min(16, leaves below) costs per binary node).
+  // O(nodes) (times up to 16^2 per node for 16 slots); large trees collapse
   // their subtrees as parallel tasks, numbered the same on any thread count.
-  static WideBvh collapse(const Bvh& bvh);
+  static WideBvhOf collapse(const Bvh& bvh, const BvhConfig& config = {});
 
   bool empty() const { return nodes_.empty(); }
   // nodes()[0] is the root (when not empty); children come after parents.
-  std::span<const WideNode> nodes() const { return nodes_; }
+  std::span<const Node> nodes() const { return nodes_; }
   std::size_t entry_count() const { return entry_node_.size(); }
   std::uint32_t prim_id(std::uint32_t entry) const {
     return prim_ids_.empty() ? entry : prim_ids_[entry];
@@ -96,7 +105,7 @@ class WideBvh {
   // A leaf slot holds at most max_leaf entries (as a build with that
   // BvhConfig::max_leaf_size makes them), so that no forged shape makes a
   // leaf slower than the build's.
-  static std::optional<WideBvh> load_shape(saved::Bytes& in, std::size_t prims,
+  static std::optional<WideBvhOf> load_shape(saved::Bytes& in, std::size_t prims,
                                            std::uint32_t max_leaf, std::string& why);
   // Whether entries carry their own primitive ids (not the identity).
   bool has_prim_ids() const { return !prim_ids_.empty(); }
@@ -154,17 +163,28 @@ class WideBvh {
   // callback: ties are the callback's to break.
   template <class Leaf>
   TraversalStats traverse(const Ray& ray, Leaf&& leaf) const;
-  // Which node test traverse() runs: the 8-wide AVX one when set (only
-  // takes effect where the CPU has AVX2), else the two SSE halves. Set once
-  // by the tree's owner (the Picker, from PickerConfig::isa); never while
-  // queries run. The same nodes, leaves and hits either way.
-  void set_avx2(bool on);
-  bool avx2() const { return avx2_; }
+  // Which node test traverse() runs: when set, the one that tests every
+  // slot in one instruction (8 slots: AVX2; 16: AVX-512; only takes effect
+  // where the CPU has it), else SSE, four slots at a time. Set once by the
+  // tree's owner (the Picker, from PickerConfig::isa); never while queries
+  // run. The same leaves and hits either way.
+  void set_simd(bool on);
+  bool simd() const { return simd_; }
 #if RAYPICK_WIDE_AVX2
   // traverse() with the AVX node test; only where the CPU has AVX2
-  // (avx2()). The same nodes and leaves, in the same order.
+  // (simd()). The same nodes and leaves, in the same order.
   template <class Leaf>
-  RAYPICK_TARGET_AVX2 TraversalStats traverse_avx2(const Ray& ray, Leaf&& leaf) const;
+  RAYPICK_TARGET_AVX2 TraversalStats traverse_avx2(const Ray& ray, Leaf&& leaf) const
+    requires(W == 8);
+#endif
+#if RAYPICK_WIDE_AVX512
+  // traverse() with the AVX-512 node test of 16 slots; only where the CPU
+  // has it (simd() on a 16-wide tree). The nearest hit slot is visited
+  // next and the others pushed in slot order: the same leaves as under
+  // traverse()'s SSE test, in another order.
+  template <class Leaf>
+  RAYPICK_TARGET_AVX512 TraversalStats traverse_avx512(const Ray& ray, Leaf&& leaf) const
+    requires(W == 16);
 #endif
 
   // traverse() for many rays, K of them in flight: each step advances one
@@ -209,7 +229,7 @@ class WideBvh {
  private:
   // A slot's SAH weight: traversal_cost for an inner slot,
   // intersection_cost * count for a leaf slot, 0 for an unused one.
-  static double slot_weight(const WideNode& n, int slot, const BvhConfig& config) {
+  static double slot_weight(const Node& n, int slot, const BvhConfig& config) {
     if (n.is_leaf(slot)) return double(config.intersection_cost) * n.count[slot];
     return n.is_inner(slot) ? double(config.traversal_cost) : 0.0;
   }
@@ -223,7 +243,7 @@ class WideBvh {
 
   friend struct WideBvhInternals;  // tests/support/bvh_oracle.h
 
-  std::vector<WideNode> nodes_;
+  std::vector<Node> nodes_;
   // Empty means the identity (entry e is primitive e), which saves the
   // array for a caller that numbers its primitives in entry order.
   std::vector<std::uint32_t> prim_ids_;
@@ -234,26 +254,35 @@ class WideBvh {
   std::vector<std::uint8_t> parent_slot_;
   std::vector<std::uint32_t> entry_node_;
   std::vector<std::uint8_t> entry_slot_;
-  bool avx2_ = false;  // see set_avx2()
+  bool simd_ = false;  // see set_simd()
   // refit_path()'s scratch: per node, its slots still to recompute (all
   // zero between calls), and the nodes to visit, a max-heap.
-  std::vector<std::uint8_t> dirty_slots_;
+  using SlotMask = std::conditional_t<(W > 8), std::uint16_t, std::uint8_t>;
+  std::vector<SlotMask> dirty_slots_;
   std::vector<std::uint32_t> dirty_nodes_;
   std::vector<std::uint64_t> leaf_keys_;  // node, slot, entry of moved entries
 };
 
-inline void WideBvh::set_avx2(bool on) { avx2_ = on && compiler::cpu_has_avx2(); }
+using WideBvh = WideBvhOf<8>;
+using WideBvh16 = WideBvhOf<16>;
 
-inline Aabb WideBvh::bounds() const { return nodes_.empty() ? Aabb{} : nodes_[0].box(); }
+template <int W>
+inline void WideBvhOf<W>::set_simd(bool on) {
+  simd_ = on && (W == 8 ? compiler::cpu_has_avx2() : compiler::cpu_has_avx512());
+}
 
+template <int W>
+inline Aabb WideBvhOf<W>::bounds() const { return nodes_.empty() ? Aabb{} : nodes_[0].box(); }
+
+template <int W>
 template <class EntryBox, class OnChange, class Prefetch>
-std::size_t WideBvh::refit_path(std::span<const std::uint32_t> entries, EntryBox&& entry_box,
+std::size_t WideBvhOf<W>::refit_path(std::span<const std::uint32_t> entries, EntryBox&& entry_box,
                                 const BvhConfig& config, OnChange&& on_change,
                                 Prefetch&& prefetch_entry) {
   if (nodes_.empty() || entries.empty()) return 0;
   auto prefetch_node = [&](std::uint32_t node) {
     const char* p = reinterpret_cast<const char*>(&nodes_[node]);
-    for (std::size_t b = 0; b < sizeof(WideNode); b += 64) compiler::prefetch(p + b);
+    for (std::size_t b = 0; b < sizeof(Node); b += 64) compiler::prefetch(p + b);
   };
   const double root_before = nodes_[0].box().half_area();
   bool root_changed = false;
@@ -268,10 +297,10 @@ std::size_t WideBvh::refit_path(std::span<const std::uint32_t> entries, EntryBox
       dirty_nodes_.push_back(node);
       std::push_heap(dirty_nodes_.begin(), dirty_nodes_.end());
     }
-    dirty_slots_[node] |= static_cast<std::uint8_t>(1u << slot);
+    dirty_slots_[node] |= static_cast<SlotMask>(1u << slot);
   };
   // A slot box recomputed: true when it changed.
-  auto set_slot = [&](WideNode& n, int slot, const Aabb& b) {
+  auto set_slot = [&](Node& n, int slot, const Aabb& b) {
     ++updated;
     const Aabb old = n.slot_box(slot);
     if (b == old) return false;
@@ -289,15 +318,19 @@ std::size_t WideBvh::refit_path(std::span<const std::uint32_t> entries, EntryBox
   // The leaf slots first, each once, in descending node order (children
   // before parents), with the nodes and entries a few slots ahead
   // prefetched: at a million objects every one of them is a cache miss.
+  // A key: node, slot, entry (a node index takes the top 29 or 28 bits:
+  // a tree of more nodes would hold more than 2^28 objects).
+  constexpr int kSlotBits = W > 8 ? 4 : 3;
   std::vector<std::uint64_t>& keys = leaf_keys_;
   keys.clear();
   for (std::uint32_t e : entries) {
-    keys.push_back(std::uint64_t{entry_node_[e]} << 35 | std::uint64_t{entry_slot_[e]} << 32 | e);
+    keys.push_back(std::uint64_t{entry_node_[e]} << (32 + kSlotBits) |
+                   std::uint64_t{entry_slot_[e]} << 32 | e);
   }
   std::sort(keys.begin(), keys.end(), std::greater<>());
   constexpr std::size_t kAhead = 8;
-  auto node_of = [](std::uint64_t k) { return static_cast<std::uint32_t>(k >> 35); };
-  auto slot_of = [](std::uint64_t k) { return static_cast<int>((k >> 32) & 7u); };
+  auto node_of = [](std::uint64_t k) { return static_cast<std::uint32_t>(k >> (32 + kSlotBits)); };
+  auto slot_of = [](std::uint64_t k) { return static_cast<int>((k >> 32) & (W - 1u)); };
   auto entry_of = [](std::uint64_t k) { return static_cast<std::uint32_t>(k); };
   for (std::size_t i = 0; i < std::min(keys.size(), 2 * kAhead); ++i) {
     prefetch_entry(entry_of(keys[i]), 0);
@@ -317,7 +350,7 @@ std::size_t WideBvh::refit_path(std::span<const std::uint32_t> entries, EntryBox
     const int slot = slot_of(keys[i]);
     // A slot once, however many of its entries moved.
     if (i == 0 || node_of(keys[i - 1]) != node || slot_of(keys[i - 1]) != slot) {
-      WideNode& n = nodes_[node];
+      Node& n = nodes_[node];
       Aabb b;
       for (std::uint32_t k = n.child[slot]; k < n.child[slot] + n.count[slot]; ++k) {
         b.extend(entry_box(k));
@@ -340,7 +373,7 @@ std::size_t WideBvh::refit_path(std::span<const std::uint32_t> entries, EntryBox
     for (std::size_t h = 0; h < std::min<std::size_t>(3, dirty_nodes_.size()); ++h) {
       prefetch_node(dirty_nodes_[h]);
     }
-    WideNode& n = nodes_[node];
+    Node& n = nodes_[node];
     bool changed = false;
     for (unsigned m = dirty_slots_[node]; m != 0; m &= m - 1) {
       const int slot = std::countr_zero(m);
@@ -359,8 +392,9 @@ std::size_t WideBvh::refit_path(std::span<const std::uint32_t> entries, EntryBox
   return updated;
 }
 
+template <int W>
 template <class Changed, class EntryBox>
-WideBvh::SweepResult WideBvh::refit_sweep(Changed&& changed, EntryBox&& entry_box,
+typename WideBvhOf<W>::SweepResult WideBvhOf<W>::refit_sweep(Changed&& changed, EntryBox&& entry_box,
                                           const BvhConfig& config) {
   SweepResult result;
   if (nodes_.empty()) return result;

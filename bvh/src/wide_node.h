@@ -1,5 +1,6 @@
-// The 8-wide BVH's node: its byte layout, fixed and checked. Private to
-// the library.
+// The wide BVH's node: its byte layout, fixed and checked, for 8 slots
+// (every tree) and 16 (the top level under the AVX-512 node test). Private
+// to the library.
 #pragma once
 
 #include "compiler.h"
@@ -10,7 +11,8 @@
 
 namespace raypick {
 
-// A node, 256 bytes (four cache lines), 64-byte aligned in its array:
+// A node of W slots, 32 W bytes (W / 2 cache lines), 64-byte aligned in
+// its array; for W = 8, 256 bytes:
 //   bytes    0..191  bounds[6][8]  rows min_x, min_y, min_z, max_x, max_y,
 //                                  max_z, one column per child slot (the
 //                                  structure-of-arrays layout SIMD reads)
@@ -18,11 +20,13 @@ namespace raypick {
 //                                  leaf slot: first entry in prim_ids
 //   bytes  224..255  count[8]      0 for an inner slot, else the number of
 //                                  primitives of the leaf slot
-// An unused slot has count 0, child kInvalidSlot and an empty box
-// (+inf, -inf), which the slab test never hits. Children have larger
-// indices than their parents.
-struct alignas(64) WideNode {
-  static constexpr int kWidth = 8;  // child slots
+// and for W = 16 the same rows of 16 columns (512 bytes). An unused slot
+// has count 0, child kInvalidSlot and an empty box (+inf, -inf), which the
+// slab test never hits. Children have larger indices than their parents.
+template <int W>
+struct alignas(64) WideNodeOf {
+  static_assert(W == 8 || W == 16, "nodes of 8 or 16 slots");
+  static constexpr int kWidth = W;  // child slots
 
   float bounds[6][kWidth];
   std::uint32_t child[kWidth];
@@ -49,8 +53,11 @@ struct alignas(64) WideNode {
 #if RAYPICK_WIDE_SSE
     float r[6];
     for (int a = 0; a < 6; ++a) {
-      const __m128 v = a < 3 ? _mm_min_ps(_mm_load_ps(bounds[a]), _mm_load_ps(bounds[a] + 4))
-                             : _mm_max_ps(_mm_load_ps(bounds[a]), _mm_load_ps(bounds[a] + 4));
+      __m128 v = _mm_load_ps(bounds[a]);
+      for (int h = 4; h < kWidth; h += 4) {
+        v = a < 3 ? _mm_min_ps(v, _mm_load_ps(bounds[a] + h))
+                  : _mm_max_ps(v, _mm_load_ps(bounds[a] + h));
+      }
       const __m128 h = a < 3 ? _mm_min_ps(v, _mm_movehl_ps(v, v))
                              : _mm_max_ps(v, _mm_movehl_ps(v, v));
       const __m128 g = _mm_shuffle_ps(h, h, 1);
@@ -64,6 +71,9 @@ struct alignas(64) WideNode {
 #endif
   }
 };
+using WideNode = WideNodeOf<8>;
+using WideNode16 = WideNodeOf<16>;
 static_assert(sizeof(WideNode) == 256, "WideNode is documented as 256 bytes");
+static_assert(sizeof(WideNode16) == 512, "WideNode16 is documented as 512 bytes");
 
 }  // namespace raypick

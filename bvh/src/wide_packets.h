@@ -6,7 +6,8 @@
 
 namespace raypick {
 
-inline bool WideBvh::packet_coherent(std::span<const Ray> rays, float extent) {
+template <int W>
+inline bool WideBvhOf<W>::packet_coherent(std::span<const Ray> rays, float extent) {
   const Ray& r0 = rays[0];
   const glm::vec3 d0 = r0.dir / glm::length(r0.dir);
   const float origin_limit = extent * (1.0f / 64.0f);
@@ -22,8 +23,9 @@ inline bool WideBvh::packet_coherent(std::span<const Ray> rays, float extent) {
   return true;
 }
 
+template <int W>
 template <class Leaf>
-void WideBvh::traverse_packets(std::span<const Ray> rays, Leaf&& leaf) const {
+void WideBvhOf<W>::traverse_packets(std::span<const Ray> rays, Leaf&& leaf) const {
   using namespace wide_detail;
   if (nodes_.empty() || rays.empty()) return;
 #if RAYPICK_WIDE_SSE
@@ -37,14 +39,14 @@ void WideBvh::traverse_packets(std::span<const Ray> rays, Leaf&& leaf) const {
     std::uint32_t count;
     std::uint32_t mask;
   };
-  // On the heap: kStackSize entries of 80 bytes could strain a small
+  // On the heap: kStackSizeOf<W> entries of 80 bytes could strain a small
   // thread stack.
-  const auto stack = std::make_unique_for_overwrite<PEntry[]>(kStackSize);
+  const auto stack = std::make_unique_for_overwrite<PEntry[]>(kStackSizeOf<W>);
   const Aabb root = bounds();
   const glm::vec3 size = root.max - root.min;
   const float extent = std::max(size.x, std::max(size.y, size.z));
   alignas(16) float org[3][kPacket], inv[3][kPacket], tmin[kPacket], tmax[kPacket];
-  alignas(16) float slot_tn[WideNode::kWidth][kPacket];
+  alignas(16) float slot_tn[W][kPacket];
   for (std::size_t base = 0; base < rays.size(); base += kPacket) {
     const std::size_t n = std::min<std::size_t>(kPacket, rays.size() - base);
     const std::span<const Ray> group = rays.subspan(base, n);
@@ -96,27 +98,27 @@ void WideBvh::traverse_packets(std::span<const Ray> rays, Leaf&& leaf) const {
           for (std::uint32_t i = 0; i < cur_count; ++i) leaf(base + k, cur_index + i, tmax[k]);
         }
       } else {
-        const WideNode& nd = nodes_[cur_index];
+        const Node& nd = nodes_[cur_index];
         // Used slots: child != kInvalidSlot.
         const __m128i ones = _mm_set1_epi32(-1);
-        const unsigned unused =
-            static_cast<unsigned>(_mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(
-                _mm_load_si128(reinterpret_cast<const __m128i*>(nd.child)), ones)))) |
-            static_cast<unsigned>(_mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(
-                _mm_load_si128(reinterpret_cast<const __m128i*>(nd.child + 4)), ones))))
-                << 4;
+        unsigned unused = 0;
+        for (int h = 0; h < W; h += 4) {
+          unused |= static_cast<unsigned>(_mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(
+                        _mm_load_si128(reinterpret_cast<const __m128i*>(nd.child + h)), ones))))
+                    << h;
+        }
         unsigned groups = 0;
         for (int g = 0; g < kGroups; ++g) {
           if ((cur_mask >> (4 * g)) & 0xFu) groups |= 1u << g;
         }
-        std::uint32_t slot_mask[WideNode::kWidth];
-        float key[WideNode::kWidth];
+        std::uint32_t slot_mask[W];
+        float key[W];
         unsigned hit_slots = 0;
         // The slots' tests, four rays per operation; with one origin for
         // the packet, each plane's (bound - origin) is the same for every
         // ray and computed once (the same value as lane by lane).
         auto test_slots = [&]<bool kOneOrigin>() {
-          for (unsigned used = ~unused & 0xFFu; used != 0; used &= used - 1) {
+          for (unsigned used = ~unused & ((1u << W) - 1u); used != 0; used &= used - 1) {
             const int s = std::countr_zero(used);
             __m128 bn[3], bf[3];
             for (int a = 0; a < 3; ++a) {
@@ -164,7 +166,7 @@ void WideBvh::traverse_packets(std::span<const Ray> rays, Leaf&& leaf) const {
         }
         if (hit_slots != 0) {
           // Sort the hit slots by descending key; push all but the last.
-          int order[WideNode::kWidth];
+          int order[W];
           int k = 0;
           for (unsigned hs = hit_slots; hs != 0; hs &= hs - 1) {
             const int s = std::countr_zero(hs);

@@ -1,7 +1,9 @@
 // The wide tree's traversal: the node step per instruction set (a policy:
-// IsaSse, the x86-64 baseline with a scalar fallback, and IsaAvx2), and
-// the loops built on that one step: single rays (walk(), for traverse()
-// and traverse_avx2()) and many rays interleaved. Included by wide_bvh.h.
+// IsaSse, the x86-64 baseline with a scalar fallback, for either width;
+// IsaAvx2 for 8 slots), the loops built on that one step (single rays:
+// walk(), for traverse() and traverse_avx2(); many rays interleaved), and
+// the 16-slot AVX-512 loop (walk_avx512(), for traverse_avx512()).
+// Included by wide_bvh.h.
 #pragma once
 
 #include "wide_bvh.h"
@@ -18,9 +20,13 @@ struct Entry {
   float tnear;
 };
 
-// Each node visit pops one entry and pushes at most kWidth - 1 (the
-// nearest hit slot is taken next without a push).
-inline constexpr int kStackSize = (WideNode::kWidth - 1) * kBvhMaxDepth + 8;
+// Each node visit pops one entry and pushes at most W - 1 (the nearest hit
+// slot is taken next without a push); a node at depth L (at most
+// kBvhMaxDepth) has at most (W - 1) L entries below the top. W more leave
+// room for a store of a whole node's slots at the top (walk_avx512()).
+template <int W>
+inline constexpr int kStackSizeOf = (W - 1) * kBvhMaxDepth + W;
+inline constexpr int kStackSize = kStackSizeOf<8>;
 
 // What a node test needs of a ray, computed once per ray.
 struct NodeRay {
@@ -46,7 +52,8 @@ struct NodeRay {
 
 // The slab test of the ray against a node's slots within
 // [tmin, tmax]: a bit per slot hit, and each slot's entry t in tn.
-RAYPICK_GEOMETRY_INLINE unsigned test_node(const WideNode& n, const NodeRay& r, float tmax,
+template <int W>
+RAYPICK_GEOMETRY_INLINE unsigned test_node(const WideNodeOf<W>& n, const NodeRay& r, float tmax,
                           float* tn) {
 #if RAYPICK_WIDE_SSE
   // Scalar line per slot and axis, as in slab_interval():
@@ -55,7 +62,7 @@ RAYPICK_GEOMETRY_INLINE unsigned test_node(const WideNode& n, const NodeRay& r, 
   // plane distance leaves the interval unchanged, as there.
   unsigned mask = 0;
   const __m128 tmax4 = _mm_set1_ps(tmax);
-  for (int h = 0; h < WideNode::kWidth; h += 4) {
+  for (int h = 0; h < W; h += 4) {
     __m128 t_near = r.tmin, t_far = tmax4;
     for (int a = 0; a < 3; ++a) {
       t_near = _mm_max_ps(
@@ -71,7 +78,7 @@ RAYPICK_GEOMETRY_INLINE unsigned test_node(const WideNode& n, const NodeRay& r, 
   return mask;
 #else
   unsigned mask = 0;
-  for (int s = 0; s < WideNode::kWidth; ++s) {
+  for (int s = 0; s < W; ++s) {
     float t_near = r.inv.tmin, t_far = tmax;
     for (int a = 0; a < 3; ++a) {
       const float t0 = (n.bounds[r.near_row[a]][s] - r.inv.org[a]) * r.inv.inv_dir[a];
@@ -122,8 +129,8 @@ struct NodeRay8 {
 // Given a node's hit slots (mask != 0): returns the nearest, to be visited
 // next, and pushes the others, farthest deepest. One and two hits, the
 // common cases, need no sort.
-// Node: WideNode, or any node with child[] and count[] arrays of 8 slots
-// (raypick_floor's compressed prototype).
+// Node: WideNodeOf<W>, or any node with child[] and count[] arrays and
+// kWidth (raypick_floor's compressed prototype).
 template <class Node>
 RAYPICK_GEOMETRY_INLINE Entry order_hits(const Node& n, unsigned mask, const float* tn,
                         Entry* stack, int& top) {
@@ -139,7 +146,7 @@ RAYPICK_GEOMETRY_INLINE Entry order_hits(const Node& n, unsigned mask, const flo
     stack[top++] = first ? e1 : e0;
     return first ? e0 : e1;
   }
-  Entry hits[WideNode::kWidth] = {e0, e1};
+  Entry hits[Node::kWidth] = {e0, e1};
   int k = 2;
   while (mask != 0) {
     const int sk = std::countr_zero(mask);
@@ -172,13 +179,14 @@ RAYPICK_GEOMETRY_INLINE bool pop(Entry* stack, int& top, float tmax, Entry& cur)
 }
 
 // The node step per instruction set: set up once per ray, then
-//   unsigned test(const WideNode& n, float tmax, float* tn)
+//   unsigned test(const Node& n, float tmax, float* tn)
 // returns the slots hit and their entry t (tn 32-byte aligned). Every
 // policy computes the same mask and tn bit for bit (the tests force each).
 struct IsaSse {
   const NodeRay& r;
   explicit IsaSse(const NodeRay& ray) : r(ray) {}
-  RAYPICK_GEOMETRY_INLINE unsigned test(const WideNode& n, float tmax, float* tn) const {
+  template <int W>
+  RAYPICK_GEOMETRY_INLINE unsigned test(const WideNodeOf<W>& n, float tmax, float* tn) const {
     return test_node(n, r, tmax, tn);
   }
 };
@@ -196,15 +204,15 @@ struct IsaAvx2 {
 #endif
 
 // The single-ray loop, once for every policy: traverse()'s contract.
-template <class Isa, class Leaf>
-RAYPICK_GEOMETRY_INLINE TraversalStats walk(std::span<const WideNode> nodes, const Ray& ray,
+template <class Isa, class Node, class Leaf>
+RAYPICK_GEOMETRY_INLINE TraversalStats walk(std::span<const Node> nodes, const Ray& ray,
                                             Leaf& leaf) {
   TraversalStats st;
   if (nodes.empty()) return st;
   const NodeRay r(ray);
   const Isa isa(r);
   float tmax = r.inv.tmax;
-  Entry stack[kStackSize];
+  Entry stack[kStackSizeOf<Node::kWidth>];
   int top = 0;
   Entry cur{0, 0, r.inv.tmin};
   for (;;) {
@@ -215,9 +223,9 @@ RAYPICK_GEOMETRY_INLINE TraversalStats walk(std::span<const WideNode> nodes, con
         if (leaf(cur.index + i, tmax)) return st;
       }
     } else {
-      const WideNode& n = nodes[cur.index];
+      const Node& n = nodes[cur.index];
       ++st.nodes_visited;
-      alignas(32) float tn[WideNode::kWidth];
+      alignas(32) float tn[Node::kWidth];
       const unsigned mask = isa.test(n, tmax, tn);
       if (mask != 0) {
         cur = order_hits(n, mask, tn, stack, top);
@@ -228,27 +236,150 @@ RAYPICK_GEOMETRY_INLINE TraversalStats walk(std::span<const WideNode> nodes, con
   }
 }
 
+#if RAYPICK_WIDE_AVX512
+// The ray's planes for the 16-slot test, each broadcast to 16 lanes.
+struct NodeRay16 {
+  __m512 o[3], i[3], tmin;
+  RAYPICK_TARGET_AVX512 explicit NodeRay16(const NodeRay& r) {
+    for (int a = 0; a < 3; ++a) {
+      o[a] = _mm512_set1_ps(r.inv.org[a]);
+      i[a] = _mm512_set1_ps(r.inv.inv_dir[a]);
+    }
+    tmin = _mm512_set1_ps(r.inv.tmin);
+  }
+};
+
+// test_node() on all 16 slots at once: the same operations in the same
+// order on each slot, so the same mask and entry t (VMAXPS and VMINPS
+// return their second operand on NaN, as MAXPS and MINPS do).
+[[gnu::always_inline]] RAYPICK_TARGET_AVX512 inline unsigned test_node_avx512(
+    const WideNode16& n, const NodeRay& r, const NodeRay16& r16, float tmax, __m512& t_near) {
+  t_near = r16.tmin;
+  __m512 t_far = _mm512_set1_ps(tmax);
+  for (int a = 0; a < 3; ++a) {
+    t_near = _mm512_max_ps(
+        _mm512_mul_ps(_mm512_sub_ps(_mm512_load_ps(n.bounds[r.near_row[a]]), r16.o[a]), r16.i[a]),
+        t_near);
+    t_far = _mm512_min_ps(
+        _mm512_mul_ps(_mm512_sub_ps(_mm512_load_ps(n.bounds[r.far_row[a]]), r16.o[a]), r16.i[a]),
+        t_far);
+  }
+  return _mm512_cmp_ps_mask(t_near, t_far, _CMP_LE_OS);
+}
+
+// walk_avx512()'s stack: structure of arrays, so that a node's hit slots
+// are pushed by one register compress and one store per array (a compress
+// straight to memory is microcoded, and slow, on AMD's Zen 4).
+struct Stack16 {
+  static constexpr int kSize = kStackSizeOf<16>;
+  alignas(64) std::uint32_t index[kSize];
+  alignas(64) std::uint32_t count[kSize];
+  alignas(64) float tnear[kSize];
+  int top = 0;
+};
+
+// The single-ray loop over 16-slot nodes with the AVX-512 test:
+// traverse()'s contract. The nearest hit slot (the lowest of equal ones)
+// is visited next; the others are pushed in slot order, with no sort and
+// no branch on their number.
+template <class Leaf>
+RAYPICK_TARGET_AVX512 TraversalStats walk_avx512(std::span<const WideNode16> nodes,
+                                                 const Ray& ray, Leaf& leaf) {
+  TraversalStats st;
+  if (nodes.empty()) return st;
+  const NodeRay r(ray);
+  const NodeRay16 r16(r);
+  float tmax = r.inv.tmax;
+  Stack16 s;
+  std::uint32_t index = 0, count = 0;
+  for (;;) {
+    if (count != 0) {
+      ++st.leaves_visited;
+      for (std::uint32_t i = 0; i < count; ++i) {
+        ++st.prims_tested;
+        if (leaf(index + i, tmax)) return st;
+      }
+    } else {
+      const WideNode16& n = nodes[index];
+      ++st.nodes_visited;
+      __m512 tn;
+      const unsigned mask = test_node_avx512(n, r, r16, tmax, tn);
+      if (mask != 0) {
+        const __m512 tv = _mm512_mask_blend_ps(static_cast<__mmask16>(mask),
+                                               _mm512_set1_ps(kInfinity), tn);
+        const __m512 nearest = _mm512_set1_ps(_mm512_reduce_min_ps(tv));
+        const auto eq = static_cast<unsigned>(_mm512_mask_cmp_ps_mask(
+            static_cast<__mmask16>(mask), tv, nearest, _CMP_EQ_OQ));
+        // eq holds the nearest lane; mask alone if every hit t were NaN
+        // (never: a NaN t fails the test).
+        const int next = std::countr_zero(eq != 0 ? eq : mask);
+        const auto rest = static_cast<__mmask16>(mask & ~(1u << next));
+        _mm512_storeu_si512(s.index + s.top,
+                            _mm512_maskz_compress_epi32(rest, _mm512_load_si512(n.child)));
+        _mm512_storeu_si512(s.count + s.top,
+                            _mm512_maskz_compress_epi32(rest, _mm512_load_si512(n.count)));
+        _mm512_storeu_ps(s.tnear + s.top, _mm512_maskz_compress_ps(rest, tn));
+        s.top += std::popcount(static_cast<unsigned>(rest));
+        index = n.child[next];
+        count = n.count[next];
+        continue;
+      }
+    }
+    // Pop the next entry that can still hold a hit at t <= tmax.
+    for (;;) {
+      if (s.top == 0) return st;
+      --s.top;
+      if (s.tnear[s.top] <= tmax) break;
+    }
+    index = s.index[s.top];
+    count = s.count[s.top];
+  }
+}
+#endif
+
 }  // namespace wide_detail
 
+template <int W>
 template <class Leaf>
-TraversalStats WideBvh::traverse(const Ray& ray, Leaf&& leaf) const {
+TraversalStats WideBvhOf<W>::traverse(const Ray& ray, Leaf&& leaf) const {
+  if constexpr (W == 8) {
 #if RAYPICK_WIDE_AVX2
-  if (avx2_) return traverse_avx2(ray, leaf);
+    if (simd_) return traverse_avx2(ray, leaf);
 #endif
-  return wide_detail::walk<wide_detail::IsaSse>(nodes_, ray, leaf);
+  } else {
+#if RAYPICK_WIDE_AVX512
+    if (simd_) return traverse_avx512(ray, leaf);
+#endif
+  }
+  return wide_detail::walk<wide_detail::IsaSse>(std::span<const Node>(nodes_), ray, leaf);
 }
 
 #if RAYPICK_WIDE_AVX2
 // The same loop in a function of the AVX2 target, where GCC inlines the
 // AVX node test.
+template <int W>
 template <class Leaf>
-RAYPICK_TARGET_AVX2 TraversalStats WideBvh::traverse_avx2(const Ray& ray, Leaf&& leaf) const {
-  return wide_detail::walk<wide_detail::IsaAvx2>(nodes_, ray, leaf);
+RAYPICK_TARGET_AVX2 TraversalStats WideBvhOf<W>::traverse_avx2(const Ray& ray, Leaf&& leaf) const
+  requires(W == 8)
+{
+  return wide_detail::walk<wide_detail::IsaAvx2>(std::span<const Node>(nodes_), ray, leaf);
 }
 #endif
 
+#if RAYPICK_WIDE_AVX512
+template <int W>
+template <class Leaf>
+RAYPICK_TARGET_AVX512 TraversalStats WideBvhOf<W>::traverse_avx512(const Ray& ray,
+                                                                   Leaf&& leaf) const
+  requires(W == 16)
+{
+  return wide_detail::walk_avx512(std::span<const Node>(nodes_), ray, leaf);
+}
+#endif
+
+template <int W>
 template <int K, class Leaf, class PrefetchLeaf>
-void WideBvh::traverse_interleaved(std::span<const Ray> rays, Leaf&& leaf,
+void WideBvhOf<W>::traverse_interleaved(std::span<const Ray> rays, Leaf&& leaf,
                                    PrefetchLeaf&& prefetch_leaf) const {
   using namespace wide_detail;
   if (nodes_.empty() || rays.empty()) return;
@@ -265,13 +396,14 @@ void WideBvh::traverse_interleaved(std::span<const Ray> rays, Leaf&& leaf,
   alignas(Lane) unsigned char storage[K * sizeof(Lane)];
   Lane* lanes = reinterpret_cast<Lane*>(storage);
   // On the heap: K stacks could overflow a small thread stack.
-  const auto stacks = std::make_unique_for_overwrite<Entry[]>(K * kStackSize);
+  constexpr int kStack = kStackSizeOf<W>;
+  const auto stacks = std::make_unique_for_overwrite<Entry[]>(K * kStack);
   bool active[K];
   std::size_t next = 0;
   int running = 0;
   auto start = [&](int k) {
     const NodeRay r(rays[next]);
-    new (&lanes[k]) Lane{r, r.inv.tmax, Entry{0, 0, r.inv.tmin}, 0, next, &stacks[k * kStackSize]};
+    new (&lanes[k]) Lane{r, r.inv.tmax, Entry{0, 0, r.inv.tmin}, 0, next, &stacks[k * kStack]};
     ++next;
   };
   for (int k = 0; k < K; ++k) {
@@ -293,8 +425,8 @@ void WideBvh::traverse_interleaved(std::span<const Ray> rays, Leaf&& leaf,
         }
         more = !stop && pop(l.stack, l.top, l.tmax, l.cur);
       } else {
-        const WideNode& n = nodes_[l.cur.index];
-        alignas(32) float tn[WideNode::kWidth];
+        const Node& n = nodes_[l.cur.index];
+        alignas(32) float tn[W];
         const unsigned mask = IsaSse(l.r).test(n, l.tmax, tn);
         if (mask != 0) {
           l.cur = order_hits(n, mask, tn, l.stack, l.top);
@@ -317,7 +449,7 @@ void WideBvh::traverse_interleaved(std::span<const Ray> rays, Leaf&& leaf,
         prefetch_leaf(l.cur.index, l.cur.count);
       } else {
         const char* p = reinterpret_cast<const char*>(&nodes_[l.cur.index]);
-        for (std::size_t b = 0; b < sizeof(WideNode); b += 64) compiler::prefetch(p + b);
+        for (std::size_t b = 0; b < sizeof(Node); b += 64) compiler::prefetch(p + b);
       }
     }
   }

@@ -56,7 +56,7 @@ Run run_on(int threads, const Scene& scene, const std::vector<Ray>& rays) {
     PickerCore picker(scene);
     const PickerCore& impl = picker;
     const std::span<const Ray> ray_span(rays);
-    out.built.assign(impl.top_.nodes().begin(), impl.top_.nodes().end());
+    out.built.assign(std::get<WideBvh>(impl.top_).nodes().begin(), std::get<WideBvh>(impl.top_).nodes().end());
     for (const auto& leaf : impl.leaf_) out.entry_objects.push_back(leaf.object);
     out.obb = picker.intersect_batch(ray_span, QueryOptions{PickMode::kObb});
     out.mesh = picker.intersect_batch(ray_span, QueryOptions{PickMode::kMesh});
@@ -68,7 +68,7 @@ Run run_on(int threads, const Scene& scene, const std::vector<Ray>& rays) {
     }
     const CommitStats st = picker.commit(CommitMode::kRefit);
     REQUIRE(st.refitted);
-    out.refitted.assign(impl.top_.nodes().begin(), impl.top_.nodes().end());
+    out.refitted.assign(std::get<WideBvh>(impl.top_).nodes().begin(), std::get<WideBvh>(impl.top_).nodes().end());
     out.obb_moved = picker.intersect_batch(ray_span, QueryOptions{PickMode::kObb});
   });
   return out;

@@ -159,7 +159,7 @@ TEST_CASE("moving most of a large scene refits in one parallel sweep with exact 
   const CommitStats st = picker.commit(CommitMode::kRefit);
   REQUIRE(st.refitted);
   REQUIRE_FALSE(st.rebuilt);
-  const WideBvh& tree = picker.top_;
+  const WideBvh& tree = std::get<WideBvh>(picker.top_);
   // The sweep: the leaf slots holding a moved object, then every inner
   // slot (one per node but the root).
   std::size_t moved_slots = 0;

@@ -269,20 +269,20 @@ TEST_CASE("the 16-wide prototype keeps every leaf slot and answers as the Picker
   const floorq::Wide16 widened_same = floorq::widen16(WideBvh::collapse(binary));
   CHECK(floorq::sah_cost(collapsed, 1.0f, 1.0f) < floorq::sah_cost(widened_same, 1.0f, 1.0f));
   // Today's tree widened.
-  const floorq::Wide16 wide = floorq::widen16(core.top_);
+  const floorq::Wide16 wide = floorq::widen16(std::get<WideBvh>(core.top_));
   check_wide16(wide, core.leaf_, boxes, scene, picker, core);
-  CHECK(wide.nodes.size() < core.top_.nodes().size());
+  CHECK(wide.nodes.size() < std::get<WideBvh>(core.top_).nodes().size());
   std::size_t today_used = 0;
-  for (const WideNode& n : core.top_.nodes()) {
+  for (const WideNode& n : std::get<WideBvh>(core.top_).nodes()) {
     for (int s = 0; s < WideNode::kWidth; ++s) today_used += n.is_leaf(s) || n.is_inner(s);
   }
-  CHECK(wide.slots_used > 1.2 * double(today_used) / double(core.top_.nodes().size()));
+  CHECK(wide.slots_used > 1.2 * double(today_used) / double(std::get<WideBvh>(core.top_).nodes().size()));
   if (!floorq::cpu_has_avx512()) return;
   // Today's nodes in the same AVX-512VL order.
   std::vector<Aabb> mesh_bounds;
   for (const auto& m : core.meshes_) mesh_bounds.push_back(m.bounds);
   check_queries(scene, picker, 117, [&](const Ray& ray) {
-    return floorq::intersect8_compress512(core.top_, core.leaf_, mesh_bounds, ray, nullptr);
+    return floorq::intersect8_compress512(std::get<WideBvh>(core.top_), core.leaf_, mesh_bounds, ray, nullptr);
   });
 }
 

@@ -73,7 +73,7 @@ TEST_CASE("a picker opened from saved trees has the built trees byte for byte") 
     opened.add_scene(scene);
     std::string why;
     REQUIRE_MESSAGE(opened.adopt_trees(trees, why), why);
-    CHECK(same_bytes(built.top_.nodes(), opened.top_.nodes()));
+    CHECK(same_bytes(std::get<WideBvh>(built.top_).nodes(), std::get<WideBvh>(opened.top_).nodes()));
     REQUIRE(built.leaf_.size() == opened.leaf_.size());
     CHECK(built.leaf_.size() == scene.objects.size() - 2);  // two left out
     CHECK(std::memcmp(built.leaf_.data(), opened.leaf_.data(),

@@ -47,9 +47,13 @@ class PickerCore;  // what a Picker holds: the library's own
 // The instruction set the traversal's node test runs on. Answers are the
 // same bit for bit on every one (the tests force each); only speed differs.
 enum class Isa : std::uint8_t {
-  kAuto,  // the widest this CPU runs: kAvx2 where it has AVX2, else kSse2
+  kAuto,  // kAvx2 where the CPU has AVX2, else kSse2
   kSse2,  // the x86-64 baseline (four slots per instruction)
   kAvx2,  // eight slots per instruction; kSse2 on a CPU without AVX2
+  // Sixteen slots per instruction over a top level of 16-wide nodes (the
+  // mesh trees keep kAvx2's); kAvx2 on a CPU without AVX-512 (F, VL, DQ,
+  // BW). Its own tree: other nodes, the same answers.
+  kAvx512,
 };
 
 struct PickerConfig {
