@@ -90,6 +90,7 @@ class SahTable {
   // the same as its leaves' count, so only shares up to them are tried.
   float split(const BvhNode& n, int k, int* left_k) const {
     const int cl = cap(n.index), cr = cap(n.index + 1);
+    k = std::min(k, cl + cr);  // more slots than leaves: no better
     float best = kInfinity;
     for (int j = std::max(1, k - cr); j <= std::min(k - 1, cl); ++j) {
       const float c = g(n.index, j) + g(n.index + 1, k - j);

@@ -106,30 +106,33 @@ std::pair<std::uint32_t, float> closest_by(const Tree& tree,
   return best;
 }
 
-std::pair<std::uint32_t, float> closest_wide(const WideBvh& w,
+template <int W>
+std::pair<std::uint32_t, float> closest_wide(const WideBvhOf<W>& w,
                                              const std::vector<Aabb>& boxes,
                                              const Ray& ray) {
-  // WideBvh::traverse passes entries.
+  // WideBvhOf::traverse passes entries.
   return closest_by(w, boxes, ray, [&](std::uint32_t e) { return w.prim_id(e); });
 }
 
 // Refits every slot of `w` from `boxes` (indexed by primitive id) in one
 // sweep; returns its result.
-WideBvh::SweepResult refit_all(WideBvh& w, const std::vector<Aabb>& boxes,
-                               const BvhConfig& config = {}) {
+template <int W>
+typename WideBvhOf<W>::SweepResult refit_all(WideBvhOf<W>& w, const std::vector<Aabb>& boxes,
+                                             const BvhConfig& config = {}) {
   return w.refit_sweep([](std::uint32_t) { return true; },
                        [&](std::uint32_t e) { return boxes[w.prim_id(e)]; }, config);
 }
 
 // Every slot box is exactly the union of what is below it; every entry is
 // in exactly one leaf slot, which entry_node / entry_slot name.
-void check_wide(const WideBvh& w, const std::vector<Aabb>& boxes) {
+template <int W>
+void check_wide(const WideBvhOf<W>& w, const std::vector<Aabb>& boxes) {
   REQUIRE(w.entry_count() == boxes.size());
   std::vector<int> seen(boxes.size(), 0);
-  const std::span<const WideNode> nodes = w.nodes();
+  const auto nodes = w.nodes();
   for (std::uint32_t i = 0; i < nodes.size(); ++i) {
-    const WideNode& n = nodes[i];
-    for (int s = 0; s < WideNode::kWidth; ++s) {
+    const auto& n = nodes[i];
+    for (int s = 0; s < W; ++s) {
       Aabb expect;
       if (n.is_leaf(s)) {
         for (std::uint32_t e = n.child[s]; e < n.child[s] + n.count[s]; ++e) {
@@ -148,6 +151,15 @@ void check_wide(const WideBvh& w, const std::vector<Aabb>& boxes) {
     }
   }
   for (int c : seen) REQUIRE(c == 1);
+}
+
+// The node tests a tree of this width can take: SSE always; its own SIMD
+// test (AVX2 for 8 slots, AVX-512 for 16) where the CPU has it.
+template <class Tree>
+std::vector<bool> simd_choices() {
+  const bool has = Tree::kWidth == 8 ? compiler::cpu_has_avx2() : compiler::cpu_has_avx512();
+  if (!has) return {false};
+  return {false, true};
 }
 
 Ray random_ray(std::mt19937_64& rng, float spread) {
@@ -200,7 +212,8 @@ TEST_CASE("BVH depth stays bounded on a scene that drives SAH into a chain") {
   CHECK(test::binary_stats(bvh, config).max_depth <= kBvhMaxDepth);
 }
 
-TEST_CASE("wide BVH closest hit equals brute force on random box sets, leaves of 1 and 4") {
+TEST_CASE_TEMPLATE("wide BVH closest hit equals brute force on random box sets, leaves of 1 and 4",
+                   Tree, WideBvh, WideBvh16) {
   for (std::size_t n : {1, 2, 3, 10, 100, 2000}) {
     CAPTURE(n);
     for (std::uint32_t leaf : {1u, 4u}) {
@@ -209,25 +222,32 @@ TEST_CASE("wide BVH closest hit equals brute force on random box sets, leaves of
       config.max_leaf_size = leaf;
       const float spread = 4.0f * std::cbrt(static_cast<float>(n));
       const auto boxes = random_boxes(n, n, spread);
-      const WideBvh w = WideBvh::collapse(build_bvh(boxes, centers_of(boxes), config));
-      std::mt19937_64 rng(n * 31);
-      int hits = 0;
-      for (int i = 0; i < 3000; ++i) {
-        const Ray ray = random_ray(rng, spread);
-        const auto expected = brute(boxes, ray);
-        const auto got = closest_wide(w, boxes, ray);
-        REQUIRE(got.first == expected.first);
-        REQUIRE(got.second == expected.second);
-        hits += expected.first != UINT32_MAX;
+      Tree w = Tree::collapse(build_bvh(boxes, centers_of(boxes), config), config);
+      for (const bool simd : simd_choices<Tree>()) {
+        CAPTURE(simd);
+        w.set_simd(simd);
+        REQUIRE(w.simd() == simd);
+        std::mt19937_64 rng(n * 31);
+        int hits = 0;
+        for (int i = 0; i < 3000; ++i) {
+          const Ray ray = random_ray(rng, spread);
+          const auto expected = brute(boxes, ray);
+          const auto got = closest_wide(w, boxes, ray);
+          REQUIRE(got.first == expected.first);
+          REQUIRE(got.second == expected.second);
+          hits += expected.first != UINT32_MAX;
+        }
+        if (n >= 10) CHECK(hits > 100);
       }
-      if (n >= 10) CHECK(hits > 100);
     }
   }
 }
 
-TEST_CASE("wide BVH any-hit stop ends the traversal at the first accepted leaf primitive") {
+TEST_CASE_TEMPLATE("wide BVH any-hit stop ends the traversal at the first accepted leaf primitive",
+                   Tree, WideBvh, WideBvh16) {
   const auto boxes = random_boxes(500, 9, 20.0f);
-  const WideBvh w = WideBvh::collapse(build_bvh(boxes, centers_of(boxes)));
+  Tree w = Tree::collapse(build_bvh(boxes, centers_of(boxes)));
+  w.set_simd(simd_choices<Tree>().back());
   std::mt19937_64 rng(5);
   int hits = 0;
   for (int i = 0; i < 1000; ++i) {
@@ -246,16 +266,18 @@ TEST_CASE("wide BVH any-hit stop ends the traversal at the first accepted leaf p
   CHECK(hits > 100);
 }
 
-TEST_CASE("wide BVH refit sweep after moving every box keeps closest hits equal to brute force") {
+TEST_CASE_TEMPLATE("wide BVH refit sweep after moving every box keeps closest hits equal to brute force",
+                   Tree, WideBvh, WideBvh16) {
   auto boxes = random_boxes(800, 11, 20.0f);
-  WideBvh w = WideBvh::collapse(build_bvh(boxes, centers_of(boxes)));
+  Tree w = Tree::collapse(build_bvh(boxes, centers_of(boxes)));
+  w.set_simd(simd_choices<Tree>().back());
   std::mt19937_64 rng(12);
   std::uniform_real_distribution<float> u(-5.0f, 5.0f);
   for (Aabb& b : boxes) {
     const glm::vec3 shift{u(rng), u(rng), u(rng)};
     b = Aabb{b.min + shift, b.max + shift};
   }
-  const WideBvh::SweepResult r = refit_all(w, boxes);
+  const typename Tree::SweepResult r = refit_all(w, boxes);
   check_wide(w, boxes);
   CHECK(r.sah_sum == w.sah_sum());
   // Every leaf slot and every inner slot (one per node but the root).
@@ -271,12 +293,13 @@ TEST_CASE("wide BVH refit sweep after moving every box keeps closest hits equal 
 
 // ---- the wide BVH --------------------------------------------------------
 
-TEST_CASE("the wide BVH keeps every primitive once, with exact boxes, for many sizes") {
+TEST_CASE_TEMPLATE("the wide BVH keeps every primitive once, with exact boxes, for many sizes",
+                   Tree, WideBvh, WideBvh16) {
   for (std::size_t n : {1, 2, 3, 4, 5, 17, 100, 3000}) {
     CAPTURE(n);
     const auto boxes = random_boxes(n, 300 + n, 20.0f);
     const Bvh bvh = build_bvh(boxes, centers_of(boxes));
-    const WideBvh w = WideBvh::collapse(bvh);
+    const Tree w = Tree::collapse(bvh);
     check_wide(w, boxes);
     const BvhStats s = w.stats();
     const BvhStats binary = test::binary_stats(bvh);
@@ -287,12 +310,14 @@ TEST_CASE("the wide BVH keeps every primitive once, with exact boxes, for many s
   }
 }
 
-TEST_CASE("wide BVH closest hit equals brute force, including zero direction components") {
+TEST_CASE_TEMPLATE("wide BVH closest hit equals brute force, including zero direction components",
+                   Tree, WideBvh, WideBvh16) {
   for (std::size_t n : {1, 2, 7, 200, 4000}) {
     CAPTURE(n);
     const float spread = 4.0f * std::cbrt(static_cast<float>(n));
     const auto boxes = random_boxes(n, 7 * n, spread);
-    const WideBvh w = WideBvh::collapse(build_bvh(boxes, centers_of(boxes)));
+    Tree w = Tree::collapse(build_bvh(boxes, centers_of(boxes)));
+    w.set_simd(simd_choices<Tree>().back());
     std::mt19937_64 rng(n + 5);
     std::uniform_int_distribution<int> coin(0, 3);
     for (int i = 0; i < 3000; ++i) {
@@ -308,11 +333,12 @@ TEST_CASE("wide BVH closest hit equals brute force, including zero direction com
   }
 }
 
-TEST_CASE("refitting a few entries of the wide BVH along their paths equals a full sweep") {
+TEST_CASE_TEMPLATE("refitting a few entries of the wide BVH along their paths equals a full sweep",
+                   Tree, WideBvh, WideBvh16) {
   auto boxes = random_boxes(2000, 17, 30.0f);
-  WideBvh partial = WideBvh::collapse(build_bvh(boxes, centers_of(boxes)));
-  WideBvh full = partial;
-  WideBvh swept = partial;
+  Tree partial = Tree::collapse(build_bvh(boxes, centers_of(boxes)));
+  Tree full = partial;
+  Tree swept = partial;
   std::mt19937_64 rng(18);
   std::uniform_real_distribution<float> u(-10.0f, 10.0f);
   std::vector<std::uint32_t> entries;
@@ -331,11 +357,11 @@ TEST_CASE("refitting a few entries of the wide BVH along their paths equals a fu
   refit_all(full, boxes);
   // The sweep over the moved entries only: their leaf slots, then every
   // inner slot.
-  const WideBvh::SweepResult r =
+  const typename Tree::SweepResult r =
       swept.refit_sweep([&](std::uint32_t e) { return moved[e] != 0; }, box, BvhConfig{});
   std::size_t moved_slots = 0;
-  for (const WideNode& n : swept.nodes()) {
-    for (int s = 0; s < WideNode::kWidth; ++s) {
+  for (const auto& n : swept.nodes()) {
+    for (int s = 0; s < Tree::kWidth; ++s) {
       bool any = false;
       for (std::uint32_t e = n.child[s]; n.is_leaf(s) && e < n.child[s] + n.count[s]; ++e) {
         any = any || moved[e] != 0;
@@ -348,7 +374,7 @@ TEST_CASE("refitting a few entries of the wide BVH along their paths equals a fu
   CHECK(changes > 0);
   CHECK(r.sah_sum == full.sah_sum());
   for (std::size_t i = 0; i < full.nodes().size(); ++i) {
-    for (int s = 0; s < WideNode::kWidth; ++s) {
+    for (int s = 0; s < Tree::kWidth; ++s) {
       REQUIRE(partial.nodes()[i].slot_box(s) == full.nodes()[i].slot_box(s));
       REQUIRE(swept.nodes()[i].slot_box(s) == full.nodes()[i].slot_box(s));
     }
@@ -356,13 +382,14 @@ TEST_CASE("refitting a few entries of the wide BVH along their paths equals a fu
   check_wide(full, boxes);
 }
 
-TEST_CASE("a path refit of many entries, listed more than once, equals a full refit and tracks the SAH sum") {
+TEST_CASE_TEMPLATE("a path refit of many entries, listed more than once, equals a full refit and tracks the SAH sum",
+                   Tree, WideBvh, WideBvh16) {
   // A third of the entries moved, some listed twice and in no order: each
   // leaf slot and each inner slot is recomputed once, children before
   // parents, and the on_change calls add up to the change of sah_sum().
   auto boxes = random_boxes(3000, 23, 30.0f);
-  WideBvh partial = WideBvh::collapse(build_bvh(boxes, centers_of(boxes)));
-  WideBvh full = partial;
+  Tree partial = Tree::collapse(build_bvh(boxes, centers_of(boxes)));
+  Tree full = partial;
   std::mt19937_64 rng(24);
   std::uniform_real_distribution<float> u(-20.0f, 20.0f);
   std::vector<std::uint32_t> entries;
@@ -382,7 +409,7 @@ TEST_CASE("a path refit of many entries, listed more than once, equals a full re
       [&](double weight, double old_area, double new_area) { delta += weight * (new_area - old_area); });
   refit_all(full, boxes);
   for (std::size_t i = 0; i < full.nodes().size(); ++i) {
-    for (int s = 0; s < WideNode::kWidth; ++s) {
+    for (int s = 0; s < Tree::kWidth; ++s) {
       REQUIRE(partial.nodes()[i].slot_box(s) == full.nodes()[i].slot_box(s));
     }
   }
@@ -448,6 +475,7 @@ void require_same_shape(const Bvh& a, std::uint32_t na, const Bvh& b, std::uint3
 struct BuiltOn {
   Bvh binary;
   WideBvh wide;
+  WideBvh16 wide16;
 };
 
 BuiltOn build_on(int threads, const std::vector<Aabb>& boxes) {
@@ -458,6 +486,7 @@ BuiltOn build_on(int threads, const std::vector<Aabb>& boxes) {
   arena.execute([&] {
     out.binary = build_bvh(boxes, centers_of(boxes));
     out.wide = WideBvh::collapse(out.binary);
+    out.wide16 = WideBvh16::collapse(out.binary);
   });
   return out;
 }
@@ -481,10 +510,16 @@ TEST_CASE("a tree binned and collapsed in parallel is the same on 1 and 4 thread
   const auto w1 = one.wide.nodes(), w4 = four.wide.nodes();
   REQUIRE(w1.size() == w4.size());
   CHECK(std::memcmp(w1.data(), w4.data(), w1.size_bytes()) == 0);
+  const auto v1 = one.wide16.nodes(), v4 = four.wide16.nodes();
+  REQUIRE(v1.size() == v4.size());
+  CHECK(std::memcmp(v1.data(), v4.data(), v1.size_bytes()) == 0);
   for (std::uint32_t e = 0; e < boxes.size(); ++e) {
     REQUIRE(WideBvhInternals::entry_node(one.wide, e) == WideBvhInternals::entry_node(four.wide, e));
+    REQUIRE(WideBvhInternals::entry_node(one.wide16, e) ==
+            WideBvhInternals::entry_node(four.wide16, e));
   }
   check_wide(four.wide, boxes);
+  check_wide(four.wide16, boxes);
   // And it answers as brute force does.
   std::mt19937_64 rng(4041);
   int hits = 0;
@@ -494,7 +529,39 @@ TEST_CASE("a tree binned and collapsed in parallel is the same on 1 and 4 thread
     const auto got = closest_wide(four.wide, boxes, ray);
     REQUIRE(got.first == expected.first);
     REQUIRE(got.second == expected.second);
+    const auto got16 = closest_wide(four.wide16, boxes, ray);
+    REQUIRE(got16.first == expected.first);
+    REQUIRE(got16.second == expected.second);
     hits += expected.first != UINT32_MAX;
   }
   CHECK(hits > 200);
+}
+
+TEST_CASE("the 16-wide collapse is the SAH's best cover of the binary tree's cuts") {
+  // The 8-wide collapse covers each subtree by at most 8 of the binary
+  // tree's nodes, which is one of the covers by at most 16 that the SAH
+  // collapse chooses among: its SAH sum can be no larger (the same slot
+  // costs: traversal_cost per inner slot, intersection_cost per entry of a
+  // leaf slot, times the slot's area; float sums, so within 1e-5), and on
+  // larger trees it is smaller. It is no deeper than the binary tree, and
+  // a tree of at most 16 leaves is one node.
+  for (const float traversal : {1.0f, 2.0f}) {
+    CAPTURE(traversal);
+    for (std::size_t n : {5, 40, 1000, 20000}) {
+      CAPTURE(n);
+      BvhConfig config;
+      config.traversal_cost = traversal;
+      const auto boxes = random_boxes(n, 900 + n, 4.0f * std::cbrt(static_cast<float>(n)));
+      const Bvh bvh = build_bvh(boxes, centers_of(boxes), config);
+      const WideBvh w8 = WideBvh::collapse(bvh, config);
+      const WideBvh16 w16 = WideBvh16::collapse(bvh, config);
+      check_wide(w16, boxes);
+      CHECK(w16.sah_sum(config) <= w8.sah_sum(config) * (1.0 + 1e-5));
+      const BvhStats s16 = w16.stats(config), binary = test::binary_stats(bvh, config);
+      CHECK(s16.leaves == binary.leaves);
+      CHECK(s16.max_depth <= binary.max_depth);
+      if (binary.leaves <= 16) CHECK(w16.nodes().size() == 1);
+      if (n >= 1000) CHECK(w16.sah_sum(config) < w8.sah_sum(config));
+    }
+  }
 }

@@ -5,6 +5,7 @@
 
 #include "picker_impl.h"
 #include "raypick/bvh/picker.h"
+#include "raypick/core/camera.h"
 #include "scene_gen.h"
 
 #include <tbb/global_control.h>
@@ -13,6 +14,7 @@
 #include <glm/ext/matrix_transform.hpp>
 
 #include <cstring>
+#include <random>
 
 using namespace raypick;
 
@@ -21,7 +23,7 @@ namespace {
 // What one run produces: the top-level tree after the build and after a
 // refit that moved most objects, and every answer of the batch queries.
 struct Run {
-  std::vector<WideNode> built, refitted;
+  std::vector<unsigned char> built, refitted;  // the top level's nodes' bytes
   std::vector<std::uint32_t> entry_objects;  // the object at each top-level entry
   std::vector<Hit> obb, mesh, obb_moved;
 };
@@ -44,7 +46,16 @@ bool same_hits(const std::vector<Hit>& a, const std::vector<Hit>& b) {
   return true;
 }
 
-Run run_on(int threads, const Scene& scene, const std::vector<Ray>& rays) {
+// The bytes of a picker's top-level nodes, whichever their width.
+std::vector<unsigned char> top_bytes(const PickerCore& impl) {
+  return impl.with_top([](const auto& top) {
+    const auto nodes = top.nodes();
+    const auto* p = reinterpret_cast<const unsigned char*>(nodes.data());
+    return std::vector<unsigned char>(p, p + nodes.size_bytes());
+  });
+}
+
+Run run_on(int threads, const Scene& scene, const std::vector<Ray>& rays, Isa isa) {
   const tbb::global_control cap(tbb::global_control::max_allowed_parallelism,
                                 static_cast<std::size_t>(threads));
   tbb::task_arena arena(threads);
@@ -53,10 +64,12 @@ Run run_on(int threads, const Scene& scene, const std::vector<Ray>& rays) {
     REQUIRE(tbb::this_task_arena::max_concurrency() == threads);
     // A Picker's core, whose trees the test reads: top level and per-mesh
     // trees built in parallel.
-    PickerCore picker(scene);
+    PickerConfig config;
+    config.isa = isa;
+    PickerCore picker(scene, config);
     const PickerCore& impl = picker;
     const std::span<const Ray> ray_span(rays);
-    out.built.assign(std::get<WideBvh>(impl.top_).nodes().begin(), std::get<WideBvh>(impl.top_).nodes().end());
+    out.built = top_bytes(impl);
     for (const auto& leaf : impl.leaf_) out.entry_objects.push_back(leaf.object);
     out.obb = picker.intersect_batch(ray_span, QueryOptions{PickMode::kObb});
     out.mesh = picker.intersect_batch(ray_span, QueryOptions{PickMode::kMesh});
@@ -68,7 +81,7 @@ Run run_on(int threads, const Scene& scene, const std::vector<Ray>& rays) {
     }
     const CommitStats st = picker.commit(CommitMode::kRefit);
     REQUIRE(st.refitted);
-    out.refitted.assign(std::get<WideBvh>(impl.top_).nodes().begin(), std::get<WideBvh>(impl.top_).nodes().end());
+    out.refitted = top_bytes(impl);
     out.obb_moved = picker.intersect_batch(ray_span, QueryOptions{PickMode::kObb});
   });
   return out;
@@ -87,23 +100,30 @@ TEST_CASE("trees and answers are the same bit for bit on 1, 2 and 4 threads") {
     if (scene.objects[i].mesh == 0) scene.objects[i].mesh = sphere;
   }
   const std::vector<Ray> rays = test::random_scene_rays(scene, 20000, 72);
-  const Run one = run_on(1, scene, rays);
-  REQUIRE(one.built.size() > 1);
-  REQUIRE(one.entry_objects.size() == scene.objects.size());
-  for (int threads : {2, 4}) {
-    CAPTURE(threads);
-    const Run many = run_on(threads, scene, rays);
-    CHECK(same_bytes(many.built, one.built));
-    CHECK(same_bytes(many.entry_objects, one.entry_objects));
-    CHECK(same_bytes(many.refitted, one.refitted));
-    CHECK(same_hits(many.obb, one.obb));
-    CHECK(same_hits(many.mesh, one.mesh));
-    CHECK(same_hits(many.obb_moved, one.obb_moved));
+  // The 8-wide top level, and the 16-wide one of the AVX-512 node test
+  // (its own collapse) where the CPU has it.
+  std::vector<Isa> isas{Isa::kAvx2};
+  if (compiler::cpu_has_avx512()) isas.push_back(Isa::kAvx512);
+  for (const Isa isa : isas) {
+    CAPTURE(int(isa));
+    const Run one = run_on(1, scene, rays, isa);
+    REQUIRE(one.built.size() > sizeof(WideNode));
+    REQUIRE(one.entry_objects.size() == scene.objects.size());
+    for (int threads : {2, 4}) {
+      CAPTURE(threads);
+      const Run many = run_on(threads, scene, rays, isa);
+      CHECK(same_bytes(many.built, one.built));
+      CHECK(same_bytes(many.entry_objects, one.entry_objects));
+      CHECK(same_bytes(many.refitted, one.refitted));
+      CHECK(same_hits(many.obb, one.obb));
+      CHECK(same_hits(many.mesh, one.mesh));
+      CHECK(same_hits(many.obb_moved, one.obb_moved));
+    }
+    // The answers are real ones: most rays hit something.
+    std::size_t hits = 0;
+    for (const Hit& h : one.mesh) hits += h.hit() ? 1 : 0;
+    CHECK(hits > rays.size() / 4);
   }
-  // The answers are real ones: most rays hit something.
-  std::size_t hits = 0;
-  for (const Hit& h : one.mesh) hits += h.hit() ? 1 : 0;
-  CHECK(hits > rays.size() / 4);
 }
 
 TEST_CASE("the AVX2 node test visits the same nodes and gives the same hits as the SSE one") {
@@ -150,4 +170,117 @@ TEST_CASE("the AVX2 node test visits the same nodes and gives the same hits as t
     }
   }
   CHECK(hits > rays.size() / 2);
+}
+
+TEST_CASE("the 16-wide top level of the AVX-512 node test answers every query as the SSE one") {
+  // Isa::kAvx512 makes the top level of 16-wide nodes (another tree, its
+  // own collapse), so only the answers compare, not the nodes: single
+  // rays, any-hit, all hits, both batch loops (packets and interleaved),
+  // the region and point queries, after a refit, and through saved trees.
+  Scene scene = tools::make_boxes_scene(3000, 83, tools::mixed_options());
+  scene.meshes.push_back(tools::sphere_mesh(3));
+  const auto sphere = static_cast<std::uint32_t>(scene.meshes.size() - 1);
+  for (std::size_t i = 0; i < scene.objects.size(); i += 4) scene.objects[i].mesh = sphere;
+  const std::vector<Ray> rays =
+      test::random_scene_rays(scene, 3000, 84, test::SceneRayMix{3.0f, 0.5f, 0.5f, 0.3f});
+  const bool avx512 = compiler::cpu_has_avx512();
+  if (!avx512) MESSAGE("this CPU has no AVX-512: kAvx512 falls back to the 8-wide tree");
+  auto make = [&](Isa isa, std::size_t interleave_bytes) {
+    PickerConfig config;
+    config.isa = isa;
+    config.batch_interleave_bytes = interleave_bytes;
+    return Picker(scene, config);
+  };
+  const std::size_t packets = PickerConfig{}.batch_interleave_bytes;
+  Picker sse = make(Isa::kSse2, packets);
+  Picker wide = make(Isa::kAvx512, packets);
+  Picker wide_interleaved = make(Isa::kAvx512, 0);
+  CHECK(sse.isa() == Isa::kSse2);
+  CHECK(wide.isa() == (avx512 ? Isa::kAvx512 : compiler::cpu_has_avx2() ? Isa::kAvx2 : Isa::kSse2));
+  // The SAH's own collapse: no costlier than the 8-wide one (see the
+  // trees' test), and over the same leaves.
+  CHECK(wide.bvh_stats().sah_cost <= sse.bvh_stats().sah_cost * (1.0 + 1e-5));
+  CHECK(wide.bvh_stats().leaves == sse.bvh_stats().leaves);
+
+  auto compare = [&](const Picker& a, const Picker& b) {
+    std::size_t hits = 0;
+    for (PickMode mode : {PickMode::kObb, PickMode::kMesh}) {
+      CAPTURE(int(mode));
+      const QueryOptions options(mode);
+      for (std::size_t i = 0; i < rays.size(); ++i) {
+        CAPTURE(i);
+        const Hit x = a.intersect(rays[i], options), y = b.intersect(rays[i], options);
+        REQUIRE(same_bytes(&x, &y, sizeof(Hit)));
+        REQUIRE(a.occluded(rays[i], options) == b.occluded(rays[i], options));
+        hits += x.hit() ? 1 : 0;
+        if (i % 10 == 0) {
+          const std::vector<Hit> all_a = a.intersect_all(rays[i], options, 8);
+          REQUIRE(same_hits(all_a, b.intersect_all(rays[i], options, 8)));
+        }
+      }
+      CHECK(same_hits(a.intersect_batch(rays, options), b.intersect_batch(rays, options)));
+    }
+    CHECK(hits > rays.size() / 2);
+    // A region and points.
+    CameraSpec spec;
+    spec.eye = {60.0, 40.0, 80.0};
+    spec.target = {0.0, 0.0, 0.0};
+    spec.width = 320;
+    spec.height = 240;
+    const Frustum region = Camera(spec).frustum(60, 50, 250, 190);
+    for (SelectRule rule : {SelectRule::kTouch, SelectRule::kContain}) {
+      const std::vector<std::uint32_t> sa = a.select(region, rule, QueryOptions(PickMode::kObb));
+      CHECK(!sa.empty());
+      CHECK(sa == b.select(region, rule, QueryOptions(PickMode::kObb)));
+    }
+    for (std::size_t i = 0; i < rays.size(); i += 30) {
+      const glm::dvec3 p = glm::dvec3(rays[i].org);
+      const PointHit pa = a.closest_point(p), pb = b.closest_point(p);
+      REQUIRE(pa.object == pb.object);
+      REQUIRE(pa.distance == pb.distance);
+      REQUIRE(a.containing_object(p) == b.containing_object(p));
+    }
+  };
+  compare(sse, wide);
+  compare(sse, wide_interleaved);
+
+  // Most objects moved, then refitted: the trees' refits agree too.
+  std::mt19937_64 rng(85);
+  std::uniform_real_distribution<float> u(-2.0f, 2.0f);
+  for (std::uint32_t id = 0; id < scene.objects.size(); ++id) {
+    if (id % 3 == 0) continue;
+    const glm::mat4 m = glm::translate(glm::mat4{1.0f}, glm::vec3{u(rng), u(rng), u(rng)}) *
+                        scene.objects[id].matrix;
+    for (Picker* p : {&sse, &wide, &wide_interleaved}) p->set_matrix(id, m);
+  }
+  for (Picker* p : {&sse, &wide, &wide_interleaved}) REQUIRE(p->commit(CommitMode::kRefit).refitted);
+  // A few moved along their paths (the path refit, not the sweep).
+  for (std::uint32_t id = 1; id < scene.objects.size(); id += 97) {
+    const glm::mat4 m = glm::translate(glm::mat4{1.0f}, glm::vec3{3.0f, -1.0f, 2.0f}) *
+                        scene.objects[id].matrix;
+    for (Picker* p : {&sse, &wide, &wide_interleaved}) p->set_matrix(id, m);
+  }
+  for (Picker* p : {&sse, &wide, &wide_interleaved}) REQUIRE(p->commit(CommitMode::kRefit).refitted);
+  compare(sse, wide);
+  compare(sse, wide_interleaved);
+
+  // Saved trees: a picker of the same node test adopts them; one of the
+  // other width refuses them, says why, and builds its own.
+  const Picker fresh = make(Isa::kAvx512, packets);
+  const std::string saved = fresh.save_trees();
+  PickerConfig same, other;
+  same.isa = Isa::kAvx512;
+  other.isa = Isa::kSse2;
+  std::string why = "unset";
+  const Picker adopted = Picker::open(scene, saved, same, &why);
+  CHECK(why.empty());
+  compare(make(Isa::kSse2, packets), adopted);
+  if (avx512) {
+    const Picker refused = Picker::open(scene, saved, other, &why);
+    CHECK(why.find("16-wide") != std::string::npos);
+    CHECK(refused.isa() == Isa::kSse2);
+    const Picker back = Picker::open(scene, make(Isa::kSse2, packets).save_trees(), same, &why);
+    CHECK(why.find("8-wide") != std::string::npos);
+    CHECK(back.isa() == Isa::kAvx512);
+  }
 }

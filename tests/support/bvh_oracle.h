@@ -52,14 +52,20 @@ inline BvhStats binary_stats(const Bvh& bvh, const BvhConfig& config = {}) {
 
 namespace raypick {
 
-// Declared a friend by WideBvh: where its refits find things.
+// Declared a friend by WideBvhOf: where its refits find things.
 struct WideBvhInternals {
   // Entry e's leaf node and slot.
-  static std::uint32_t entry_node(const WideBvh& w, std::uint32_t e) { return w.entry_node_[e]; }
-  static int entry_slot(const WideBvh& w, std::uint32_t e) { return w.entry_slot_[e]; }
+  template <int W>
+  static std::uint32_t entry_node(const WideBvhOf<W>& w, std::uint32_t e) {
+    return w.entry_node_[e];
+  }
+  template <int W>
+  static int entry_slot(const WideBvhOf<W>& w, std::uint32_t e) { return w.entry_slot_[e]; }
   // A node's parent node and the slot in it that points at the node.
-  static std::uint32_t parent(const WideBvh& w, std::uint32_t n) { return w.parent_[n]; }
-  static int parent_slot(const WideBvh& w, std::uint32_t n) { return w.parent_slot_[n]; }
+  template <int W>
+  static std::uint32_t parent(const WideBvhOf<W>& w, std::uint32_t n) { return w.parent_[n]; }
+  template <int W>
+  static int parent_slot(const WideBvhOf<W>& w, std::uint32_t n) { return w.parent_slot_[n]; }
 };
 
 }  // namespace raypick
