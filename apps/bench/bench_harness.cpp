@@ -323,15 +323,23 @@ double mrays(std::size_t count, const std::vector<double>& ms) {
   return m > 0.0 ? double(count) / (m * 1e3) : 0.0;
 }
 
+// The bench's picker configuration: the commands' (picker_config) with
+// --isa's node test.
+PickerConfig bench_picker_config(PickMode mode, Isa isa) {
+  PickerConfig config = picker_config(mode);
+  config.isa = isa;
+  return config;
+}
+
 // One (scene, mode, threads) configuration, measured in steps: build(),
 // query() on each ray set, update(), check_update(); finish() decides the
 // rows' verdicts and hands the figures over.
 class ConfigRun {
  public:
-  ConfigRun(const Scene& scene, PickMode mode, bool offset, int runs, int threads,
+  ConfigRun(const Scene& scene, PickMode mode, Isa isa, bool offset, int runs, int threads,
             std::string name, Progress& progress)
       : scene_(scene), mode_(mode), offset_(offset), runs_(runs), name_(std::move(name)),
-        progress_(progress), config_(picker_config(mode)), options_{mode},
+        progress_(progress), config_(bench_picker_config(mode, isa)), options_{mode},
         device_(threads) {}
 
   // Builds both structures `runs` times; the first build of each is kept
@@ -639,7 +647,7 @@ void add_json_rows(nlohmann::json& rows, const SceneSpec& spec,
 // loop, `passes` times over each ray set, for a profiler (cachegrind) to
 // count. Two runs that differ only in --profile-passes differ by exactly
 // one warm pass over the rays. Prints one line per ray set.
-void profile_config(const Scene& scene, PickMode mode,
+void profile_config(const Scene& scene, PickMode mode, Isa isa,
                     const std::vector<RaySet>& sets, Profile system,
                     int passes, const std::string& name) {
   const QueryOptions options{mode};
@@ -647,7 +655,7 @@ void profile_config(const Scene& scene, PickMode mode,
   std::optional<tools::EmbreeDevice> device;
   std::optional<tools::EmbreeBenchScene> embree;
   if (system == Profile::kRaypick) {
-    picker.emplace(scene, picker_config(mode));
+    picker.emplace(scene, bench_picker_config(mode, isa));
   } else {
     device.emplace(1);
     embree.emplace(*device, scene, mode);
@@ -673,7 +681,7 @@ void profile_config(const Scene& scene, PickMode mode,
 // median of `runs`, against brute force: core's exact OBB test
 // (box_touches) on every object, once. Adds one line to `lines` (printed
 // after the table); false when the two answers differ.
-bool select_row(const Scene& scene, const Aabb& bounds, int width, int height,
+bool select_row(const Scene& scene, Isa isa, const Aabb& bounds, int width, int height,
                 int runs, const std::string& name, Progress& progress, std::string& lines) {
   progress.phase(name + ": select a quarter of the view");
   CameraSpec spec = tools::make_camera(bounds);
@@ -681,7 +689,7 @@ bool select_row(const Scene& scene, const Aabb& bounds, int width, int height,
   spec.height = height;
   const raypick::Camera cam(spec);
   const Frustum region = cam.frustum(width / 4.0, height / 4.0, 3.0 * width / 4.0, 3.0 * height / 4.0);
-  const Picker picker(scene, picker_config(PickMode::kObb));
+  const Picker picker(scene, bench_picker_config(PickMode::kObb, isa));
   std::vector<double> ms;
   std::vector<std::uint32_t> got;
   for (int r = 0; r < runs; ++r) {
@@ -724,7 +732,7 @@ bool select_row(const Scene& scene, const Aabb& bounds, int width, int height,
 constexpr int kFrameRays = 1000;
 constexpr int kFrames = 20;
 
-bool frame_row(const Scene& scene, PickMode mode, bool offset, const Aabb& bounds,
+bool frame_row(const Scene& scene, PickMode mode, Isa isa, bool offset, const Aabb& bounds,
                std::uint64_t seed,
                const std::string& name, Progress& progress, std::string& lines,
                nlohmann::json& rows) {
@@ -776,7 +784,7 @@ bool frame_row(const Scene& scene, PickMode mode, bool offset, const Aabb& bound
     return FrameMs{median(total), median(set), median(commit), median(cast)};
   };
   progress.phase(name + ": dynamic frames (raypick)");
-  Picker picker(scene, picker_config(mode));
+  Picker picker(scene, bench_picker_config(mode, isa));
   const QueryOptions options{mode};
   std::vector<Hit> rp_hits(rays.size()), em_hits(rays.size());
   const FrameMs rp = run_frames(picker, [&](const Ray& r) { return picker.intersect(r, options); },
@@ -850,7 +858,7 @@ bool frame_row(const Scene& scene, PickMode mode, bool offset, const Aabb& bound
 // "points"); false when the answers differ. A mesh-mode scene whose
 // matrices are not all similarities is skipped: one line saying why, no
 // rows.
-bool points_row(const Scene& scene, PickMode mode, std::size_t count, std::uint64_t seed,
+bool points_row(const Scene& scene, PickMode mode, Isa isa, std::size_t count, std::uint64_t seed,
                 int threads, int runs, const std::string& name, Progress& progress,
                 std::string& lines, nlohmann::json& rows) {
   const char* mode_text = mode_name(mode);
@@ -862,7 +870,7 @@ bool points_row(const Scene& scene, PickMode mode, std::size_t count, std::uint6
   }
   const std::vector<glm::dvec3> points = tools::make_validation_points(scene, count, seed, mode);
   progress.phase(name + ": closest points (build)");
-  const Picker picker(scene, picker_config(mode));
+  const Picker picker(scene, bench_picker_config(mode, isa));
   const QueryOptions options{mode};
   const tools::EmbreeDevice device(threads);
   const tools::EmbreePointScene embree(
@@ -994,11 +1002,27 @@ int load_files(const Bench& a, const std::vector<SceneSpec>& specs, Inputs& in) 
   return 0;
 }
 
+// The node test raypick's pickers run under --isa on this CPU.
+const char* node_test(Isa requested) {
+  switch (Picker(bench_picker_config(PickMode::kObb, requested)).isa()) {
+    case Isa::kSse2:
+      return "sse2";
+    case Isa::kAvx2:
+      return "avx2";
+    case Isa::kAvx512:
+      return "avx512 (a 16-wide top level)";
+    case Isa::kAuto:
+      break;
+  }
+  return "?";
+}
+
 void print_header(const Bench& a, const Settings& s) {
   std::printf("raypick bench: raypick vs Embree %s on %s (%s, %u hardware "
-              "threads); median of %d run%s\n",
+              "threads); median of %d run%s; raypick's node test: %s\n",
               tools::EmbreeDevice::version(), cpu_name().c_str(), cpu_isa(),
-              std::thread::hardware_concurrency(), s.runs, s.runs == 1 ? "" : "s");
+              std::thread::hardware_concurrency(), s.runs, s.runs == 1 ? "" : "s",
+              node_test(a.isa));
   std::printf("rays: ");
   if (s.incoherent) std::printf("incoherent %zu (seed %llu)%s", s.ray_count,
                                 static_cast<unsigned long long>(a.seed),
@@ -1070,7 +1094,7 @@ bool bench_config(const Bench& a, const SceneSpec& spec, const Scene& scene,
   // same count as the Embree device.
   const tbb::global_control cap(tbb::global_control::max_allowed_parallelism,
                                 static_cast<std::size_t>(threads));
-  ConfigRun run(scene, mode, !a.offset.empty(), runs, threads,
+  ConfigRun run(scene, mode, a.isa, !a.offset.empty(), runs, threads,
                 spec.name() + " " + mode_name(mode) + " threads=" + std::to_string(threads),
                 progress);
   run.build();
@@ -1085,7 +1109,7 @@ bool bench_config(const Bench& a, const SceneSpec& spec, const Scene& scene,
 
 // Writes the rows, each with where its figures come from (for
 // apps/bench/bench_table.py). 0, or the exit status after the message.
-int write_json(tools::OutputFile& out, nlohmann::json& rows,
+int write_json(tools::OutputFile& out, nlohmann::json& rows, Isa isa,
                double load_before) {
   char cpu[256];
   std::snprintf(cpu, sizeof cpu, "%s (%s, %u hardware threads)", cpu_name().c_str(),
@@ -1093,6 +1117,7 @@ int write_json(tools::OutputFile& out, nlohmann::json& rows,
   for (auto& row : rows) {
     row["cpu"] = cpu;
     row["embree_version"] = tools::EmbreeDevice::version();
+    row["node_test"] = node_test(isa);
     row["load_before"] = load_before;
     row["load_after"] = load_average();
   }
@@ -1131,7 +1156,7 @@ int run(const Bench& a) {
     const std::vector<PickMode> modes = modes_of(a.mode, spec.kind);
     for (PickMode mode : modes) {
       if (profile) {
-        profile_config(scene, mode, sets, a.profile, a.profile_passes,
+        profile_config(scene, mode, a.isa, sets, a.profile, a.profile_passes,
                        spec.name() + " " + mode_name(mode));
         continue;
       }
@@ -1142,7 +1167,7 @@ int run(const Bench& a) {
     }
     if (!profile && s.frames) {
       for (PickMode mode : modes) {
-        all_ok = frame_row(scene, mode, !a.offset.empty(), bounds, a.seed, spec.name(), progress, select_lines,
+        all_ok = frame_row(scene, mode, a.isa, !a.offset.empty(), bounds, a.seed, spec.name(), progress, select_lines,
                            rows) &&
                  all_ok;
       }
@@ -1151,12 +1176,12 @@ int run(const Bench& a) {
     for (PickMode mode : modes) {
       if (profile || !s.points) break;
       const int threads = *std::max_element(a.threads.begin(), a.threads.end());
-      all_ok = points_row(scene, mode, s.point_count, a.seed, threads, s.runs, spec.name(),
+      all_ok = points_row(scene, mode, a.isa, s.point_count, a.seed, threads, s.runs, spec.name(),
                           progress, select_lines, rows) &&
                all_ok;
     }
     if (!profile && s.camera && obb) {
-      all_ok = select_row(scene, bounds, s.width, s.height, s.runs, spec.name(), progress,
+      all_ok = select_row(scene, a.isa, bounds, s.width, s.height, s.runs, spec.name(), progress,
                           select_lines) &&
                all_ok;
     }
@@ -1167,7 +1192,7 @@ int run(const Bench& a) {
     std::fflush(stdout);
   }
   if (!a.json.empty()) {
-    if (const int status = write_json(json_out, rows, load_before)) return status;
+    if (const int status = write_json(json_out, rows, a.isa, load_before)) return status;
   }
   if (finish_output(0) != 0) return kExitVoid;
   if (!all_ok) {

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "bench_scenes.h"
+#include "raypick/bvh/picker.h"
 
 #include "raypick/core/pick_mode.h"
 #include "raypick/core/text.h"
@@ -72,6 +73,7 @@ struct Bench {
   Profile profile = Profile::kNone;
   int profile_passes = 1;
   LoadOptions load;  // for scene files and the crowd model
+  Isa isa = Isa::kAuto;  // raypick's node test (PickerConfig::isa)
 };
 
 // Runs the bench and prints the table on stdout (progress on stderr).

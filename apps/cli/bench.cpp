@@ -115,6 +115,14 @@ void add_bench_options(CLI::App& cmd, BenchArgs& a) {
   cmd.add_flag("--no-points", a.no_points,
                "Leave out the closest-point rows (one per mode: 20,000 points near the "
                "surfaces and in the scene's box, against Embree's rtcPointQuery)");
+  add_enum_option(cmd, "--isa", a.bench.isa,
+                  EnumNames<Isa>{{"auto", Isa::kAuto},
+                                 {"sse2", Isa::kSse2},
+                                 {"avx2", Isa::kAvx2},
+                                 {"avx512", Isa::kAvx512}},
+                  "raypick's node test: auto (the default: avx2 where the CPU has it), sse2, "
+                  "avx2, or avx512 (a top level of 16-wide nodes); the header names the one "
+                  "that ran");
   add_enum_option(cmd, "--profile", a.bench.profile,
                   EnumNames<Profile>{{"raypick", Profile::kRaypick},
                                      {"embree", Profile::kEmbree}},
