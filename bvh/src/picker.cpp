@@ -277,7 +277,7 @@ void PickerCore::rebuild() {
   }
   {
     const Bvh binary = build_bvh({boxes.get(), n}, {centers.get(), n}, config_.top);
-    if (wide16()) {
+    if (wide16(n)) {
       top_ = WideBvh16::collapse(binary, config_.top);
     } else {
       top_ = WideBvh::collapse(binary, config_.top);

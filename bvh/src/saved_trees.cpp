@@ -4,7 +4,7 @@
 // wrong. Format (little-endian):
 //
 //   u32 version: 1 for a top level of 8-wide nodes, 2 for 16-wide ones
-//       (Isa::kAvx512); a picker adopts only its own width's
+//       (Isa::kAvx512); a picker adopts only the width it would build
 //   u8  mesh mode (1) or obb mode (0)
 //   u64 object count
 //   the top level's shape (WideBvhOf::save_shape) over the objects in the
@@ -49,11 +49,6 @@ bool PickerCore::adopt_trees(std::string_view bytes, std::string& why) {
     why = "saved trees of another version";
     return false;
   }
-  if (version != trees_version(wide16())) {
-    why = wide16() ? "saved trees of 8-wide nodes; this picker's node test takes 16"
-                   : "saved trees of 16-wide nodes; this picker's node test takes 8";
-    return false;
-  }
   if ((mesh_mode == 1) != config_.mesh_mode || mesh_mode > 1) {
     why = "saved trees of another mode";
     return false;
@@ -70,7 +65,13 @@ bool PickerCore::adopt_trees(std::string_view bytes, std::string& why) {
   std::vector<LeafObb> leaves(count);
   std::vector<Aabb> boxes(count);
   const std::size_t kept = make_leaves(leaves.data(), boxes.data(), nullptr);
-  if (wide16()) {
+  // The width a build of this picker would choose.
+  if (version != trees_version(wide16(kept))) {
+    why = wide16(kept) ? "saved trees of 8-wide nodes; this picker's top level takes 16"
+                       : "saved trees of 16-wide nodes; this picker's top level takes 8";
+    return false;
+  }
+  if (wide16(kept)) {
     return adopt_top<WideBvh16>(in, kept, leaves, boxes, why) && adopt_meshes(in, kept, why);
   }
   return adopt_top<WideBvh>(in, kept, leaves, boxes, why) && adopt_meshes(in, kept, why);

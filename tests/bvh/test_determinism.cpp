@@ -284,3 +284,29 @@ TEST_CASE("the 16-wide top level of the AVX-512 node test answers every query as
     CHECK(back.isa() == Isa::kAvx512);
   }
 }
+
+TEST_CASE("kAuto makes the top level 16 wide from 20,000 objects on, where the CPU has AVX-512") {
+  // Decided at each build, from the objects in the tree: a picker that
+  // grows past the bound takes the other width at its next rebuild.
+  const bool avx512 = compiler::cpu_has_avx512() && compiler::cpu_has_avx2();
+  const Isa small_isa = compiler::cpu_has_avx2() ? Isa::kAvx2 : Isa::kSse2;
+  const Scene big = tools::make_boxes_scene(20000, 86);
+  Scene small = big;
+  small.objects.resize(19999);
+  Picker grows{Scene(small)};
+  CHECK(grows.isa() == small_isa);
+  CHECK(Picker(big).isa() == (avx512 ? Isa::kAvx512 : small_isa));
+  PickerConfig avx2;
+  avx2.isa = Isa::kAvx2;
+  CHECK(Picker(big, avx2).isa() == small_isa);
+  const Object& last = big.objects.back();
+  grows.add_object(last.mesh, last.matrix);
+  grows.commit();
+  CHECK(grows.isa() == (avx512 ? Isa::kAvx512 : small_isa));
+  // And the answers do not change with it.
+  const Picker fixed(big, avx2);
+  for (const Ray& ray : test::random_scene_rays(big, 2000, 87)) {
+    const Hit x = grows.intersect(ray), y = fixed.intersect(ray);
+    REQUIRE(same_bytes(&x, &y, sizeof(Hit)));
+  }
+}

@@ -47,7 +47,10 @@ class PickerCore;  // what a Picker holds: the library's own
 // The instruction set the traversal's node test runs on. Answers are the
 // same bit for bit on every one (the tests force each); only speed differs.
 enum class Isa : std::uint8_t {
-  kAuto,  // kAvx2 where the CPU has AVX2, else kSse2
+  // kAvx512 for a top level of 20,000 objects or more where the CPU has
+  // AVX-512 (there its nodes outgrow the L2 cache, and the wider ones pay);
+  // else kAvx2 where the CPU has AVX2, else kSse2. Decided at each build.
+  kAuto,
   kSse2,  // the x86-64 baseline (four slots per instruction)
   kAvx2,  // eight slots per instruction; kSse2 on a CPU without AVX2
   // Sixteen slots per instruction over a top level of 16-wide nodes (the
@@ -435,7 +438,8 @@ class Picker {
   // boxes: nodes are wide nodes, leaves leaf slots (see BvhStats).
   BvhStats bvh_stats() const;
   // The instruction set its queries run on: config.isa resolved for this
-  // CPU (never kAuto).
+  // CPU and, for kAuto, the top level's size at the last build (never
+  // kAuto).
   Isa isa() const;
   // Bytes held by the picker's own arrays (objects, top-level BVH and its
   // bookkeeping, copied meshes and their BVHs); borrowed meshes not counted.
