@@ -192,6 +192,7 @@ struct ConfigResult {
   std::vector<Check> checks;
   std::vector<std::size_t> boundary_rays; // by ray set (mesh mode)
   bool update_rebuilt = false;
+  Isa node_test = Isa::kAuto;  // what raypick's picker ran (Picker::isa())
 
   bool ok() const {
     return std::all_of(checks.begin(), checks.end(),
@@ -323,6 +324,21 @@ double mrays(std::size_t count, const std::vector<double>& ms) {
   return m > 0.0 ? double(count) / (m * 1e3) : 0.0;
 }
 
+// PickerConfig::isa's name in the bench's options and JSON.
+const char* isa_name(Isa isa) {
+  switch (isa) {
+    case Isa::kAuto:
+      return "auto";
+    case Isa::kSse2:
+      return "sse2";
+    case Isa::kAvx2:
+      return "avx2";
+    case Isa::kAvx512:
+      return "avx512";
+  }
+  return "?";
+}
+
 // The bench's picker configuration: the commands' (picker_config) with
 // --isa's node test.
 PickerConfig bench_picker_config(PickMode mode, Isa isa) {
@@ -351,6 +367,7 @@ class ConfigRun {
     auto start = Clock::now();
     picker_.emplace(scene_, config_);
     rp_build.push_back(ms_since(start));
+    res_.node_test = picker_->isa();
     std::size_t rss1 = trimmed_resident_bytes();
     res_.raypick.rss_bytes = rss1 > rss0 ? rss1 - rss0 : 0;
     res_.raypick.array_bytes = picker_->memory_bytes();
@@ -636,6 +653,7 @@ void add_json_rows(nlohmann::json& rows, const SceneSpec& spec,
           {"array_bytes", f.array_bytes},
       };
       if (s == 0) row["sah_cost"] = f.sah_cost;
+      if (s == 0) row["node_test"] = isa_name(res.node_test);
       if (s == 0) row["update_rebuilt"] = res.update_rebuilt;
       if (!check.ok) row["void_reason"] = check.why;
       rows.push_back(std::move(row));
@@ -1002,19 +1020,13 @@ int load_files(const Bench& a, const std::vector<SceneSpec>& specs, Inputs& in) 
   return 0;
 }
 
-// The node test raypick's pickers run under --isa on this CPU.
-const char* node_test(Isa requested) {
-  switch (Picker(bench_picker_config(PickMode::kObb, requested)).isa()) {
-    case Isa::kSse2:
-      return "sse2";
-    case Isa::kAvx2:
-      return "avx2";
-    case Isa::kAvx512:
-      return "avx512 (a 16-wide top level)";
-    case Isa::kAuto:
-      break;
+// The header's words for --isa (the JSON rows name what each picker ran).
+std::string node_test(Isa requested) {
+  if (requested == Isa::kAuto) {
+    return "auto (avx2; avx512, a 16-wide top level, from 20,000 objects where the CPU has "
+           "AVX-512)";
   }
-  return "?";
+  return std::string(isa_name(requested)) + " (a CPU without it runs the next one down)";
 }
 
 void print_header(const Bench& a, const Settings& s) {
@@ -1022,7 +1034,7 @@ void print_header(const Bench& a, const Settings& s) {
               "threads); median of %d run%s; raypick's node test: %s\n",
               tools::EmbreeDevice::version(), cpu_name().c_str(), cpu_isa(),
               std::thread::hardware_concurrency(), s.runs, s.runs == 1 ? "" : "s",
-              node_test(a.isa));
+              node_test(a.isa).c_str());
   std::printf("rays: ");
   if (s.incoherent) std::printf("incoherent %zu (seed %llu)%s", s.ray_count,
                                 static_cast<unsigned long long>(a.seed),
@@ -1109,15 +1121,13 @@ bool bench_config(const Bench& a, const SceneSpec& spec, const Scene& scene,
 
 // Writes the rows, each with where its figures come from (for
 // apps/bench/bench_table.py). 0, or the exit status after the message.
-int write_json(tools::OutputFile& out, nlohmann::json& rows, Isa isa,
-               double load_before) {
+int write_json(tools::OutputFile& out, nlohmann::json& rows, double load_before) {
   char cpu[256];
   std::snprintf(cpu, sizeof cpu, "%s (%s, %u hardware threads)", cpu_name().c_str(),
                 cpu_isa(), std::thread::hardware_concurrency());
   for (auto& row : rows) {
     row["cpu"] = cpu;
     row["embree_version"] = tools::EmbreeDevice::version();
-    row["node_test"] = node_test(isa);
     row["load_before"] = load_before;
     row["load_after"] = load_average();
   }
@@ -1192,7 +1202,7 @@ int run(const Bench& a) {
     std::fflush(stdout);
   }
   if (!a.json.empty()) {
-    if (const int status = write_json(json_out, rows, a.isa, load_before)) return status;
+    if (const int status = write_json(json_out, rows, load_before)) return status;
   }
   if (finish_output(0) != 0) return kExitVoid;
   if (!all_ok) {

@@ -2,15 +2,16 @@
 // "one traversal per ISA": AVX-512 tests 16 slots in one pass), over two
 // trees: today's 8-wide top level widened (each node takes over its
 // largest inner children's slots while they fit in 16), and the binary
-// tree collapsed by the SAH (collapse16). Measured by raypick_floor's
-// `wide16` and `wide8c` lines (docs/performance.md); not part of the
-// library. Unlike the Picker, its queries know no low parts, masks or
-// filters: the bench scenes have none.
+// tree collapsed by the SAH (collapse16: the library's WideBvh16 collapse,
+// which came from this prototype). Measured by raypick_floor's `wide16`
+// and `wide8c` lines (docs/performance.md). Unlike the Picker, its
+// queries know no low parts, masks or filters: the bench scenes have none.
 #pragma once
 
 #include "floor_qbvh.h"
 
 #include "binary_bvh.h"
+#include "wide_bvh.h"
 
 #include <cstdint>
 #include <span>
@@ -18,18 +19,8 @@
 
 namespace raypick::floorq {
 
-// A node, 512 bytes (eight cache lines), 64-byte aligned: WideNode's
-// layout with 16 slots (bounds[6][16] rows min_x .. max_z; child: node
-// index or first entry; count: 0 for an inner slot, else the leaf's
-// entry count). An unused slot has an empty box (+inf, -inf), count 0 and
-// child WideNode::kInvalidSlot.
-struct alignas(64) Node16 {
-  static constexpr int kWidth = 16;
-  float bounds[6][kWidth];
-  std::uint32_t child[kWidth];
-  std::uint32_t count[kWidth];
-};
-static_assert(sizeof(Node16) == 512, "Node16 is documented as 512 bytes");
+// A node, 512 bytes: the library's 16-slot node (wide_node.h).
+using Node16 = WideNode16;
 
 struct Wide16 {
   std::vector<Node16> nodes;  // root first; children after their parents
@@ -39,9 +30,10 @@ struct Wide16 {
 // Today's top level widened to 16 slots per node (see above).
 Wide16 widen16(const WideBvh& top);
 
-// A binary tree collapsed straight into 16-wide nodes by the SAH over its
-// cuts (each subtree covered by the cheapest set of at most 16 slots);
-// leaf slots index binary.prim_ids.
+// A binary tree collapsed into 16-wide nodes by the SAH over its cuts
+// (each subtree covered by the cheapest set of at most 16 slots): the
+// library's WideBvh16::collapse with these costs; leaf slots index
+// binary.prim_ids.
 Wide16 collapse16(const Bvh& binary, float traversal_cost, float intersection_cost);
 
 // The tree's SAH cost in collapse16's units: over its slots,

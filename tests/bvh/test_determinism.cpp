@@ -87,6 +87,22 @@ Run run_on(int threads, const Scene& scene, const std::vector<Ray>& rays, Isa is
   return out;
 }
 
+// n mixed boxes (mirrored, sheared, flat; seed), every fourth a sphere
+// instead.
+Scene boxes_and_spheres(std::size_t n, std::uint64_t seed) {
+  Scene scene = tools::make_boxes_scene(n, seed, tools::mixed_options());
+  scene.meshes.push_back(tools::sphere_mesh(3));
+  const auto sphere = static_cast<std::uint32_t>(scene.meshes.size() - 1);
+  for (std::size_t i = 0; i < scene.objects.size(); i += 4) scene.objects[i].mesh = sphere;
+  return scene;
+}
+
+// Rays half aimed at objects, a third with a zero x direction of either
+// sign (slab planes through the origin: 0 * inf).
+std::vector<Ray> edge_rays(const Scene& scene, std::size_t n, std::uint64_t seed) {
+  return test::random_scene_rays(scene, n, seed, test::SceneRayMix{3.0f, 0.5f, 0.5f, 0.3f});
+}
+
 }  // namespace
 
 TEST_CASE("trees and answers are the same bit for bit on 1, 2 and 4 threads") {
@@ -131,12 +147,8 @@ TEST_CASE("the AVX2 node test visits the same nodes and gives the same hits as t
   // components of both signs, so that slab planes through the origin (0 * inf)
   // and flat boxes are exercised on both paths. Each picker's ISA is chosen
   // by its config, once.
-  Scene scene = tools::make_boxes_scene(3000, 81, tools::mixed_options());
-  scene.meshes.push_back(tools::sphere_mesh(3));
-  const auto sphere = static_cast<std::uint32_t>(scene.meshes.size() - 1);
-  for (std::size_t i = 0; i < scene.objects.size(); i += 4) scene.objects[i].mesh = sphere;
-  const std::vector<Ray> rays =
-      test::random_scene_rays(scene, 4000, 82, test::SceneRayMix{3.0f, 0.5f, 0.5f, 0.3f});
+  const Scene scene = boxes_and_spheres(3000, 81);
+  const std::vector<Ray> rays = edge_rays(scene, 4000, 82);
   auto answers = [&](Isa isa, PickMode mode) {
     PickerConfig config;
     config.mesh_mode = true;
@@ -177,12 +189,8 @@ TEST_CASE("the 16-wide top level of the AVX-512 node test answers every query as
   // own collapse), so only the answers compare, not the nodes: single
   // rays, any-hit, all hits, both batch loops (packets and interleaved),
   // the region and point queries, after a refit, and through saved trees.
-  Scene scene = tools::make_boxes_scene(3000, 83, tools::mixed_options());
-  scene.meshes.push_back(tools::sphere_mesh(3));
-  const auto sphere = static_cast<std::uint32_t>(scene.meshes.size() - 1);
-  for (std::size_t i = 0; i < scene.objects.size(); i += 4) scene.objects[i].mesh = sphere;
-  const std::vector<Ray> rays =
-      test::random_scene_rays(scene, 3000, 84, test::SceneRayMix{3.0f, 0.5f, 0.5f, 0.3f});
+  Scene scene = boxes_and_spheres(3000, 83);
+  const std::vector<Ray> rays = edge_rays(scene, 3000, 84);
   const bool avx512 = compiler::cpu_has_avx512();
   if (!avx512) MESSAGE("this CPU has no AVX-512: kAvx512 falls back to the 8-wide tree");
   auto make = [&](Isa isa, std::size_t interleave_bytes) {
