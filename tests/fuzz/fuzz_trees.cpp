@@ -4,7 +4,9 @@
 //   byte 0, bit 0: mesh mode (else obb); bit 1: the rest of the input is
 //   the trees' bytes as they are; else it is edits of this scene's own
 //   saved trees: (u16 offset, u8 xor) triples, and with bit 2 the first
-//   u16 cuts the bytes to that length.
+//   u16 cuts the bytes to that length; bit 3: both pickers take the
+//   AVX-512 node test (Isa::kAvx512: a 16-wide top level, whose shape the
+//   bytes then hold; 8-wide on a CPU without AVX-512).
 // Whatever the bytes, adopted or refused, the opened picker must answer
 // every ray and closest-point query exactly as the built one.
 #include "raypick/bvh/picker.h"
@@ -55,16 +57,19 @@ Scene fixed_scene() {
   return s;
 }
 
+// By (bit 3, bit 0) of the input's first byte: obb and mesh mode, 8 and
+// 16 wide.
 struct Fixed {
   Scene scene = fixed_scene();
-  PickerConfig config[2];
-  Picker built[2];
-  std::string trees[2];
+  PickerConfig config[4];
+  Picker built[4];
+  std::string trees[4];
   std::vector<Ray> rays;
   std::vector<glm::dvec3> points;
   Fixed() {
-    for (int m = 0; m < 2; ++m) {
-      config[m].mesh_mode = m == 1;
+    for (int m = 0; m < 4; ++m) {
+      config[m].mesh_mode = (m & 1) == 1;
+      config[m].isa = m >= 2 ? Isa::kAvx512 : Isa::kAvx2;
       built[m] = Picker(scene, config[m]);
       trees[m] = built[m].save_trees();
     }
@@ -95,7 +100,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   static const Fixed fixed;
   FuzzedDataProvider in(data, size);
   const auto flags = in.ConsumeIntegral<std::uint8_t>();
-  const int m = flags & 1;
+  const int m = (flags & 1) | ((flags >> 2) & 2);
   std::string bytes;
   if (flags & 2) {
     bytes = in.ConsumeRemainingBytesAsString();
@@ -111,7 +116,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const Picker opened = Picker::open(fixed.scene, bytes, fixed.config[m], &why);
   const Picker& built = fixed.built[m];
   for (const PickMode mode : {PickMode::kObb, PickMode::kMesh}) {
-    if (mode == PickMode::kMesh && m == 0) continue;
+    if (mode == PickMode::kMesh && (m & 1) == 0) continue;
     for (const Ray& r : fixed.rays) {
       if (!same(opened.intersect(r, mode), built.intersect(r, mode))) fail("intersect differs");
       if (opened.occluded(r, mode) != built.occluded(r, mode)) fail("occluded differs");
