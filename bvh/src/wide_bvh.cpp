@@ -58,16 +58,16 @@ class SahTable {
     // Children come after their parents: one backward pass.
     for (std::size_t i = bvh.nodes.size(); i-- > 0;) {
       const BvhNode& n = bvh.nodes[i];
-      float* g = &table_[offset_[i]] - 1;  // g[1..cap]
+      float* g = &table_[offset_[i]];  // g[k - 1] holds g(i, k)
       if (n.is_leaf()) {
-        g[1] = config.intersection_cost * float(n.count) * n.bounds.half_area();
+        g[0] = config.intersection_cost * float(n.count) * n.bounds.half_area();
         continue;
       }
       const int c = cap(i);
-      for (int k = 2; k <= c; ++k) g[k] = split(n, k, nullptr);
-      const float slot = config.traversal_cost * n.bounds.half_area() + g[c];
-      g[1] = slot;
-      for (int k = 2; k <= c; ++k) g[k] = std::min(g[k], slot);
+      for (int k = 2; k <= c; ++k) g[k - 1] = split(n, k, nullptr);
+      const float slot = config.traversal_cost * n.bounds.half_area() + g[c - 1];
+      g[0] = slot;
+      for (int k = 2; k <= c; ++k) g[k - 1] = std::min(g[k - 1], slot);
     }
   }
 
