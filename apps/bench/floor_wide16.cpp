@@ -2,7 +2,6 @@
 // widened, and a binary tree collapsed by the SAH (the library's).
 #include "floor_wide16.h"
 
-#include <algorithm>
 
 namespace raypick::floorq {
 namespace {
@@ -123,15 +122,6 @@ Wide16 widen16(const WideBvh& top) {
   Widener w(top.nodes());
   if (!top.nodes().empty()) w.widen(0);
   return w.finish();
-}
-
-bool cpu_has_avx512() {
-  static const bool has = [] {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
-           __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512bw");
-  }();
-  return has;
 }
 
 }  // namespace raypick::floorq

@@ -41,8 +41,9 @@ Wide16 collapse16(const Bvh& binary, float traversal_cost, float intersection_co
 // area for a leaf slot (the root's own visit left out).
 double sah_cost(const Wide16& tree, float traversal_cost, float intersection_cost);
 
-// Whether this CPU runs the AVX-512 functions below (F, VL, DQ, BW).
-bool cpu_has_avx512();
+// Whether this CPU runs the AVX-512 functions below (F, VL, DQ, BW): the
+// library's check.
+inline bool cpu_has_avx512() { return compiler::cpu_has_avx512(); }
 
 // The walk with an empty leaf test at the ray's tmax (at the answer's t:
 // the nodes any closest-hit query of this tree must open). Hit slots are

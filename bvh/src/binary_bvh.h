@@ -1,5 +1,5 @@
 // A binary bounding volume hierarchy over boxes and its binned SAH builder:
-// what WideBvh::collapse turns into the 8-wide tree that queries traverse.
+// what WideBvhOf::collapse turns into the wide tree that queries traverse.
 // Private to the library.
 #pragma once
 

@@ -35,9 +35,14 @@ class PickerCore {
     if (WideBvh16* t = std::get_if<WideBvh16>(&top_)) return f(*t);
     return f(std::get<WideBvh>(top_));
   }
-  explicit PickerCore(const PickerConfig& config) : config_(config) {}
+  // An empty picker's top level already has the width its first build
+  // will give it (Picker::isa() says so), unless kAuto's size decides.
+  explicit PickerCore(const PickerConfig& config) : config_(config) {
+    if (wide16(0)) top_ = WideBvh16{};
+  }
   // Picker(scene, config)'s core.
-  explicit PickerCore(const Scene& scene, const PickerConfig& config = {}) : config_(config) {
+  explicit PickerCore(const Scene& scene, const PickerConfig& config = {})
+      : PickerCore(config) {
     load(scene);
   }
 
@@ -139,9 +144,10 @@ class PickerCore {
   }
   std::size_t memory_bytes() const;
   // From this many objects on, kAuto makes the top level 16 wide where the
-  // CPU has AVX-512: there its nodes outgrow the L2 cache, and fewer, wider
-  // node visits pay (boxes scenes, one thread, single rays: 10,000 objects
-  // -4% to +4%, 30,000 +11 to +16%, 1,000,000 +42 to +47%).
+  // CPU has AVX-512: fewer, wider node visits pay once the tree outgrows
+  // the caches (boxes scenes, one thread, single rays: 10,000 objects -4%
+  // to +4%, 30,000 +11 to +16%, 1,000,000 +42 to +47%; the bound lies
+  // between the measured sizes).
   static constexpr std::size_t kAutoWide16Objects = 20000;
   // Whether the 8-wide trees take the AVX node test.
   bool avx2() const { return config_.isa != Isa::kSse2 && compiler::cpu_has_avx2(); }

@@ -208,8 +208,8 @@ void PickerCore::batch(const Tree& top, std::span<const R> rays, const QueryOpti
           }
           node_rays = rounded;
         }
-        if constexpr (Tree::kWidth == 16) {
-          if (!interleave) {
+        if (!interleave) {
+          if constexpr (Tree::kWidth == 16) {
             // The 16-slot AVX-512 test, one ray at a time: faster than
             // packets, whose test takes four slots per instruction.
             for (std::size_t i = 0; i < node_rays.size(); ++i) {
@@ -217,15 +217,13 @@ void PickerCore::batch(const Tree& top, std::span<const R> rays, const QueryOpti
                 return closest_leaf(entry, part[i], options, tmax, hits[i]);
               });
             }
-            return;
+          } else {
+            // Coherent groups of consecutive rays (a camera's pixels along
+            // a row) walk the tree as packets, the others one ray at a time.
+            top.traverse_packets(node_rays, [&](std::size_t i, std::uint32_t entry, float& tmax) {
+              closest_leaf(entry, part[i], options, tmax, hits[i]);
+            });
           }
-        }
-        if (!interleave) {
-          // Coherent groups of consecutive rays (a camera's pixels along
-          // a row) walk the tree as packets, the others one ray at a time.
-          top.traverse_packets(node_rays, [&](std::size_t i, std::uint32_t entry, float& tmax) {
-            closest_leaf(entry, part[i], options, tmax, hits[i]);
-          });
           return;
         }
         top.template traverse_interleaved<kInFlight>(

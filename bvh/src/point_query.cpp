@@ -395,6 +395,17 @@ std::vector<Result> each_point(std::span<const glm::dvec3> points, std::size_t g
   return out;
 }
 
+// Calls entries(first, count) for each top-level leaf slot of `core` whose
+// padded world box holds p (its entries' boxes may not).
+template <class Entries>
+void slots_holding(const PickerCore& core, const glm::dvec3& p, Entries&& entries) {
+  core.with_top([&](const auto& top) {
+    best_first(
+        top.nodes(), [&](const auto& node, double* d2) { world_slot_distances2(node, p, d2); },
+        [] { return 0.0; }, entries);
+  });
+}
+
 }  // namespace
 
 std::uint32_t PickerCore::containing_object(const glm::dvec3& p,
@@ -403,27 +414,23 @@ std::uint32_t PickerCore::containing_object(const glm::dvec3& p,
   if (!std::isfinite(p.x) || !std::isfinite(p.y) || !std::isfinite(p.z)) return kInvalidId;
   std::uint32_t found = kInvalidId;
   // Every entry whose padded world box holds p (distance 0).
-  with_top([&](const auto& top) {
-  best_first(
-      top.nodes(), [&](const auto& node, double* d2) { world_slot_distances2(node, p, d2); }, [] { return 0.0; },
-      [&](std::uint32_t first, std::uint32_t count) {
-        for (std::uint32_t e = first; e < first + count; ++e) {
-          const LeafObb& leaf = leaf_[e];
-          if (leaf.mesh == kInvalidId || leaf.object >= found || !accepts(leaf, options)) continue;
-          const Placement place(world_matrix(leaf.object));
-          const MeshAccel& mesh = meshes_[leaf.mesh];
-          if (options.mode == PickMode::kObb) {
-            if (inside(place, mesh.bounds, p)) found = leaf.object;
-            continue;
-          }
-          const Aabb box = place.world_box(mesh.bounds);
-          const double tol2 = surface_tolerance2(box);
-          if (box_distance2(box, p) > tol2) continue;
-          if (on_surface(mesh, place, p, tol2) || std::abs(winding(mesh, place, p)) >= 0.5) {
-            found = leaf.object;
-          }
-        }
-      });
+  slots_holding(*this, p, [&](std::uint32_t first, std::uint32_t count) {
+    for (std::uint32_t e = first; e < first + count; ++e) {
+      const LeafObb& leaf = leaf_[e];
+      if (leaf.mesh == kInvalidId || leaf.object >= found || !accepts(leaf, options)) continue;
+      const Placement place(world_matrix(leaf.object));
+      const MeshAccel& mesh = meshes_[leaf.mesh];
+      if (options.mode == PickMode::kObb) {
+        if (inside(place, mesh.bounds, p)) found = leaf.object;
+        continue;
+      }
+      const Aabb box = place.world_box(mesh.bounds);
+      const double tol2 = surface_tolerance2(box);
+      if (box_distance2(box, p) > tol2) continue;
+      if (on_surface(mesh, place, p, tol2) || std::abs(winding(mesh, place, p)) >= 0.5) {
+        found = leaf.object;
+      }
+    }
   });
   return found;
 }
@@ -443,18 +450,14 @@ double PickerCore::signed_distance(const glm::dvec3& p, const QueryOptions& opti
     return inf;
   }
   double deepest = -1.0;
-  with_top([&](const auto& top) {
-  best_first(
-      top.nodes(), [&](const auto& node, double* d2) { world_slot_distances2(node, p, d2); }, [] { return 0.0; },
-      [&](std::uint32_t first, std::uint32_t count) {
-        for (std::uint32_t e = first; e < first + count; ++e) {
-          const LeafObb& leaf = leaf_[e];
-          if (leaf.mesh == kInvalidId || !accepts(leaf, options)) continue;
-          const Placement place(world_matrix(leaf.object));
-          const Aabb& local = meshes_[leaf.mesh].bounds;
-          if (inside(place, local, p)) deepest = std::max(deepest, box_depth(place, local, p));
-        }
-      });
+  slots_holding(*this, p, [&](std::uint32_t first, std::uint32_t count) {
+    for (std::uint32_t e = first; e < first + count; ++e) {
+      const LeafObb& leaf = leaf_[e];
+      if (leaf.mesh == kInvalidId || !accepts(leaf, options)) continue;
+      const Placement place(world_matrix(leaf.object));
+      const Aabb& local = meshes_[leaf.mesh].bounds;
+      if (inside(place, local, p)) deepest = std::max(deepest, box_depth(place, local, p));
+    }
   });
   if (deepest >= 0.0) return deepest <= max_distance ? -deepest : -inf;
   return closest_point(p, options, max_distance).distance;
@@ -538,11 +541,11 @@ PointHit PickerCore::closest_point(const glm::dvec3& p, const QueryOptions& opti
   // Best-first over the top level by the distance to the padded world
   // boxes (which contain the objects).
   with_top([&](const auto& top) {
-  best_first(
-      top.nodes(), [&](const auto& node, double* d2) { world_slot_distances2(node, p, d2); }, [&] { return best.d2; },
-      [&](std::uint32_t first, std::uint32_t count) {
-        for (std::uint32_t e = first; e < first + count; ++e) visit_object(e, count > 1);
-      });
+    best_first(
+        top.nodes(), [&](const auto& node, double* d2) { world_slot_distances2(node, p, d2); }, [&] { return best.d2; },
+        [&](std::uint32_t first, std::uint32_t count) {
+          for (std::uint32_t e = first; e < first + count; ++e) visit_object(e, count > 1);
+        });
   });
   if (best.hit.hit()) best.hit.distance = std::sqrt(best.d2);
   return best.hit;

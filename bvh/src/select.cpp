@@ -171,48 +171,48 @@ std::vector<std::uint32_t> PickerCore::select(const Frustum& region, SelectRule 
     out.push_back(leaf_[e].object);
   };
   with_top([&](const auto& top) {
-  constexpr int kWidth = std::decay_t<decltype(top)>::kWidth;
-  while (!stack.empty()) {
-    const auto& n = top.nodes()[stack.back()];
-    stack.pop_back();
-    for (int s = 0; s < kWidth; ++s) {
-      if (!n.is_leaf(s) && !n.is_inner(s)) continue;
-      const Side side = classify(n.slot_box(s), region);
-      if (side == Side::kOutside) continue;
-      if (n.is_inner(s)) {
-        (side == Side::kInside ? inside : stack).push_back(n.child[s]);
-        continue;
-      }
-      for (std::uint32_t e = n.child[s]; e < n.child[s] + n.count[s]; ++e) {
-        // An inside slot box holds the OBB and so every vertex: both rules
-        // hold in both modes.
-        if (side == Side::kInside) {
-          take(e);
+    constexpr int kWidth = std::decay_t<decltype(top)>::kWidth;
+    while (!stack.empty()) {
+      const auto& n = top.nodes()[stack.back()];
+      stack.pop_back();
+      for (int s = 0; s < kWidth; ++s) {
+        if (!n.is_leaf(s) && !n.is_inner(s)) continue;
+        const Side side = classify(n.slot_box(s), region);
+        if (side == Side::kOutside) continue;
+        if (n.is_inner(s)) {
+          (side == Side::kInside ? inside : stack).push_back(n.child[s]);
           continue;
         }
-        if (!accepts(leaf_[e], options)) continue;
-        // The entry's own padded box first: most entries of a straddling
-        // slot are wholly in or out.
-        const Side own = classify(entry_box(e), region);
-        if (own == Side::kInside) {
-          take(e);
-        } else if (own == Side::kStraddle &&
-                   select_entry(e, region, rule, options.mode, hittable)) {
-          out.push_back(leaf_[e].object);
+        for (std::uint32_t e = n.child[s]; e < n.child[s] + n.count[s]; ++e) {
+          // An inside slot box holds the OBB and so every vertex: both rules
+          // hold in both modes.
+          if (side == Side::kInside) {
+            take(e);
+            continue;
+          }
+          if (!accepts(leaf_[e], options)) continue;
+          // The entry's own padded box first: most entries of a straddling
+          // slot are wholly in or out.
+          const Side own = classify(entry_box(e), region);
+          if (own == Side::kInside) {
+            take(e);
+          } else if (own == Side::kStraddle &&
+                     select_entry(e, region, rule, options.mode, hittable)) {
+            out.push_back(leaf_[e].object);
+          }
         }
       }
     }
-  }
-  // Subtrees inside: every entry under them.
-  while (!inside.empty()) {
-    const auto& n = top.nodes()[inside.back()];
-    inside.pop_back();
-    for (int s = 0; s < kWidth; ++s) {
-      if (n.is_inner(s)) inside.push_back(n.child[s]);
-      if (!n.is_leaf(s)) continue;
-      for (std::uint32_t e = n.child[s]; e < n.child[s] + n.count[s]; ++e) take(e);
+    // Subtrees inside: every entry under them.
+    while (!inside.empty()) {
+      const auto& n = top.nodes()[inside.back()];
+      inside.pop_back();
+      for (int s = 0; s < kWidth; ++s) {
+        if (n.is_inner(s)) inside.push_back(n.child[s]);
+        if (!n.is_leaf(s)) continue;
+        for (std::uint32_t e = n.child[s]; e < n.child[s] + n.count[s]; ++e) take(e);
+      }
     }
-  }
   });
   // Ids ascending: a sort for a few, a pass over a bitmap for many.
   if (out.size() < objects_.size() / 32) {

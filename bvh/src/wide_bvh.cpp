@@ -1,5 +1,6 @@
 #include "wide_bvh.h"
 
+#include "raypick/core/assert.h"
 #include "raypick/core/hit.h"
 
 #include <tbb/task_group.h>
@@ -244,7 +245,7 @@ class Collapser {
   }
 
   // A region, on this thread: depth first from its root (node 0) with a
-  // fixed stack (each step pops one node and pushes at most 8; the depth
+  // fixed stack (each step pops one node and pushes at most W; the depth
   // is at most kBvhMaxDepth).
   void walk(Region& region) {
     if (region.nodes.empty()) {
@@ -373,6 +374,7 @@ WideBvhOf<W> WideBvhOf<W>::collapse(const Bvh& bvh, const BvhConfig& config) {
   w.entry_slot_.resize(w.prim_ids_.size());
   Collapser<W>(bvh, config).run(
       {w.nodes_, w.parent_, w.parent_slot_, w.entry_node_, w.entry_slot_});
+  RAYPICK_ASSERT(w.nodes_.size() <= kMaxNodes, "a tree of more than 2^28 nodes");
   return w;
 }
 
@@ -405,6 +407,7 @@ std::optional<WideBvhOf<W>> WideBvhOf<W>::load_shape(saved::Bytes& in, std::size
   }
   // A wide node has at least two used slots, but for a root over one leaf.
   if ((nodes == 0) != (entries == 0) || nodes > std::max<std::uint64_t>(entries, 1) ||
+      nodes > kMaxNodes ||
       !in.holds(nodes, kNodeBytes)) {
     why = "a tree of " + std::to_string(nodes) + " nodes over " + std::to_string(entries) +
           " primitives";

@@ -1,7 +1,8 @@
-// An 8-wide BVH for traversal: the binary SAH tree collapsed so that each
-// node holds the boxes of up to eight children, tested together by a SIMD
-// slab test. Built from a binary Bvh; refitted in place. Private to the
-// library: the Picker's top level and its meshes' triangle trees.
+// A wide BVH for traversal: the binary SAH tree collapsed so that each
+// node holds the boxes of up to W children (8, or 16 for the top level
+// under the AVX-512 node test), tested together by a SIMD slab test. Built
+// from a binary Bvh; refitted in place. Private to the library: the
+// Picker's top level and its meshes' triangle trees.
 //
 // The tree's parts: wide_node.h (the node's layout), this file (the tree,
 // its collapse from a binary tree and its refits), wide_traverse.h (the
@@ -49,6 +50,9 @@ class WideBvhOf {
  public:
   using Node = WideNodeOf<W>;
   static constexpr int kWidth = W;
+  // The most nodes a tree may have: refit_path() packs a node index into
+  // the top 28 bits of a key (a tree of more would hold over 2^28 objects).
+  static constexpr std::size_t kMaxNodes = std::size_t{1} << 28;
 
   // Collapses `bvh` (its prim_ids order is kept for the entries). With 8
   // slots, each wide node takes a binary node's children and keeps opening
@@ -112,7 +116,7 @@ class WideBvhOf {
 
   // Both refits take the boxes of entries from
   //   Aabb entry_box(std::uint32_t entry)
-  // and count their work in slot boxes recomputed (a node has 8 slots).
+  // and count their work in slot boxes recomputed (a node has W slots).
 
   // Recomputes the boxes above the given entries only: each of their leaf
   // slots once, then each ancestor slot once, deepest node first (children
@@ -318,8 +322,8 @@ std::size_t WideBvhOf<W>::refit_path(std::span<const std::uint32_t> entries, Ent
   // The leaf slots first, each once, in descending node order (children
   // before parents), with the nodes and entries a few slots ahead
   // prefetched: at a million objects every one of them is a cache miss.
-  // A key: node, slot, entry (a node index takes the top 29 or 28 bits:
-  // a tree of more nodes would hold more than 2^28 objects).
+  // A key: node, slot, entry (a node index takes the top 29 or 28 bits;
+  // see kMaxNodes).
   constexpr int kSlotBits = W > 8 ? 4 : 3;
   std::vector<std::uint64_t>& keys = leaf_keys_;
   keys.clear();

@@ -1,5 +1,5 @@
 // The wide tree's packets: kPacket coherent rays walking the tree together
-// (WideBvh::traverse_packets). Included by wide_bvh.h.
+// (WideBvhOf::traverse_packets). Included by wide_bvh.h.
 #pragma once
 
 #include "wide_bvh.h"

@@ -213,10 +213,12 @@ TEST_CASE("batches mixing coherent bundles and random rays, of every size, equal
   }
 }
 
-TEST_CASE("a packet offers each ray exactly the leaf entries a single traversal offers it, at the same or a larger tmax") {
+TEST_CASE_TEMPLATE("a packet offers each ray exactly the leaf entries a single traversal offers it, at the same or a larger tmax",
+                   Tree, WideBvh, WideBvh16) {
   // The packet walk against traverse() with no tmax updates: then the
   // leaves offered must be the very same set per ray, since each ray's
-  // box tests are the same arithmetic.
+  // box tests are the same arithmetic. Both node widths (the Picker
+  // walks 16-wide trees ray by ray, but the packet loop serves both).
   const Scene scene = tools::make_boxes_scene(800, 87);
   const Aabb box = translations_box(scene);
   const glm::vec3 center = 0.5f * (box.min + box.max);
@@ -230,7 +232,7 @@ TEST_CASE("a packet offers each ray exactly the leaf entries a single traversal 
     boxes.push_back(Aabb{p - 0.5f, p + 0.5f});
     centers.push_back(p);
   }
-  const WideBvh tree = WideBvh::collapse(build_bvh(boxes, centers));
+  const Tree tree = Tree::collapse(build_bvh(boxes, centers));
   std::vector<std::vector<std::uint32_t>> single(rays.size()), packed(rays.size());
   for (std::size_t i = 0; i < rays.size(); ++i) {
     tree.traverse(rays[i], [&](std::uint32_t e, float&) {
@@ -247,5 +249,5 @@ TEST_CASE("a packet offers each ray exactly the leaf entries a single traversal 
     offered += single[i].size();
   }
   CHECK(offered > rays.size() / 2);
-  CHECK(coherent_groups(rays, scene) > rays.size() / WideBvh::kPacket / 2);
+  CHECK(coherent_groups(rays, scene) > rays.size() / Tree::kPacket / 2);
 }

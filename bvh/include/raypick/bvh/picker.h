@@ -48,14 +48,16 @@ class PickerCore;  // what a Picker holds: the library's own
 // same bit for bit on every one (the tests force each); only speed differs.
 enum class Isa : std::uint8_t {
   // kAvx512 for a top level of 20,000 objects or more where the CPU has
-  // AVX-512 (there its nodes outgrow the L2 cache, and the wider ones pay);
-  // else kAvx2 where the CPU has AVX2, else kSse2. Decided at each build.
+  // AVX-512 (measured even at 10,000 boxes, 11-16% faster at 30,000; the
+  // bound lies between); else kAvx2 where the CPU has AVX2, else kSse2.
+  // Decided at each build (commit), from the objects in the tree.
   kAuto,
   kSse2,  // the x86-64 baseline (four slots per instruction)
   kAvx2,  // eight slots per instruction; kSse2 on a CPU without AVX2
   // Sixteen slots per instruction over a top level of 16-wide nodes (the
-  // mesh trees keep kAvx2's); kAvx2 on a CPU without AVX-512 (F, VL, DQ,
-  // BW). Its own tree: other nodes, the same answers.
+  // mesh trees keep kAvx2's); on a CPU without AVX-512 (F, VL, DQ, BW),
+  // kAvx2, or kSse2 without AVX2. Its own tree: other nodes, the same
+  // answers.
   kAvx512,
 };
 
@@ -72,13 +74,14 @@ struct PickerConfig {
   float rebuild_factor = 1.5f;
   // intersect_batch() runs 32 rays interleaved per task, prefetching each
   // one's next node, once the top level's nodes and leaf data take at least
-  // this many bytes (about 75,000 objects in the bench's boxes scenes);
-  // below, where the tree stays in cache, coherent groups of 16
-  // consecutive rays walk it as packets and other rays go one at a time.
+  // this many bytes (about 75,000 objects in the bench's boxes scenes, with
+  // 8-wide nodes); below, where the tree stays in cache, coherent groups
+  // of 16 consecutive rays walk an 8-wide top level as packets and other
+  // rays go one at a time (every ray, on a 16-wide one).
   // 0: always interleave.
   std::size_t batch_interleave_bytes = std::size_t{8} << 20;
-  // The node test's instruction set, chosen once when the picker is made
-  // (see Picker::isa()).
+  // The node test's instruction set: the picker's trees keep it, decided
+  // when they are built (see Isa, Picker::isa()).
   Isa isa = Isa::kAuto;
 };
 
@@ -179,7 +182,9 @@ class Picker {
   // bytes of save_trees() of a picker over the same scene in the same mode
   // (kept in a saved scene, LoadResult::saved_trees): the boxes are refitted
   // from the scene in one pass instead of a SAH build, and the answers are
-  // the same. Trees that do not fit (another scene, mode or version, or
+  // the same. Trees that do not fit (another scene, mode or version, a top
+  // level of the other width than this picker would build (see Isa: a
+  // 16-wide one saved on a CPU with AVX-512 does not fit one without), or
   // damaged bytes: every index is checked) are ignored: the picker builds
   // its own, and *why (when given) says why. O(objects + triangles).
   static Picker open(const Scene& scene, std::string_view trees,
@@ -313,7 +318,7 @@ class Picker {
   // On large scenes the rays of each task are traversed interleaved (see
   // PickerConfig::batch_interleave_bytes), which hides memory latency; on
   // smaller ones, coherent groups of 16 consecutive rays (a camera's
-  // pixels in row order) walk the tree as packets.
+  // pixels in row order) walk an 8-wide tree as packets.
   std::vector<Hit> intersect_batch(std::span<const Ray> rays,
                                    const QueryOptions& options = {}) const;
   std::vector<Hit> intersect_batch(std::span<const RayD> rays,
@@ -434,12 +439,13 @@ class Picker {
   // The centre the world boxes are padded from (padded_world_box): the
   // mean of the live objects' translations at the last rebuild.
   glm::vec3 pad_centre() const;
-  // Statistics of the top level, an 8-wide BVH over the objects' world
-  // boxes: nodes are wide nodes, leaves leaf slots (see BvhStats).
+  // Statistics of the top level, a wide BVH (8 or 16 slots per node, see
+  // Isa) over the objects' world boxes: nodes are wide nodes, leaves leaf
+  // slots (see BvhStats).
   BvhStats bvh_stats() const;
   // The instruction set its queries run on: config.isa resolved for this
-  // CPU and, for kAuto, the top level's size at the last build (never
-  // kAuto).
+  // CPU and, for kAuto, the top level's size at the last build (kAvx2 or
+  // kSse2 before the first; never kAuto).
   Isa isa() const;
   // Bytes held by the picker's own arrays (objects, top-level BVH and its
   // bookkeeping, copied meshes and their BVHs); borrowed meshes not counted.
