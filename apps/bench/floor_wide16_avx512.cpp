@@ -17,50 +17,23 @@
 namespace raypick::floorq {
 namespace {
 
-// The ray's planes and reciprocals in every lane, with the rows of each
-// axis's near and far planes (wide_detail::NodeRay's).
+// The ray as the library's 16-slot test takes it: its planes' rows and
+// reciprocals (NodeRay), and each broadcast to 16 lanes (NodeRay16).
 struct Ray16 {
   wide_detail::NodeRay r;
-  __m512 o[3], i[3], tmin;
-  explicit Ray16(const Ray& ray) : r(ray) {
-    for (int a = 0; a < 3; ++a) {
-      o[a] = _mm512_set1_ps(r.inv.org[a]);
-      i[a] = _mm512_set1_ps(r.inv.inv_dir[a]);
-    }
-    tmin = _mm512_set1_ps(r.inv.tmin);
-  }
+  wide_detail::NodeRay16 r16;
+  explicit Ray16(const Ray& ray) : r(ray), r16(r) {}
 };
 
-// test_node_avx2's operations on 16 slots: the same t per slot, the same
-// NaN rules (VMAXPS/VMINPS return the second operand on NaN).
+// The library's 16-slot test (wide_detail::test_node_avx512).
 [[gnu::always_inline]] inline __mmask16 test16(const Node16& n, const Ray16& r, float tmax,
                                                __m512& t_near) {
-  t_near = r.tmin;
-  __m512 t_far = _mm512_set1_ps(tmax);
-  for (int a = 0; a < 3; ++a) {
-    t_near = _mm512_max_ps(
-        _mm512_mul_ps(_mm512_sub_ps(_mm512_load_ps(n.bounds[r.r.near_row[a]]), r.o[a]), r.i[a]),
-        t_near);
-    t_far = _mm512_min_ps(
-        _mm512_mul_ps(_mm512_sub_ps(_mm512_load_ps(n.bounds[r.r.far_row[a]]), r.o[a]), r.i[a]),
-        t_far);
-  }
-  return _mm512_cmp_ps_mask(t_near, t_far, _CMP_LE_OS);
+  return static_cast<__mmask16>(wide_detail::test_node_avx512(n, r.r, r.r16, tmax, t_near));
 }
 
-// Each node visit pops one entry and pushes at most 15, and a node at
-// depth L (L <= kBvhMaxDepth: the trees here are cuts of a binary tree of
-// that depth) has at most 15 L entries below the top; the 16-lane store
-// then writes up to index 15 L + 15 < kStack16.
-constexpr int kStack16 = (Node16::kWidth - 1) * kBvhMaxDepth + Node16::kWidth;
-static_assert((Node16::kWidth - 1) * kBvhMaxDepth + (Node16::kWidth - 1) < kStack16);
-
-struct Stack16 {
-  alignas(64) std::uint32_t index[kStack16];
-  alignas(64) std::uint32_t count[kStack16];
-  alignas(64) float t[kStack16];
-  int top = 0;
-};
+// The library's stack of walk_avx512 (structure of arrays, room for a
+// whole node's slots at the top).
+using Stack16 = wide_detail::Stack16;
 
 // Either tree's node array.
 inline std::span<const Node16> nodes_of(const Wide16& tree) { return tree.nodes; }
@@ -73,7 +46,7 @@ template <bool kWithT>
   const auto m = static_cast<__mmask16>(mask);
   _mm512_storeu_si512(s.index + s.top, _mm512_maskz_compress_epi32(m, _mm512_load_si512(n.child)));
   _mm512_storeu_si512(s.count + s.top, _mm512_maskz_compress_epi32(m, _mm512_load_si512(n.count)));
-  if constexpr (kWithT) _mm512_storeu_ps(s.t + s.top, _mm512_maskz_compress_ps(m, tn));
+  if constexpr (kWithT) _mm512_storeu_ps(s.tnear + s.top, _mm512_maskz_compress_ps(m, tn));
   s.top += std::popcount(mask);
 }
 template <bool kWithT>
@@ -85,7 +58,7 @@ template <bool kWithT>
   _mm256_storeu_si256(reinterpret_cast<__m256i*>(s.count + s.top),
                       _mm256_maskz_compress_epi32(
                           m, _mm256_load_si256(reinterpret_cast<const __m256i*>(n.count))));
-  if constexpr (kWithT) _mm256_storeu_ps(s.t + s.top, _mm256_maskz_compress_ps(m, tn));
+  if constexpr (kWithT) _mm256_storeu_ps(s.tnear + s.top, _mm256_maskz_compress_ps(m, tn));
   s.top += std::popcount(mask);
 }
 
@@ -203,7 +176,7 @@ Hit intersect_compress512(const Tree& tree, std::span<const Leaf> leaves,
         return best;
       }
       --s.top;
-      if (s.t[s.top] <= tmax) break;
+      if (s.tnear[s.top] <= tmax) break;
     }
     index = s.index[s.top];
     count = s.count[s.top];
