@@ -66,12 +66,13 @@ bool PickerCore::adopt_trees(std::string_view bytes, std::string& why) {
   std::vector<Aabb> boxes(count);
   const std::size_t kept = make_leaves(leaves.data(), boxes.data(), nullptr);
   // The width a build of this picker would choose.
-  if (version != trees_version(wide16(kept))) {
-    why = wide16(kept) ? "saved trees of 8-wide nodes; this picker's top level takes 16"
-                       : "saved trees of 16-wide nodes; this picker's top level takes 8";
+  const bool wide = wide16(kept);
+  if (version != trees_version(wide)) {
+    why = wide ? "saved trees of 8-wide nodes; this picker's top level takes 16"
+               : "saved trees of 16-wide nodes; this picker's top level takes 8";
     return false;
   }
-  if (wide16(kept)) {
+  if (wide) {
     return adopt_top<WideBvh16>(in, kept, leaves, boxes, why) && adopt_meshes(in, kept, why);
   }
   return adopt_top<WideBvh>(in, kept, leaves, boxes, why) && adopt_meshes(in, kept, why);

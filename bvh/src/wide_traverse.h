@@ -397,8 +397,8 @@ namespace wide_detail {
 // policy. Not forced inline: forced, it halved the 8-wide batch at a
 // million objects (1.9 to 0.8 Mrays/s), its leaf steps no longer inlined.
 template <class Isa, int K, class Node, class Leaf, class PrefetchLeaf>
-inline void interleave(std::span<const Node> nodes, std::span<const Ray> rays,
-                                        Leaf& leaf, PrefetchLeaf& prefetch_leaf) {
+inline void interleave(std::span<const Node> nodes, std::span<const Ray> rays, Leaf& leaf,
+                       PrefetchLeaf& prefetch_leaf) {
   constexpr int W = Node::kWidth;
   if (nodes.empty() || rays.empty()) return;
   struct Lane {
