@@ -116,23 +116,19 @@ struct Replica {
   const WideBvh& top;
   std::span<const Leaf> leaves;           // by entry
   std::span<const MeshData> meshes;
-  // The top level's inputs by entry: the padded world boxes, their
-  // centres, and the leaf copies (the compressed design's build reads them).
+  // The top level's inputs by entry: the padded world boxes and the leaf
+  // copies (the compressed design's build reads them).
   std::vector<Aabb> boxes;
-  std::vector<glm::vec3> centers;
   std::span<const Leaf> by_prim;
   double build_bvh_ms = 0.0, collapse_ms = 0.0;
   Bvh binary;  // the top level's binary tree, built again (the 16-wide prototype collapses it)
 };
 
 Replica make_replica(const PickerCore& core) {
-  Replica rep{std::get<WideBvh>(core.top_), core.leaf_, core.meshes_, {}, {}, core.leaf_, 0.0, 0.0, {}};
-  for (std::uint32_t e = 0; e < core.leaf_.size(); ++e) {
-    rep.boxes.push_back(core.entry_box(e));
-    rep.centers.push_back(rep.boxes.back().center());
-  }
+  Replica rep{std::get<WideBvh>(core.top_), core.leaf_, core.meshes_, {}, core.leaf_, 0.0, 0.0, {}};
+  for (std::uint32_t e = 0; e < core.leaf_.size(); ++e) rep.boxes.push_back(core.entry_box(e));
   double start = cpu_ms();
-  rep.binary = build_bvh(rep.boxes, rep.centers, core.config_.top);
+  rep.binary = build_bvh(rep.boxes, core.config_.top);
   rep.build_bvh_ms = cpu_ms() - start;
   start = cpu_ms();
   keep(WideBvh::collapse(rep.binary));
@@ -263,7 +259,7 @@ NewDesign make_new_design(const Replica& rep, const Scene& scene, std::uint32_t 
   std::snprintf(name, sizeof name, "new L%u c%.2g", leaf, double(cost));
   d.name = name;
   const double start = cpu_ms();
-  const WideBvh wide = WideBvh::collapse(build_bvh(rep.boxes, rep.centers, config));
+  const WideBvh wide = WideBvh::collapse(build_bvh(rep.boxes, config));
   d.tree = QBvh::from_wide(wide);
   for (std::uint32_t e = 0; e < wide.entry_count(); ++e) {
     const Leaf& l = rep.by_prim[wide.prim_id(e)];

@@ -45,19 +45,19 @@ struct Bvh {
 };
 
 // Builds a BVH with the binned surface area heuristic ("On fast Construction
-// of SAH-based Bounding Volume Hierarchies", Wald 2007) over `boxes`, with
-// `centers` the points to bin by (usually the box centers). Both spans have
-// one entry per primitive; primitive ids are their indices. Empty boxes are
-// allowed but never reached by traversal in a useful way: leave them out.
+// of SAH-based Bounding Volume Hierarchies", Wald 2007) over `boxes`,
+// binning each by its center (Aabb::center()). Primitive ids are the boxes'
+// indices. Empty boxes are allowed but never reached by traversal in a
+// useful way: leave them out.
 // Depth bound: a split by SAH is taken only while depth + 1 + ceil(log2 n)
 // <= kBvhMaxDepth, otherwise the node is split at the median primitive,
 // which halves n; so every node satisfies depth + ceil(log2 n) <=
 // kBvhMaxDepth and no leaf is deeper than kBvhMaxDepth. Primitives whose
-// centers coincide are split at the median too. Cost: O(n log n), subtrees
-// of 4096 or more primitives built in parallel (TBB), ranges of 16384 or
-// more binned in parallel chunks; node order may vary from run to run, the
-// tree's shape and prim_ids do not.
-Bvh build_bvh(std::span<const Aabb> boxes, std::span<const glm::vec3> centers,
-              const BvhConfig& config = {});
+// centers coincide are split at the median too. Cost: O(n log n), 64 bytes
+// of build records per primitive while it runs, subtrees of 4096 or more
+// primitives built in parallel (TBB), ranges of 16384 or more binned in
+// parallel chunks; node order may vary from run to run, the tree's shape
+// and prim_ids do not.
+Bvh build_bvh(std::span<const Aabb> boxes, const BvhConfig& config = {});
 
 }  // namespace raypick

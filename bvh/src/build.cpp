@@ -9,7 +9,7 @@
 #include <tbb/task_group.h>
 
 #if defined(__SSE2__) || defined(_M_X64)
-#include <xmmintrin.h>
+#include <emmintrin.h>
 #endif
 
 #include <algorithm>
@@ -34,8 +34,13 @@ struct V4 {
   static V4 splat(float x) { return {_mm_set1_ps(x)}; }
   friend V4 min(V4 a, V4 b) { return {_mm_min_ps(a.v, b.v)}; }
   friend V4 max(V4 a, V4 b) { return {_mm_max_ps(a.v, b.v)}; }
+  friend V4 operator+(V4 a, V4 b) { return {_mm_add_ps(a.v, b.v)}; }
   friend V4 operator-(V4 a, V4 b) { return {_mm_sub_ps(a.v, b.v)}; }
   friend V4 operator*(V4 a, V4 b) { return {_mm_mul_ps(a.v, b.v)}; }
+  // The first three lanes, the fourth cleared.
+  V4 xyz() const {
+    return {_mm_and_ps(v, _mm_castsi128_ps(_mm_set_epi32(0, -1, -1, -1)))};
+  }
   void store(float* p) const { _mm_storeu_ps(p, v); }
   // dx * dy + dy * dz + dz * dx of d = hi - lo, summed in that order.
   friend float half_area(V4 lo, V4 hi) {
@@ -55,8 +60,10 @@ struct V4 {
   // As _mm_min_ps / _mm_max_ps: the second operand when either is NaN.
   friend V4 min(V4 a, V4 b) { return map(a, b, [](float x, float y) { return x < y ? x : y; }); }
   friend V4 max(V4 a, V4 b) { return map(a, b, [](float x, float y) { return x > y ? x : y; }); }
+  friend V4 operator+(V4 a, V4 b) { return map(a, b, [](float x, float y) { return x + y; }); }
   friend V4 operator-(V4 a, V4 b) { return map(a, b, [](float x, float y) { return x - y; }); }
   friend V4 operator*(V4 a, V4 b) { return map(a, b, [](float x, float y) { return x * y; }); }
+  V4 xyz() const { return {{v[0], v[1], v[2], 0.0f}}; }
   void store(float* p) const { for (int k = 0; k < 4; ++k) p[k] = v[k]; }
   friend float half_area(V4 lo, V4 hi) {
     const float dx = hi.v[0] - lo.v[0], dy = hi.v[1] - lo.v[1], dz = hi.v[2] - lo.v[2];
@@ -65,16 +72,22 @@ struct V4 {
 #endif
 };
 
-// A primitive as the builder moves it: its box, its center and its id in
-// one 48-byte record, so that every pass over a range reads memory front
-// to back instead of through an id array.
+// A primitive as the builder moves it: its box and its id in one 32-byte
+// record, two to a cache line, so that every pass over a range reads memory
+// front to back instead of through an id array. Its center, the point it is
+// binned by, is (lo + hi) * 0.5 as Aabb::center() computes it, bit for bit.
 struct alignas(16) PrimRef {
-  float lo[3];
+  float lo[4];  // lo[3] is 0
+  float hi[3];
   std::uint32_t id;
-  float hi[4];
-  float center[4];
+
+  V4 lo4() const { return V4::load(lo); }
+  // hi with its fourth lane cleared (the id's bits, as a float a denormal,
+  // which arithmetic on that lane would pay a microcode assist for).
+  V4 hi4() const { return V4::load(hi).xyz(); }
+  V4 center() const { return (lo4() + hi4()) * V4::splat(0.5f); }
 };
-static_assert(sizeof(PrimRef) == 48);
+static_assert(sizeof(PrimRef) == 32);
 
 // An open box and centroid box, as four-float rows (the fourth lane is
 // ignored).
@@ -83,9 +96,10 @@ struct Bounds4 {
   V4 clo = V4::splat(kInfinity), chi = V4::splat(-kInfinity);
 
   void add(const PrimRef& r) {
-    const V4 c = V4::load(r.center);
-    lo = min(lo, V4::load(r.lo));
-    hi = max(hi, V4::load(r.hi));
+    const V4 plo = r.lo4(), phi = r.hi4();
+    const V4 c = (plo + phi) * V4::splat(0.5f);
+    lo = min(lo, plo);
+    hi = max(hi, phi);
     clo = min(clo, c);
     chi = max(chi, c);
   }
@@ -154,12 +168,14 @@ struct BinSet {
 };
 
 // A range of primitives to turn into the subtree at `node`, with their box
-// and centroid box (known from the parent's split).
+// and centroid box (known from the parent's split) and the buffer that holds
+// them (0: refs_, 1: spare_; a binned split moves a range to the other).
 struct Task {
   std::uint32_t node;
   std::uint32_t begin;
   std::uint32_t end;
   int depth;
+  int buffer;
   Bounds4 bounds;
 };
 
@@ -178,9 +194,8 @@ constexpr std::uint32_t kSweepMax = 8;
 
 class Builder {
  public:
-  Builder(std::span<const Aabb> boxes, std::span<const glm::vec3> centers,
-          const BvhConfig& config)
-      : boxes_(boxes), centers_(centers), config_(config) {}
+  Builder(std::span<const Aabb> boxes, const BvhConfig& config)
+      : boxes_(boxes), config_(config) {}
 
   Bvh run() {
     Bvh bvh;
@@ -188,22 +203,23 @@ class Builder {
     if (n == 0) return bvh;
     RAYPICK_ASSERT(n < (std::size_t{1} << 31), "too many primitives");
     // Uninitialized: every record is written just below (a vector would
-    // clear them first).
+    // clear them first). The spare buffer receives the ranges that binned
+    // splits partition; a range that small never is needs none.
     refs_ = std::make_unique_for_overwrite<PrimRef[]>(n);
+    if (n > kSweepMax) spare_ = std::make_unique_for_overwrite<PrimRef[]>(n);
     // The records and the root's bounds, in parallel: min and max are
     // exact, so the bounds do not depend on how the range is cut.
     const auto count = static_cast<std::uint32_t>(n);
-    Task root{0, 0, count, 0, {}};
+    Task root{0, 0, count, 0, 0, {}};
     auto fill = [this](const tbb::blocked_range<std::uint32_t>& range, Bounds4 b) {
       for (std::uint32_t i = range.begin(); i != range.end(); ++i) {
         PrimRef& r = refs_[i];
         for (int a = 0; a < 3; ++a) {
           r.lo[a] = boxes_[i].min[a];
           r.hi[a] = boxes_[i].max[a];
-          r.center[a] = centers_[i][a];
         }
+        r.lo[3] = 0.0f;
         r.id = i;
-        r.hi[3] = r.center[3] = 0.0f;
         b.add(r);
       }
       return b;
@@ -222,24 +238,20 @@ class Builder {
     bvh.nodes.resize(2 * n - 1);
     nodes_ = bvh.nodes.data();
     next_ = 1;
+    // Every leaf writes the ids of its own range.
+    bvh.prim_ids.resize(n);
+    prim_ids_ = bvh.prim_ids.data();
     build(root);
     bvh.nodes.resize(next_.load());
     // No shrink_to_fit: the unused tail (about a fifth) is never touched
     // again, while a shrink would copy every node into fresh pages. Callers
     // that collapse the tree drop it anyway.
-    bvh.prim_ids.resize(n);
-    auto ids = [&](const tbb::blocked_range<std::uint32_t>& range) {
-      for (std::uint32_t i = range.begin(); i != range.end(); ++i) bvh.prim_ids[i] = refs_[i].id;
-    };
-    if (all.is_divisible()) {
-      tbb::parallel_for(all, ids);
-    } else {
-      ids(all);
-    }
     return bvh;
   }
 
  private:
+  PrimRef* buffer(int b) const { return b == 0 ? refs_.get() : spare_.get(); }
+
   void build(Task task) {
     for (;;) {
       Task l, r;
@@ -259,36 +271,42 @@ class Builder {
   // Makes task.node a leaf (returns false) or an inner node whose children
   // are allocated and described by l and r (returns true).
   bool split(const Task& task, Task& l, Task& r) {
-    const Aabb bounds = task.bounds.box();
-    const Aabb centroid_bounds = task.bounds.centroids();
     BvhNode& node = nodes_[task.node];
-    node.bounds = bounds;
+    node.bounds = task.bounds.box();
     const std::uint32_t count = task.end - task.begin;
-    const float leaf_cost = config_.intersection_cost * count;
+    if (count == 1) return make_leaf(task, node);  // nothing to split
 
+    const Aabb& bounds = node.bounds;
+    const Aabb centroid_bounds = task.bounds.centroids();
+    const float leaf_cost = config_.intersection_cost * count;
     std::uint32_t mid = 0;
+    int child_buffer = task.buffer;
     const bool sah_allowed =
         task.depth + 1 + ceil_log2(count) <= kBvhMaxDepth;
     if (sah_allowed) {
       float best_cost = 0.0f;
-      mid = count <= kSweepMax
-                ? sweep_split(task, bounds, centroid_bounds, best_cost, l.bounds, r.bounds)
-                : sah_split(task, bounds, centroid_bounds, best_cost, l.bounds, r.bounds);
+      if (count <= kSweepMax) {
+        mid = sweep_split(task, bounds, centroid_bounds, best_cost, l.bounds, r.bounds);
+      } else {
+        mid = sah_split(task, bounds, centroid_bounds, best_cost, l.bounds, r.bounds);
+        if (mid != 0) child_buffer = 1 - task.buffer;
+      }
       if (mid != 0 && count <= config_.max_leaf_size &&
           best_cost >= leaf_cost) {
-        mid = 0;  // testing all primitives is no dearer than splitting
+        // Testing all primitives is no dearer than splitting. A binned
+        // split left its source as it was: the leaf's primitives are
+        // still there.
+        mid = 0;
+        child_buffer = task.buffer;
       }
     }
     if (mid == 0) {
-      if (count <= config_.max_leaf_size) {
-        node.index = task.begin;
-        node.count = count;
-        return false;
-      }
+      if (count <= config_.max_leaf_size) return make_leaf(task, node);
       mid = median_split(task, centroid_bounds);
+      const PrimRef* p = buffer(task.buffer);
       l.bounds = r.bounds = Bounds4{};
-      for (std::uint32_t i = task.begin; i < mid; ++i) l.bounds.add(refs_[i]);
-      for (std::uint32_t i = mid; i < task.end; ++i) r.bounds.add(refs_[i]);
+      for (std::uint32_t i = task.begin; i < mid; ++i) l.bounds.add(p[i]);
+      for (std::uint32_t i = mid; i < task.end; ++i) r.bounds.add(p[i]);
     }
     node.index = next_.fetch_add(2);
     node.count = 0;
@@ -296,29 +314,37 @@ class Builder {
     l.begin = task.begin;
     l.end = mid;
     l.depth = task.depth + 1;
+    l.buffer = child_buffer;
     r.node = node.index + 1;
     r.begin = mid;
     r.end = task.end;
     r.depth = task.depth + 1;
+    r.buffer = child_buffer;
     return true;
+  }
+
+  bool make_leaf(const Task& task, BvhNode& node) {
+    node.index = task.begin;
+    node.count = task.end - task.begin;
+    const PrimRef* p = buffer(task.buffer);
+    for (std::uint32_t i = task.begin; i < task.end; ++i) prim_ids_[i] = p[i].id;
+    return false;
   }
 
   // The bin of each axis for a center: floor((c - lo) * scale) clamped to
   // [0, nbins - 1]; the same arithmetic for binning and partitioning.
-  static void bins_of(const float* center, V4 lo, V4 scale, V4 last,
-                      float* out) {
-    const V4 f = min(max((V4::load(center) - lo) * scale, V4::splat(0.0f)), last);
-    f.store(out);
+  static V4 bins_of(V4 center, V4 lo, V4 scale, V4 last) {
+    return min(max((center - lo) * scale, V4::splat(0.0f)), last);
   }
 
-  // Adds the primitives [begin, end) to the bins of their centers.
-  void bin_range(std::uint32_t begin, std::uint32_t end, V4 lo, V4 sc, V4 last,
-                 BinSet& bins) const {
+  // Adds the primitives [begin, end) of `p` to the bins of their centers.
+  static void bin_range(const PrimRef* p, std::uint32_t begin, std::uint32_t end, V4 lo,
+                        V4 sc, V4 last, BinSet& bins) {
     for (std::uint32_t i = begin; i < end; ++i) {
-      const PrimRef& r = refs_[i];
-      const V4 plo = V4::load(r.lo), phi = V4::load(r.hi);
+      const PrimRef& r = p[i];
+      const V4 plo = r.lo4(), phi = r.hi4();
       float f[4];
-      bins_of(r.center, lo, sc, last, f);
+      bins_of((plo + phi) * V4::splat(0.5f), lo, sc, last).store(f);
       for (int axis = 0; axis < 3; ++axis) {
         Bin& b = bins.bin[axis][static_cast<std::uint32_t>(f[axis])];
         ++b.count;
@@ -330,7 +356,8 @@ class Builder {
 
   // Binned SAH over all three axes in one pass over the primitives. Returns
   // the partition point of the best split (and its cost, and the two
-  // sides' bounds, which the bins hold), or 0 when no bin boundary
+  // sides' bounds), having moved the range to the other buffer left side
+  // first, or 0 (the range left where it was) when no bin boundary
   // separates the centers.
   std::uint32_t sah_split(const Task& task, const Aabb& bounds,
                           const Aabb& centroid_bounds, float& best_cost,
@@ -351,6 +378,7 @@ class Builder {
                            centroid_bounds.min.z, 0.0f};
     const V4 lo = V4::load(lo_f), sc = V4::load(scale);
     const V4 last = V4::splat(static_cast<float>(nbins - 1));
+    const PrimRef* src = buffer(task.buffer);
     BinSet bins;  // only the bins in use are emptied
     bins.clear(nbins);
     if (task.end - task.begin >= kParallelBinMin) {
@@ -360,7 +388,7 @@ class Builder {
       bins = tbb::parallel_reduce(
           tbb::blocked_range<std::uint32_t>(task.begin, task.end, kParallelGrain), bins,
           [&](const tbb::blocked_range<std::uint32_t>& range, BinSet acc) {
-            bin_range(range.begin(), range.end(), lo, sc, last, acc);
+            bin_range(src, range.begin(), range.end(), lo, sc, last, acc);
             return acc;
           },
           [nbins](BinSet a, const BinSet& b) {
@@ -368,7 +396,7 @@ class Builder {
             return a;
           });
     } else {
-      bin_range(task.begin, task.end, lo, sc, last, bins);
+      bin_range(src, task.begin, task.end, lo, sc, last, bins);
     }
     int best_axis = -1;
     std::uint32_t best_bin = 0;
@@ -421,42 +449,51 @@ class Builder {
       }
     }
     if (best_axis < 0) return 0;
-    // Partition in place (Hoare's scheme), taking each side's box and
-    // centroid box on the way: the one pass over the range that the split
-    // needs anyway.
-    auto goes_left = [&](const PrimRef& r) {
+    // Partition into the other buffer, the left side from the front and the
+    // right side from the back, taking each side's box and centroid box on
+    // the way: the one pass over the range that the split needs anyway. No
+    // branch depends on the side (a primitive's side is as good as random,
+    // and a branch on it mispredicted half the time): the side picks the
+    // store's address and the bounds it widens.
+    PrimRef* dst = buffer(1 - task.buffer);
+    std::uint32_t l = task.begin, r = task.end;
+    Bounds4 side[2];
+    for (std::uint32_t i = task.begin; i < task.end; ++i) {
+      const PrimRef& p = src[i];
       float f[4];
-      bins_of(r.center, lo, sc, last, f);
-      return static_cast<std::uint32_t>(f[best_axis]) <= best_bin;
-    };
-    left = right = Bounds4{};
-    PrimRef* i = refs_.get() + task.begin;
-    PrimRef* j = refs_.get() + task.end;
-    for (;;) {
-      while (i < j && goes_left(*i)) left.add(*i++);
-      while (i < j && !goes_left(j[-1])) right.add(*--j);
-      if (i == j) break;
-      // *i belongs right and j[-1] left: swap them into place.
-      --j;
-      std::swap(*i, *j);
-      left.add(*i++);
-      right.add(*j);
+      bins_of(p.center(), lo, sc, last).store(f);
+      // 1 to the right, 0 to the left, in integer arithmetic: a compiler
+      // would turn a conditional choice back into a branch.
+      const std::uint32_t to_right = static_cast<std::uint32_t>(f[best_axis]) > best_bin;
+      const std::uint32_t mask = 0u - to_right;
+      dst[(l & ~mask) | ((r - 1) & mask)] = p;
+      l += 1 - to_right;
+      r -= to_right;
+      side[to_right].add(p);
     }
-    return static_cast<std::uint32_t>(i - refs_.get());
+    left = side[0];
+    right = side[1];
+    return l;
   }
 
   // The SAH split of a small range (count <= kSweepMax) by an exact sweep:
   // on each axis the primitives sorted by center (then id), every plane
   // between two different centers evaluated with the same cost as
-  // sah_split. Reorders the range so that the left side comes first.
-  // Returns the partition point (and cost and the sides' bounds), or 0 when
-  // the centers coincide on every axis.
+  // sah_split. Reorders the range in place so that the left side comes
+  // first. Returns the partition point (and cost and the sides' bounds), or
+  // 0 when the centers coincide on every axis.
   std::uint32_t sweep_split(const Task& task, const Aabb& bounds,
                             const Aabb& centroid_bounds, float& best_cost,
                             Bounds4& left, Bounds4& right) {
     const std::uint32_t count = task.end - task.begin;
-    PrimRef* p = refs_.get() + task.begin;
+    PrimRef* p = buffer(task.buffer) + task.begin;
     const float inv_area = 1.0f / std::max(bounds.half_area(), 1e-30f);
+    float center[3][kSweepMax];
+    for (std::uint32_t i = 0; i < count; ++i) {
+      float c[4];
+      p[i].center().store(c);
+      for (int axis = 0; axis < 3; ++axis) center[axis][i] = c[axis];
+    }
     std::uint8_t order[3][kSweepMax];
     float right_area[kSweepMax];
     best_cost = kInfinity;
@@ -465,15 +502,16 @@ class Builder {
     for (int axis = 0; axis < 3; ++axis) {
       if (!(centroid_bounds.max[axis] > centroid_bounds.min[axis])) continue;
       std::uint8_t* o = order[axis];
+      const float* cs = center[axis];
       // Insertion sort by (center, id): a few primitives, mostly in order
       // already on the parent's axis.
       for (std::uint32_t i = 0; i < count; ++i) {
-        const float c = p[i].center[axis];
+        const float c = cs[i];
         const std::uint32_t id = p[i].id;
         std::uint32_t j = i;
         for (; j > 0; --j) {
-          const PrimRef& q = p[o[j - 1]];
-          if (q.center[axis] < c || (q.center[axis] == c && q.id < id)) break;
+          const std::uint8_t q = o[j - 1];
+          if (cs[q] < c || (cs[q] == c && p[q].id < id)) break;
           o[j] = o[j - 1];
         }
         o[j] = static_cast<std::uint8_t>(i);
@@ -482,17 +520,17 @@ class Builder {
       // bounds are needed for the chosen split alone.
       V4 lo = V4::splat(kInfinity), hi = V4::splat(-kInfinity);
       for (std::uint32_t k = count - 1; k > 0; --k) {
-        lo = min(lo, V4::load(p[o[k]].lo));
-        hi = max(hi, V4::load(p[o[k]].hi));
+        lo = min(lo, p[o[k]].lo4());
+        hi = max(hi, p[o[k]].hi4());
         right_area[k] = half_area(lo, hi);
       }
       lo = V4::splat(kInfinity);
       hi = V4::splat(-kInfinity);
       for (std::uint32_t k = 1; k < count; ++k) {
-        lo = min(lo, V4::load(p[o[k - 1]].lo));
-        hi = max(hi, V4::load(p[o[k - 1]].hi));
+        lo = min(lo, p[o[k - 1]].lo4());
+        hi = max(hi, p[o[k - 1]].hi4());
         // Only planes between different centers, as bins can place.
-        if (!(p[o[k - 1]].center[axis] < p[o[k]].center[axis])) continue;
+        if (!(cs[o[k - 1]] < cs[o[k]])) continue;
         const float cost =
             config_.traversal_cost +
             config_.intersection_cost * inv_area *
@@ -517,39 +555,36 @@ class Builder {
   }
 
   // Splits at the median primitive along the widest centroid axis (by id
-  // when centers coincide). Always leaves two non-empty halves.
+  // when centers coincide), in place. Always leaves two non-empty halves.
   std::uint32_t median_split(const Task& task, const Aabb& centroid_bounds) {
     const glm::vec3 extent = centroid_bounds.max - centroid_bounds.min;
     int axis = 0;
     if (extent.y > extent[axis]) axis = 1;
     if (extent.z > extent[axis]) axis = 2;
     const std::uint32_t mid = task.begin + (task.end - task.begin) / 2;
-    std::nth_element(refs_.get() + task.begin, refs_.get() + mid,
-                     refs_.get() + task.end,
+    PrimRef* p = buffer(task.buffer);
+    std::nth_element(p + task.begin, p + mid, p + task.end,
                      [&](const PrimRef& a, const PrimRef& b) {
-                       const float ca = a.center[axis];
-                       const float cb = b.center[axis];
+                       const float ca = (a.lo[axis] + a.hi[axis]) * 0.5f;
+                       const float cb = (b.lo[axis] + b.hi[axis]) * 0.5f;
                        return ca != cb ? ca < cb : a.id < b.id;
                      });
     return mid;
   }
 
   std::span<const Aabb> boxes_;
-  std::span<const glm::vec3> centers_;
   BvhConfig config_;
-  std::unique_ptr<PrimRef[]> refs_;
+  std::unique_ptr<PrimRef[]> refs_, spare_;
   BvhNode* nodes_ = nullptr;
+  std::uint32_t* prim_ids_ = nullptr;
   std::atomic<std::uint32_t> next_{0};
 };
 
 }  // namespace
 
-Bvh build_bvh(std::span<const Aabb> boxes, std::span<const glm::vec3> centers,
-              const BvhConfig& config) {
-  RAYPICK_ASSERT(boxes.size() == centers.size(),
-                 "one center per box is required");
+Bvh build_bvh(std::span<const Aabb> boxes, const BvhConfig& config) {
   RAYPICK_ASSERT(config.max_leaf_size >= 1, "max_leaf_size must be >= 1");
-  return Builder(boxes, centers, config).run();
+  return Builder(boxes, config).run();
 }
 
 }  // namespace raypick

@@ -186,14 +186,12 @@ void PickerCore::build_mesh_bvhs() {
     MeshAccel& m = meshes_[id];
     if (!used[id] || m.bvh_built) continue;
     std::vector<Aabb> boxes(m.triangles.size());
-    std::vector<glm::vec3> centers(m.triangles.size());
     for (std::size_t t = 0; t < m.triangles.size(); ++t) {
       Aabb b;
       for (int k = 0; k < 3; ++k) b.extend(m.positions[m.triangles[t][k]]);
       boxes[t] = pad(b);
-      centers[t] = b.center();
     }
-    m.bvh = WideBvh::collapse(build_bvh(boxes, centers, config_.mesh));
+    m.bvh = WideBvh::collapse(build_bvh(boxes, config_.mesh));
     m.bvh.set_simd(avx2());
     copy_verts(m);
     m.bvh_built = true;
@@ -223,15 +221,13 @@ std::vector<bool> PickerCore::used_meshes() const {
   return used;
 }
 
-std::size_t PickerCore::make_leaves(LeafObb* leaves, Aabb* boxes, glm::vec3* centers) {
+std::size_t PickerCore::make_leaves(LeafObb* leaves, Aabb* boxes) {
   auto range = [&](const tbb::blocked_range<std::uint32_t>& r, std::size_t k) {
     for (std::uint32_t id = r.begin(); id != r.end(); ++id) {
       ObjectRec& o = objects_[id];
       o.prim = kInvalidId;
       boxes[id] = o.alive ? make_leaf(id, leaves[id]) : Aabb{};
-      if (boxes[id].empty()) continue;
-      if (centers) centers[id] = boxes[id].center();
-      ++k;
+      if (!boxes[id].empty()) ++k;
     }
     return k;
   };
@@ -254,14 +250,13 @@ void PickerCore::rebuild() {
   // The padding's centre over the live objects (in order: its double sum
   // must not depend on the thread count).
   pad_centre_ = live_centre();
-  // Per object, in parallel: its leaf copy (the double inverse), padded
-  // world box and centre, by object id. An empty box (removed, or never
-  // hit) leaves the object out of the tree.
+  // Per object, in parallel: its leaf copy (the double inverse) and padded
+  // world box, by object id. An empty box (removed, or never hit) leaves
+  // the object out of the tree.
   const auto count = static_cast<std::uint32_t>(objects_.size());
   Uninitialized<LeafObb> leaves(count);
   Uninitialized<Aabb> boxes(count);
-  Uninitialized<glm::vec3> centers(count);
-  const std::size_t kept = make_leaves(leaves.get(), boxes.get(), centers.get());
+  const std::size_t kept = make_leaves(leaves.get(), boxes.get());
   // Primitives are the kept objects in id order: when some are left out,
   // close the gaps (one serial pass, only then).
   std::size_t n = count;
@@ -271,12 +266,11 @@ void PickerCore::rebuild() {
       if (boxes[id].empty()) continue;
       leaves[n] = leaves[id];
       boxes[n] = boxes[id];
-      centers[n] = centers[id];
       ++n;
     }
   }
   {
-    const Bvh binary = build_bvh({boxes.get(), n}, {centers.get(), n}, config_.top);
+    const Bvh binary = build_bvh({boxes.get(), n}, config_.top);
     if (wide16(n)) {
       top_ = WideBvh16::collapse(binary, config_.top);
     } else {

@@ -218,13 +218,12 @@ class PickerCore {
   void build_mesh_bvhs();
   // Shared by rebuild() and adopt_trees(): the padding centre of the live
   // objects (their translations' mean, summed in id order); which meshes
-  // live objects use; each object's leaf copy and padded box by id (and
-  // its box centre when `centers` is given), in parallel, returning how
-  // many have a box (prim reset to kInvalidId); a mesh's vertices copied
+  // live objects use; each object's leaf copy and padded box by id, in
+  // parallel, returning how many have a box (prim reset to kInvalidId); a mesh's vertices copied
   // in its tree's entry order.
   glm::vec3 live_centre() const;
   std::vector<bool> used_meshes() const;
-  std::size_t make_leaves(LeafObb* leaves, Aabb* boxes, glm::vec3* centers);
+  std::size_t make_leaves(LeafObb* leaves, Aabb* boxes);
   static void copy_verts(MeshAccel& m);
   // Refits the top level after moves; returns the slot boxes recomputed.
   std::size_t refit_moved(std::span<const std::uint32_t> moved);

@@ -64,7 +64,7 @@ bool PickerCore::adopt_trees(std::string_view bytes, std::string& why) {
   const auto count = static_cast<std::uint32_t>(objects_.size());
   std::vector<LeafObb> leaves(count);
   std::vector<Aabb> boxes(count);
-  const std::size_t kept = make_leaves(leaves.data(), boxes.data(), nullptr);
+  const std::size_t kept = make_leaves(leaves.data(), boxes.data());
   // The width a build of this picker would choose.
   const bool wide = wide16(kept);
   if (version != trees_version(wide)) {

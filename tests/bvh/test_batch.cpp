@@ -226,13 +226,11 @@ TEST_CASE_TEMPLATE("a packet offers each ray exactly the leaf entries a single t
                                             center, 128, 24);
   // A wide tree over the objects' translations as unit boxes.
   std::vector<Aabb> boxes;
-  std::vector<glm::vec3> centers;
   for (const Object& o : scene.objects) {
     const glm::vec3 p = glm::vec3(o.matrix[3]);
     boxes.push_back(Aabb{p - 0.5f, p + 0.5f});
-    centers.push_back(p);
   }
-  const Tree tree = Tree::collapse(build_bvh(boxes, centers));
+  const Tree tree = Tree::collapse(build_bvh(boxes));
   std::vector<std::vector<std::uint32_t>> single(rays.size()), packed(rays.size());
   for (std::size_t i = 0; i < rays.size(); ++i) {
     tree.traverse(rays[i], [&](std::uint32_t e, float&) {

@@ -41,7 +41,7 @@ TEST_CASE("a small range is split between the two nearer boxes and the far one")
                                    Aabb{{10, 0, 0}, {11, 1, 1}}};
   BvhConfig config;
   config.max_leaf_size = 1;
-  const Bvh bvh = build_bvh(boxes, centers_of(boxes), config);
+  const Bvh bvh = build_bvh(boxes, config);
   REQUIRE_FALSE(bvh.nodes[0].is_leaf());
   const BvhNode& a = bvh.nodes[bvh.nodes[0].index];
   const BvhNode& b = bvh.nodes[bvh.nodes[0].index + 1];
@@ -71,7 +71,7 @@ TEST_CASE("the root of a small random set is split where the exact SAH cost is l
     const std::vector<glm::vec3> centers = centers_of(boxes);
     BvhConfig config;
     config.max_leaf_size = 1;  // the root is always split
-    const Bvh bvh = build_bvh(boxes, centers, config);
+    const Bvh bvh = build_bvh(boxes, config);
     REQUIRE_FALSE(bvh.nodes[0].is_leaf());
     const float root_area = bvh.nodes[0].bounds.half_area();
     auto cost = [&](const Aabb& l, std::size_t nl, const Aabb& r, std::size_t nr) {

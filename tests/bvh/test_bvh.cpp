@@ -29,12 +29,6 @@ std::vector<Aabb> random_boxes(std::size_t n, std::uint64_t seed, float spread) 
   return boxes;
 }
 
-std::vector<glm::vec3> centers_of(const std::vector<Aabb>& boxes) {
-  std::vector<glm::vec3> c;
-  for (const Aabb& b : boxes) c.push_back(b.center());
-  return c;
-}
-
 // Every primitive appears exactly once; every node's box holds its
 // children's (or its primitives') boxes; siblings are adjacent and after
 // their parent; depth within the bound.
@@ -182,7 +176,7 @@ TEST_CASE("BVH structure is sound for many sizes, including 0, 1 and 2 primitive
       BvhConfig config;
       config.max_leaf_size = leaf;
       const auto boxes = random_boxes(n, 100 + n, 20.0f);
-      const Bvh bvh = build_bvh(boxes, centers_of(boxes), config);
+      const Bvh bvh = build_bvh(boxes, config);
       check_structure(bvh, boxes, config);
     }
   }
@@ -192,7 +186,7 @@ TEST_CASE("BVH over coincident boxes splits by median and stays within the depth
   std::vector<Aabb> boxes(1000, Aabb{glm::vec3{0.0f}, glm::vec3{1.0f}});
   BvhConfig config;
   config.max_leaf_size = 1;
-  const Bvh bvh = build_bvh(boxes, centers_of(boxes), config);
+  const Bvh bvh = build_bvh(boxes, config);
   check_structure(bvh, boxes, config);
   CHECK(test::binary_stats(bvh, config).max_depth == 10);  // ceil(log2 1000)
 }
@@ -207,7 +201,7 @@ TEST_CASE("BVH depth stays bounded on a scene that drives SAH into a chain") {
   }
   BvhConfig config;
   config.max_leaf_size = 1;
-  const Bvh bvh = build_bvh(boxes, centers_of(boxes), config);
+  const Bvh bvh = build_bvh(boxes, config);
   check_structure(bvh, boxes, config);
   CHECK(test::binary_stats(bvh, config).max_depth <= kBvhMaxDepth);
 }
@@ -222,7 +216,7 @@ TEST_CASE_TEMPLATE("wide BVH closest hit equals brute force on random box sets, 
       config.max_leaf_size = leaf;
       const float spread = 4.0f * std::cbrt(static_cast<float>(n));
       const auto boxes = random_boxes(n, n, spread);
-      Tree w = Tree::collapse(build_bvh(boxes, centers_of(boxes), config), config);
+      Tree w = Tree::collapse(build_bvh(boxes, config), config);
       for (const bool simd : simd_choices<Tree>()) {
         CAPTURE(simd);
         w.set_simd(simd);
@@ -246,7 +240,7 @@ TEST_CASE_TEMPLATE("wide BVH closest hit equals brute force on random box sets, 
 TEST_CASE_TEMPLATE("wide BVH any-hit stop ends the traversal at the first accepted leaf primitive",
                    Tree, WideBvh, WideBvh16) {
   const auto boxes = random_boxes(500, 9, 20.0f);
-  Tree w = Tree::collapse(build_bvh(boxes, centers_of(boxes)));
+  Tree w = Tree::collapse(build_bvh(boxes));
   w.set_simd(simd_choices<Tree>().back());
   std::mt19937_64 rng(5);
   int hits = 0;
@@ -269,7 +263,7 @@ TEST_CASE_TEMPLATE("wide BVH any-hit stop ends the traversal at the first accept
 TEST_CASE_TEMPLATE("wide BVH refit sweep after moving every box keeps closest hits equal to brute force",
                    Tree, WideBvh, WideBvh16) {
   auto boxes = random_boxes(800, 11, 20.0f);
-  Tree w = Tree::collapse(build_bvh(boxes, centers_of(boxes)));
+  Tree w = Tree::collapse(build_bvh(boxes));
   w.set_simd(simd_choices<Tree>().back());
   std::mt19937_64 rng(12);
   std::uniform_real_distribution<float> u(-5.0f, 5.0f);
@@ -298,7 +292,7 @@ TEST_CASE_TEMPLATE("the wide BVH keeps every primitive once, with exact boxes, f
   for (std::size_t n : {1, 2, 3, 4, 5, 17, 100, 3000}) {
     CAPTURE(n);
     const auto boxes = random_boxes(n, 300 + n, 20.0f);
-    const Bvh bvh = build_bvh(boxes, centers_of(boxes));
+    const Bvh bvh = build_bvh(boxes);
     const Tree w = Tree::collapse(bvh);
     check_wide(w, boxes);
     const BvhStats s = w.stats();
@@ -316,7 +310,7 @@ TEST_CASE_TEMPLATE("wide BVH closest hit equals brute force, including zero dire
     CAPTURE(n);
     const float spread = 4.0f * std::cbrt(static_cast<float>(n));
     const auto boxes = random_boxes(n, 7 * n, spread);
-    Tree w = Tree::collapse(build_bvh(boxes, centers_of(boxes)));
+    Tree w = Tree::collapse(build_bvh(boxes));
     w.set_simd(simd_choices<Tree>().back());
     std::mt19937_64 rng(n + 5);
     std::uniform_int_distribution<int> coin(0, 3);
@@ -336,7 +330,7 @@ TEST_CASE_TEMPLATE("wide BVH closest hit equals brute force, including zero dire
 TEST_CASE_TEMPLATE("refitting a few entries of the wide BVH along their paths equals a full sweep",
                    Tree, WideBvh, WideBvh16) {
   auto boxes = random_boxes(2000, 17, 30.0f);
-  Tree partial = Tree::collapse(build_bvh(boxes, centers_of(boxes)));
+  Tree partial = Tree::collapse(build_bvh(boxes));
   Tree full = partial;
   Tree swept = partial;
   std::mt19937_64 rng(18);
@@ -388,7 +382,7 @@ TEST_CASE_TEMPLATE("a path refit of many entries, listed more than once, equals 
   // leaf slot and each inner slot is recomputed once, children before
   // parents, and the on_change calls add up to the change of sah_sum().
   auto boxes = random_boxes(3000, 23, 30.0f);
-  Tree partial = Tree::collapse(build_bvh(boxes, centers_of(boxes)));
+  Tree partial = Tree::collapse(build_bvh(boxes));
   Tree full = partial;
   std::mt19937_64 rng(24);
   std::uniform_real_distribution<float> u(-20.0f, 20.0f);
@@ -428,7 +422,7 @@ TEST_CASE("a wide BVH numbered by entry reads primitive e as entry e") {
   // The Picker's top level renumbers its primitives so that primitive ==
   // entry and drops the id array; refits and stats must read it that way.
   auto boxes = random_boxes(3000, 19, 40.0f);
-  WideBvh with_ids = WideBvh::collapse(build_bvh(boxes, centers_of(boxes)));
+  WideBvh with_ids = WideBvh::collapse(build_bvh(boxes));
   WideBvh identity = with_ids;
   identity.number_by_entry();
   CHECK(identity.prim_id(7) == 7u);
@@ -484,7 +478,7 @@ BuiltOn build_on(int threads, const std::vector<Aabb>& boxes) {
   tbb::task_arena arena(threads);
   BuiltOn out;
   arena.execute([&] {
-    out.binary = build_bvh(boxes, centers_of(boxes));
+    out.binary = build_bvh(boxes);
     out.wide = WideBvh::collapse(out.binary);
     out.wide16 = WideBvh16::collapse(out.binary);
   });
@@ -552,7 +546,7 @@ TEST_CASE("the 16-wide collapse is the SAH's best cover of the binary tree's cut
       BvhConfig config;
       config.traversal_cost = traversal;
       const auto boxes = random_boxes(n, 900 + n, 4.0f * std::cbrt(static_cast<float>(n)));
-      const Bvh bvh = build_bvh(boxes, centers_of(boxes), config);
+      const Bvh bvh = build_bvh(boxes, config);
       const WideBvh w8 = WideBvh::collapse(bvh, config);
       const WideBvh16 w16 = WideBvh16::collapse(bvh, config);
       check_wide(w16, boxes);

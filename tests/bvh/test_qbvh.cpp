@@ -33,7 +33,6 @@ bool cpu_has_avx2() {
 QBvh compressed_top(const Scene& scene, std::uint32_t max_leaf, WideBvh* wide_out = nullptr) {
   const glm::vec3 centre = padding_centre(scene.objects);
   std::vector<Aabb> boxes;
-  std::vector<glm::vec3> centers;
   std::vector<std::uint32_t> ids;
   for (std::uint32_t id = 0; id < scene.objects.size(); ++id) {
     const Object& o = scene.objects[id];
@@ -41,13 +40,12 @@ QBvh compressed_top(const Scene& scene, std::uint32_t max_leaf, WideBvh* wide_ou
     const Aabb box = padded_world_box(Obb::make(local, o.matrix), centre);
     if (box.empty()) continue;
     boxes.push_back(box);
-    centers.push_back(box.center());
     ids.push_back(id);
   }
   BvhConfig config;
   config.max_leaf_size = max_leaf;
   config.intersection_cost = 0.25f;
-  WideBvh wide = WideBvh::collapse(build_bvh(boxes, centers, config));
+  WideBvh wide = WideBvh::collapse(build_bvh(boxes, config));
   QBvh q = QBvh::from_wide(wide);
   for (std::uint32_t e = 0; e < wide.entry_count(); ++e) {
     const std::uint32_t id = ids[wide.prim_id(e)];
@@ -97,15 +95,13 @@ TEST_CASE("a compressed node's dequantized slot boxes contain the float slot box
 TEST_CASE("a node whose box is flat on an axis quantizes that axis exactly") {
   // Boxes in the plane z = 2 (as flat quads' boxes are before padding).
   std::vector<Aabb> boxes;
-  std::vector<glm::vec3> centers;
   for (int i = 0; i < 20; ++i) {
     const glm::vec3 c{3.0f * float(i), 0.5f * float(i), 2.0f};
     boxes.push_back(Aabb{c - glm::vec3{1.0f, 1.0f, 0.0f}, c + glm::vec3{1.0f, 1.0f, 0.0f}});
-    centers.push_back(c);
   }
   BvhConfig config;
   config.max_leaf_size = 1;
-  const QBvh q = QBvh::from_wide(WideBvh::collapse(build_bvh(boxes, centers, config)));
+  const QBvh q = QBvh::from_wide(WideBvh::collapse(build_bvh(boxes, config)));
   REQUIRE(q.nodes.size() > 1);
   for (const QNode& n : q.nodes) {
     CHECK(n.scale[2] == 0.0f);
@@ -252,13 +248,9 @@ TEST_CASE("the 16-wide prototype keeps every leaf slot and answers as the Picker
   const PickerCore core(scene, config);  // its tree and leaf copies (the same build)
   const WideBvh& top = std::get<WideBvh>(core.top_);
   std::vector<Aabb> boxes;  // by entry
-  std::vector<glm::vec3> centers;
-  for (std::uint32_t e = 0; e < core.leaf_.size(); ++e) {
-    boxes.push_back(core.entry_box(e));
-    centers.push_back(boxes.back().center());
-  }
+  for (std::uint32_t e = 0; e < core.leaf_.size(); ++e) boxes.push_back(core.entry_box(e));
   // The binary tree collapsed by the SAH, its leaf copies in its order.
-  const Bvh binary = build_bvh(boxes, centers, core.config_.top);
+  const Bvh binary = build_bvh(boxes, core.config_.top);
   std::vector<PickerCore::LeafObb> by_binary;
   std::vector<Aabb> boxes_by_binary;
   for (std::uint32_t e : binary.prim_ids) {
