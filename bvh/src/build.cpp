@@ -398,54 +398,70 @@ class Builder {
     } else {
       bin_range(src, task.begin, task.end, lo, sc, last, bins);
     }
+    const float inv_area = 1.0f / std::max(bounds.half_area(), 1e-30f);
+    // The three axes swept side by side: three independent chains of
+    // min/max instead of one after another. No branch on empty bins
+    // either: an empty bin (lo = +inf, hi = -inf, count 0) leaves the
+    // running boxes and counts as they were, so the plane after it costs
+    // what the plane before it did and never wins (strict <; the earlier
+    // plane wins ties, as on one axis the lower axis does). An axis whose
+    // centers coincide has every primitive in bin 0: no plane of it has
+    // both sides non-empty.
+    float right_area[3][64];
+    std::uint32_t right_count[3][64];
+    {
+      V4 acc_lo[3], acc_hi[3];
+      std::uint32_t n_right[3] = {0, 0, 0};
+      for (int axis = 0; axis < 3; ++axis) {
+        acc_lo[axis] = V4::splat(kInfinity);
+        acc_hi[axis] = V4::splat(-kInfinity);
+      }
+      for (std::uint32_t b = nbins - 1; b > 0; --b) {
+        for (int axis = 0; axis < 3; ++axis) {
+          const Bin& bin = bins.bin[axis][b];
+          acc_lo[axis] = min(acc_lo[axis], bin.lo);
+          acc_hi[axis] = max(acc_hi[axis], bin.hi);
+          n_right[axis] += bin.count;
+          right_area[axis][b] = half_area(acc_lo[axis], acc_hi[axis]);
+          right_count[axis][b] = n_right[axis];
+        }
+      }
+    }
+    float axis_cost[3] = {kInfinity, kInfinity, kInfinity};
+    std::uint32_t axis_bin[3] = {0, 0, 0};
+    {
+      V4 acc_lo[3], acc_hi[3];
+      std::uint32_t n_left[3] = {0, 0, 0};
+      for (int axis = 0; axis < 3; ++axis) {
+        acc_lo[axis] = V4::splat(kInfinity);
+        acc_hi[axis] = V4::splat(-kInfinity);
+      }
+      for (std::uint32_t b = 0; b + 1 < nbins; ++b) {
+        for (int axis = 0; axis < 3; ++axis) {
+          const Bin& bin = bins.bin[axis][b];
+          acc_lo[axis] = min(acc_lo[axis], bin.lo);
+          acc_hi[axis] = max(acc_hi[axis], bin.hi);
+          n_left[axis] += bin.count;
+          const std::uint32_t n_r = right_count[axis][b + 1];
+          const float cost =
+              config_.traversal_cost +
+              config_.intersection_cost * inv_area *
+                  (half_area(acc_lo[axis], acc_hi[axis]) * static_cast<float>(n_left[axis]) +
+                   right_area[axis][b + 1] * static_cast<float>(n_r));
+          if (n_left[axis] != 0 && n_r != 0 && cost < axis_cost[axis]) {
+            axis_cost[axis] = cost;
+            axis_bin[axis] = b;
+          }
+        }
+      }
+    }
     int best_axis = -1;
     std::uint32_t best_bin = 0;
-    const float inv_area = 1.0f / std::max(bounds.half_area(), 1e-30f);
-    float right_area[64];
-    std::uint32_t right_count[64];
     for (int axis = 0; axis < 3; ++axis) {
-      if (scale[axis] == 0.0f) continue;
-      // Sweep from the right, then from the left, evaluating each of the
-      // nbins - 1 planes between bins.
-      // Empty bins change neither side: they are skipped, and the plane
-      // after an empty bin, which splits as the plane before it and costs
-      // the same, is not evaluated (the earlier plane wins ties anyway).
-      // Small ranges, the most common, fill only a few of the bins.
-      V4 acc_lo = V4::splat(kInfinity), acc_hi = V4::splat(-kInfinity);
-      std::uint32_t n_right = 0;
-      float area = 0.0f;
-      for (std::uint32_t b = nbins - 1; b > 0; --b) {
-        const Bin& bin = bins.bin[axis][b];
-        if (bin.count != 0) {
-          acc_lo = min(acc_lo, bin.lo);
-          acc_hi = max(acc_hi, bin.hi);
-          n_right += bin.count;
-          area = half_area(acc_lo, acc_hi);
-        }
-        right_area[b] = area;
-        right_count[b] = n_right;
-      }
-      acc_lo = V4::splat(kInfinity);
-      acc_hi = V4::splat(-kInfinity);
-      std::uint32_t left_count = 0;
-      for (std::uint32_t b = 0; b + 1 < nbins; ++b) {
-        const Bin& bin = bins.bin[axis][b];
-        if (bin.count == 0) continue;
-        acc_lo = min(acc_lo, bin.lo);
-        acc_hi = max(acc_hi, bin.hi);
-        left_count += bin.count;
-        const std::uint32_t n_r = right_count[b + 1];
-        if (n_r == 0) break;  // every later plane has nothing on the right
-        const float cost =
-            config_.traversal_cost +
-            config_.intersection_cost * inv_area *
-                (half_area(acc_lo, acc_hi) * static_cast<float>(left_count) +
-                 right_area[b + 1] * static_cast<float>(n_r));
-        if (cost < best_cost) {
-          best_cost = cost;
-          best_axis = axis;
-          best_bin = b;
-        }
+      if (axis_cost[axis] < best_cost) {
+        best_cost = axis_cost[axis];
+        best_axis = axis;
+        best_bin = axis_bin[axis];
       }
     }
     if (best_axis < 0) return 0;
@@ -488,6 +504,7 @@ class Builder {
     const std::uint32_t count = task.end - task.begin;
     PrimRef* p = buffer(task.buffer) + task.begin;
     const float inv_area = 1.0f / std::max(bounds.half_area(), 1e-30f);
+    if (count == 2) return pair_split(task, p, centroid_bounds, inv_area, best_cost, left, right);
     float center[3][kSweepMax];
     for (std::uint32_t i = 0; i < count; ++i) {
       float c[4];
@@ -552,6 +569,30 @@ class Builder {
     }
     std::copy(sorted, sorted + count, p);
     return task.begin + best_k;
+  }
+
+  // sweep_split of two primitives (its most common range), in closed form:
+  // on every axis where their centers differ the one plane between them
+  // costs the same (the two boxes' areas, summed in either order), so the
+  // first such axis wins, the lower center going left.
+  std::uint32_t pair_split(const Task& task, PrimRef* p, const Aabb& centroid_bounds,
+                           float inv_area, float& best_cost, Bounds4& left, Bounds4& right) {
+    int axis = 0;
+    while (axis < 3 && !(centroid_bounds.max[axis] > centroid_bounds.min[axis])) ++axis;
+    best_cost = kInfinity;
+    if (axis == 3) return 0;
+    float c0[4], c1[4];
+    p[0].center().store(c0);
+    p[1].center().store(c1);
+    if (c1[axis] < c0[axis]) std::swap(p[0], p[1]);
+    best_cost = config_.traversal_cost +
+                config_.intersection_cost * inv_area *
+                    (half_area(p[0].lo4(), p[0].hi4()) * 1.0f +
+                     half_area(p[1].lo4(), p[1].hi4()) * 1.0f);
+    left = right = Bounds4{};
+    left.add(p[0]);
+    right.add(p[1]);
+    return task.begin + 1;
   }
 
   // Splits at the median primitive along the widest centroid axis (by id
