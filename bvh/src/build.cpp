@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <atomic>
 #include <bit>
+#include <cstdint>
 #include <memory>
 #include <numeric>
 
@@ -492,6 +493,32 @@ class Builder {
     return l;
   }
 
+  // How many of the kSweepMax keys (cs[j], ids[j]) are below key i (ids
+  // are distinct, so the keys of a range rank 0, 1, ... in order).
+  static std::uint32_t keys_below(const float* cs, const std::int32_t* ids, std::uint32_t i) {
+    static_assert(kSweepMax % 4 == 0, "4-lane comparisons");
+#if defined(__SSE2__) || defined(_M_X64)
+    const __m128 c = _mm_set1_ps(cs[i]);
+    const __m128i id = _mm_set1_epi32(ids[i]);
+    // Bits set in a 4-bit mask.
+    constexpr std::uint8_t kBits[16] = {0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4};
+    std::uint32_t n = 0;
+    for (std::uint32_t at = 0; at < kSweepMax; at += 4) {
+      const __m128 cj = _mm_load_ps(cs + at);
+      const __m128i idj = _mm_load_si128(reinterpret_cast<const __m128i*>(ids + at));
+      const __m128 tie = _mm_and_ps(_mm_cmpeq_ps(cj, c), _mm_castsi128_ps(_mm_cmplt_epi32(idj, id)));
+      n += kBits[_mm_movemask_ps(_mm_or_ps(_mm_cmplt_ps(cj, c), tie))];
+    }
+    return n;
+#else
+    std::uint32_t n = 0;
+    for (std::uint32_t j = 0; j < kSweepMax; ++j) {
+      n += (cs[j] < cs[i] || (cs[j] == cs[i] && ids[j] < ids[i])) ? 1 : 0;
+    }
+    return n;
+#endif
+  }
+
   // The SAH split of a small range (count <= kSweepMax) by an exact sweep:
   // on each axis the primitives sorted by center (then id), every plane
   // between two different centers evaluated with the same cost as
@@ -505,11 +532,15 @@ class Builder {
     PrimRef* p = buffer(task.buffer) + task.begin;
     const float inv_area = 1.0f / std::max(bounds.half_area(), 1e-30f);
     if (count == 2) return pair_split(task, p, centroid_bounds, inv_area, best_cost, left, right);
-    float center[3][kSweepMax];
-    for (std::uint32_t i = 0; i < count; ++i) {
-      float c[4];
-      p[i].center().store(c);
+    // Centers by axis and ids, padded to kSweepMax with keys that sort
+    // after every primitive's.
+    alignas(16) float center[3][kSweepMax];
+    alignas(16) std::int32_t ids[kSweepMax];
+    for (std::uint32_t i = 0; i < kSweepMax; ++i) {
+      float c[4] = {kInfinity, kInfinity, kInfinity, kInfinity};
+      if (i < count) p[i].center().store(c);
       for (int axis = 0; axis < 3; ++axis) center[axis][i] = c[axis];
+      ids[i] = i < count ? static_cast<std::int32_t>(p[i].id) : INT32_MAX;
     }
     std::uint8_t order[3][kSweepMax];
     float right_area[kSweepMax];
@@ -520,19 +551,9 @@ class Builder {
       if (!(centroid_bounds.max[axis] > centroid_bounds.min[axis])) continue;
       std::uint8_t* o = order[axis];
       const float* cs = center[axis];
-      // Insertion sort by (center, id): a few primitives, mostly in order
-      // already on the parent's axis.
-      for (std::uint32_t i = 0; i < count; ++i) {
-        const float c = cs[i];
-        const std::uint32_t id = p[i].id;
-        std::uint32_t j = i;
-        for (; j > 0; --j) {
-          const std::uint8_t q = o[j - 1];
-          if (cs[q] < c || (cs[q] == c && p[q].id < id)) break;
-          o[j] = o[j - 1];
-        }
-        o[j] = static_cast<std::uint8_t>(i);
-      }
+      // Sorted by (center, id), with no branch on the data: each
+      // primitive's place is the number of keys below its own.
+      for (std::uint32_t i = 0; i < count; ++i) o[keys_below(cs, ids, i)] = static_cast<std::uint8_t>(i);
       // right_area[k]: the box of o[k..count). Boxes only: the centroid
       // bounds are needed for the chosen split alone.
       V4 lo = V4::splat(kInfinity), hi = V4::splat(-kInfinity);
