@@ -64,8 +64,19 @@ class SahTable {
         g[0] = config.intersection_cost * float(n.count) * n.bounds.half_area();
         continue;
       }
+      // split(n, k) for every k at once, over the children's values read
+      // once: k <= c <= cl + cr, so no share needs clamping.
       const int c = cap(i);
-      for (int k = 2; k <= c; ++k) g[k - 1] = split(n, k, nullptr);
+      const int cl = cap(n.index), cr = cap(n.index + 1);
+      const float* gl = &table_[offset_[n.index]];
+      const float* gr = &table_[offset_[n.index + 1]];
+      for (int k = 2; k <= c; ++k) {
+        float best = kInfinity;
+        for (int j = std::max(1, k - cr); j <= std::min(k - 1, cl); ++j) {
+          best = std::min(best, gl[j - 1] + gr[k - j - 1]);
+        }
+        g[k - 1] = best;
+      }
       const float slot = config.traversal_cost * n.bounds.half_area() + g[c - 1];
       g[0] = slot;
       for (int k = 2; k <= c; ++k) g[k - 1] = std::min(g[k - 1], slot);
