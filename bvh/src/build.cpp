@@ -180,12 +180,17 @@ struct Task {
   Bounds4 bounds;
 };
 
-// Subtrees at least this large are built as parallel TBB tasks.
+// Passes over ranges are cut into chunks of this many primitives.
 constexpr std::uint32_t kParallelGrain = 4096;
+
+// Subtrees at least this large are built as parallel TBB tasks: small
+// enough that two threads share a 10,000-primitive tree evenly although
+// SAH splits are rarely even.
+constexpr std::uint32_t kParallelTask = 1024;
 
 // Ranges at least this large are binned in parallel chunks of
 // kParallelGrain primitives.
-constexpr std::uint32_t kParallelBinMin = 4 * kParallelGrain;
+constexpr std::uint32_t kParallelBinMin = 2 * kParallelGrain;
 
 // Ranges of at most this many primitives are split by an exact sweep over
 // their centers sorted on each axis instead of by bins: most calls are on
@@ -257,7 +262,7 @@ class Builder {
     for (;;) {
       Task l, r;
       if (!split(task, l, r)) return;  // a leaf
-      if (task.end - task.begin >= kParallelGrain) {
+      if (task.end - task.begin >= kParallelTask) {
         tbb::task_group group;
         group.run([this, l] { build(l); });
         build(r);
