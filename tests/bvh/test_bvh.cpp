@@ -172,7 +172,9 @@ Ray random_ray(std::mt19937_64& rng, float spread) {
 TEST_CASE("BVH structure is sound for many sizes, including 0, 1 and 2 primitives") {
   for (std::size_t n : {0, 1, 2, 3, 5, 17, 100, 1000, 5000}) {
     CAPTURE(n);
-    for (std::uint32_t leaf : {1u, 4u}) {
+    // Leaves of 16: binned ranges (more than 8 primitives) that end up as
+    // leaves, read from the buffer the binning left as it was.
+    for (std::uint32_t leaf : {1u, 4u, 16u}) {
       BvhConfig config;
       config.max_leaf_size = leaf;
       const auto boxes = random_boxes(n, 100 + n, 20.0f);
