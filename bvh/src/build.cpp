@@ -569,21 +569,30 @@ class Builder {
       }
       lo = V4::splat(kInfinity);
       hi = V4::splat(-kInfinity);
+      float axis_cost = kInfinity;
+      std::uint32_t axis_k = 0;
       for (std::uint32_t k = 1; k < count; ++k) {
         lo = min(lo, p[o[k - 1]].lo4());
         hi = max(hi, p[o[k - 1]].hi4());
-        // Only planes between different centers, as bins can place.
-        if (!(cs[o[k - 1]] < cs[o[k]])) continue;
         const float cost =
             config_.traversal_cost +
             config_.intersection_cost * inv_area *
                 (half_area(lo, hi) * static_cast<float>(k) +
                  right_area[k] * static_cast<float>(count - k));
-        if (cost < best_cost) {
-          best_cost = cost;
-          best_axis = axis;
-          best_k = k;
-        }
+        // Only planes between different centers, as bins can place; the
+        // choice in integer masks, not branches (which plane wins is as
+        // good as random, and a compiler turns conditional choices back
+        // into branches).
+        const bool take = (cs[o[k - 1]] < cs[o[k]]) & (cost < axis_cost);
+        const std::uint32_t mask = 0u - static_cast<std::uint32_t>(take);
+        axis_cost = std::bit_cast<float>((std::bit_cast<std::uint32_t>(cost) & mask) |
+                                         (std::bit_cast<std::uint32_t>(axis_cost) & ~mask));
+        axis_k = (k & mask) | (axis_k & ~mask);
+      }
+      if (axis_cost < best_cost) {
+        best_cost = axis_cost;
+        best_axis = axis;
+        best_k = axis_k;
       }
     }
     if (best_axis < 0) return 0;
