@@ -298,10 +298,13 @@ class Collapser {
     std::uint32_t items[W];
     // Each item's half area if it is an inner node (to be opened), else -1.
     float open_area[W];
+    // Each item's leaf slots needed (below_), read once.
+    std::uint32_t below[W];
     int count = 0;
     auto add = [&](std::uint32_t item) {
       const BvhNode& c = bvh.nodes[item];
       open_area[count] = c.is_leaf() ? -1.0f : c.bounds.half_area();
+      below[count] = below_[item];
       items[count++] = item;
     };
     const BvhNode& b = bvh.nodes[job.binary];
@@ -314,24 +317,26 @@ class Collapser {
       add(b.index + 1);
       constexpr auto kWidth = static_cast<std::uint32_t>(W);
       while (count < W) {
-        int best = -1;
-        float best_area = -1.0f;
+        // In one scan: the largest inner item needing more than kWidth
+        // leaf slots, and the largest that still fits here whole (taken
+        // only when there is no such big one). Ties go to the first.
+        int big = -1, small = -1;
+        float big_area = -1.0f, small_area = -1.0f;
         for (int i = 0; i < count; ++i) {
-          if (open_area[i] >= 0.0f && below_[items[i]] > kWidth && open_area[i] > best_area) {
-            best = i;
-            best_area = open_area[i];
-          }
-        }
-        if (best < 0) {
-          for (int i = 0; i < count; ++i) {
-            if (open_area[i] >= 0.0f &&
-                static_cast<std::uint32_t>(count - 1) + below_[items[i]] <= kWidth &&
-                open_area[i] > best_area) {
-              best = i;
-              best_area = open_area[i];
+          const float area = open_area[i];
+          if (area < 0.0f) continue;  // a leaf
+          if (below[i] > kWidth) {
+            if (area > big_area) {
+              big = i;
+              big_area = area;
             }
+          } else if (static_cast<std::uint32_t>(count - 1) + below[i] <= kWidth &&
+                     area > small_area) {
+            small = i;
+            small_area = area;
           }
         }
+        const int best = big >= 0 ? big : small;
         if (best < 0) break;
         const std::uint32_t open = items[best];
         // The opened node's first child takes its slot; the second is
@@ -340,6 +345,7 @@ class Collapser {
         const std::uint32_t first = o.index;
         open_area[best] = bvh.nodes[first].is_leaf() ? -1.0f
                                                      : bvh.nodes[first].bounds.half_area();
+        below[best] = below_[first];
         items[best] = first;
         add(o.index + 1);
       }
