@@ -1,4 +1,5 @@
 #include "binary_bvh.h"
+#include "compiler.h"
 
 #include "raypick/core/assert.h"
 #include "raypick/core/ray.h"
@@ -212,7 +213,11 @@ class Builder {
     // clear them first). The spare buffer receives the ranges that binned
     // splits partition; a range that small never is needs none.
     refs_ = std::make_unique_for_overwrite<PrimRef[]>(n);
-    if (n > kSweepMax) spare_ = std::make_unique_for_overwrite<PrimRef[]>(n);
+    compiler::advise_huge_pages(refs_.get(), n * sizeof(PrimRef));
+    if (n > kSweepMax) {
+      spare_ = std::make_unique_for_overwrite<PrimRef[]>(n);
+      compiler::advise_huge_pages(spare_.get(), n * sizeof(PrimRef));
+    }
     // The records and the root's bounds, in parallel: min and max are
     // exact, so the bounds do not depend on how the range is cut.
     const auto count = static_cast<std::uint32_t>(n);
@@ -241,7 +246,7 @@ class Builder {
     // A binary tree over n leaves of >= 1 primitive has at most 2n - 1
     // nodes: allocate them all and hand out pairs with an atomic counter,
     // so parallel subtrees never move the array.
-    bvh.nodes.resize(2 * n - 1);
+    compiler::resize_huge(bvh.nodes, 2 * n - 1);
     nodes_ = bvh.nodes.data();
     next_ = 1;
     // Every leaf writes the ids of its own range.

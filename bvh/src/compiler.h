@@ -35,6 +35,13 @@
 #define RAYPICK_NOINLINE
 #endif
 
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
+
+#include <cstddef>
+#include <cstdint>
+
 namespace raypick::compiler {
 
 // Whether this CPU has AVX2 (asked once).
@@ -63,6 +70,36 @@ inline bool cpu_has_avx512() {
 #else
   return false;
 #endif
+}
+
+// A hint that [p, p + bytes), freshly allocated and not yet touched, will
+// be written whole soon: Linux backs its 2 MiB-aligned part with huge pages
+// where the system allows them on request (transparent huge pages in
+// "madvise" mode or "always"), one page fault per 2 MiB instead of 512.
+// For the builds' large arrays only (a huge page is 2 MiB of memory once
+// touched at all). Does nothing elsewhere, or below 4 MiB.
+inline void advise_huge_pages(void* p, std::size_t bytes) {
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+  constexpr std::uintptr_t kHuge = std::uintptr_t{2} << 20;
+  if (p == nullptr || bytes < 2 * kHuge) return;
+  const auto begin = (reinterpret_cast<std::uintptr_t>(p) + kHuge - 1) & ~(kHuge - 1);
+  const auto end = (reinterpret_cast<std::uintptr_t>(p) + bytes) & ~(kHuge - 1);
+  if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
+#else
+  (void)p;
+  (void)bytes;
+#endif
+}
+
+// Sizes v to n elements, its storage hinted to huge pages before they are
+// written (advise_huge_pages), when v has no storage yet.
+template <class Vector>
+void resize_huge(Vector& v, std::size_t n) {
+  if (v.capacity() == 0) {
+    v.reserve(n);
+    advise_huge_pages(v.data(), n * sizeof(typename Vector::value_type));
+  }
+  v.resize(n);
 }
 
 // A hint that the cache line at p will be read soon.

@@ -30,7 +30,9 @@ class Uninitialized {
  public:
   explicit Uninitialized(std::size_t n)
       : data_(static_cast<T*>(::operator new(std::max<std::size_t>(n, 1) * sizeof(T),
-                                             std::align_val_t{alignof(T)}))) {}
+                                             std::align_val_t{alignof(T)}))) {
+    compiler::advise_huge_pages(data_, n * sizeof(T));
+  }
   ~Uninitialized() { ::operator delete(data_, std::align_val_t{alignof(T)}); }
   Uninitialized(const Uninitialized&) = delete;
   Uninitialized& operator=(const Uninitialized&) = delete;
@@ -56,7 +58,12 @@ void PickerCore::add_scene(const Scene& scene) {
   RAYPICK_ASSERT(validate_scene(scene).empty(), "scene is not valid");
   meshes_.reserve(scene.meshes.size());
   for (const Mesh& m : scene.meshes) add_mesh(m.positions, m.triangles, Picker::Storage::kCopy);
-  objects_.reserve(scene.objects.size());
+  if (objects_.empty()) {
+    objects_.reserve(scene.objects.size());
+    compiler::advise_huge_pages(objects_.data(), scene.objects.size() * sizeof(ObjectRec));
+  } else {
+    objects_.reserve(objects_.size() + scene.objects.size());
+  }
   for (const Object& o : scene.objects) {
     add_object(o.mesh, o.matrix, o.translation_low, o.mask, nullptr);
   }
@@ -287,7 +294,8 @@ void PickerCore::rebuild_entries(Tree& top, const LeafObb* leaves, std::size_t n
   // sweep reads the boxes front to back: from here on prim == entry. Each
   // entry writes its own leaf copy and object: a parallel loop.
   RAYPICK_ASSERT(top.entry_count() == n, "the tree holds every primitive once");
-  std::vector<LeafObb> by_entry(n);  // allocated at its size: no shrink copy
+  std::vector<LeafObb> by_entry;  // allocated at its size: no shrink copy
+  compiler::resize_huge(by_entry, n);
   auto reorder = [&](const tbb::blocked_range<std::uint32_t>& r) {
     for (std::uint32_t e = r.begin(); e != r.end(); ++e) {
       const LeafObb& leaf = leaves[top.prim_id(e)];

@@ -55,7 +55,7 @@ class SahTable {
   SahTable(const Bvh& bvh, const std::vector<std::uint32_t>& below, const BvhConfig& config)
       : bvh_(bvh), below_(below), offset_(bvh.nodes.size() + 1) {
     for (std::size_t i = 0; i < bvh.nodes.size(); ++i) offset_[i + 1] = offset_[i] + cap(i);
-    table_.resize(offset_.back());
+    compiler::resize_huge(table_, offset_.back());
     // Children come after their parents: one backward pass.
     for (std::size_t i = bvh.nodes.size(); i-- > 0;) {
       const BvhNode& n = bvh.nodes[i];
@@ -145,7 +145,7 @@ class Collapser {
   void run(const Arrays<W>& out) {
     // Leaf slots each binary node's subtree needs (a leaf: one); children
     // come after their parents, so one backward pass.
-    below_.resize(bvh_.nodes.size());
+    compiler::resize_huge(below_, bvh_.nodes.size());
     for (std::size_t i = bvh_.nodes.size(); i-- > 0;) {
       const BvhNode& n = bvh_.nodes[i];
       below_[i] = n.is_leaf() ? 1u : below_[n.index] + below_[n.index + 1];
@@ -170,7 +170,7 @@ class Collapser {
     for (std::size_t r = 0; r < regions_.size(); ++r) {
       offset[r + 1] = offset[r] + static_cast<std::uint32_t>(regions_[r].nodes.size());
     }
-    out.nodes.resize(offset.back());
+    compiler::resize_huge(out.nodes, offset.back());
     out.parent.resize(offset.back());
     out.parent_slot.resize(offset.back());
     out.parent[0] = 0;
