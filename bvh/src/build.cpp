@@ -86,7 +86,11 @@ struct alignas(16) PrimRef {
   V4 lo4() const { return V4::load(lo); }
   // hi with its fourth lane cleared (the id's bits, as a float a denormal,
   // which arithmetic on that lane would pay a microcode assist for).
-  V4 hi4() const { return V4::load(hi).xyz(); }
+#if defined(__SSE2__) || defined(_M_X64)
+  V4 hi4() const { return V4::load(hi).xyz(); }  // one load of the 16 bytes at hi
+#else
+  V4 hi4() const { return {{hi[0], hi[1], hi[2], 0.0f}}; }
+#endif
   V4 center() const { return (lo4() + hi4()) * V4::splat(0.5f); }
 };
 static_assert(sizeof(PrimRef) == 32);
@@ -211,7 +215,8 @@ class Builder {
     RAYPICK_ASSERT(n < (std::size_t{1} << 31), "too many primitives");
     // Uninitialized: every record is written just below (a vector would
     // clear them first). The spare buffer receives the ranges that binned
-    // splits partition; a range that small never is needs none.
+    // splits partition; a build of at most kSweepMax primitives never bins
+    // and needs none.
     refs_ = std::make_unique_for_overwrite<PrimRef[]>(n);
     compiler::advise_huge_pages(refs_.get(), n * sizeof(PrimRef));
     if (n > kSweepMax) {
@@ -414,8 +419,8 @@ class Builder {
     // min/max instead of one after another. No branch on empty bins
     // either: an empty bin (lo = +inf, hi = -inf, count 0) leaves the
     // running boxes and counts as they were, so the plane after it costs
-    // what the plane before it did and never wins (strict <; the earlier
-    // plane wins ties, as on one axis the lower axis does). An axis whose
+    // what the plane before it did and never wins (strict <: the earlier
+    // plane wins ties, as across axes the lower axis does). An axis whose
     // centers coincide has every primitive in bin 0: no plane of it has
     // both sides non-empty.
     float right_area[3][64];
@@ -529,6 +534,24 @@ class Builder {
 #endif
   }
 
+  // The primitives of p[0, count) in insertion order by (center cs, id):
+  // sweep_split's order where a center is NaN (its comparisons all false,
+  // so the order is some permutation, never a repeated rank).
+  static void insertion_order(const float* cs, const PrimRef* p, std::uint32_t count,
+                              std::uint8_t* o) {
+    for (std::uint32_t i = 0; i < count; ++i) {
+      const float c = cs[i];
+      const std::uint32_t id = p[i].id;
+      std::uint32_t j = i;
+      for (; j > 0; --j) {
+        const std::uint8_t q = o[j - 1];
+        if (cs[q] < c || (cs[q] == c && p[q].id < id)) break;
+        o[j] = o[j - 1];
+      }
+      o[j] = static_cast<std::uint8_t>(i);
+    }
+  }
+
   // The SAH split of a small range (count <= kSweepMax) by an exact sweep:
   // on each axis the primitives sorted by center (then id), every plane
   // between two different centers evaluated with the same cost as
@@ -562,8 +585,18 @@ class Builder {
       std::uint8_t* o = order[axis];
       const float* cs = center[axis];
       // Sorted by (center, id), with no branch on the data: each
-      // primitive's place is the number of keys below its own.
-      for (std::uint32_t i = 0; i < count; ++i) o[keys_below(cs, ids, i)] = static_cast<std::uint8_t>(i);
+      // primitive's place is the number of keys below its own. A NaN
+      // center (an empty box, or one reaching infinity) is below no key and
+      // no key is below it, so ranks would repeat: such a range is sorted
+      // by insertion, as before ranks, into some order of all its
+      // primitives.
+      bool nan = false;
+      for (std::uint32_t i = 0; i < count; ++i) nan = nan || cs[i] != cs[i];
+      if (nan) {
+        insertion_order(cs, p, count, o);
+      } else {
+        for (std::uint32_t i = 0; i < count; ++i) o[keys_below(cs, ids, i)] = static_cast<std::uint8_t>(i);
+      }
       // right_area[k]: the box of o[k..count). Boxes only: the centroid
       // bounds are needed for the chosen split alone.
       V4 lo = V4::splat(kInfinity), hi = V4::splat(-kInfinity);
@@ -621,14 +654,18 @@ class Builder {
     while (axis < 3 && !(centroid_bounds.max[axis] > centroid_bounds.min[axis])) ++axis;
     best_cost = kInfinity;
     if (axis == 3) return 0;
+    // The cost (the same in either order). Not below infinity (NaN, from a
+    // box reaching infinity): no split, as the sweep would find none.
+    const float cost = config_.traversal_cost +
+                       config_.intersection_cost * inv_area *
+                           (half_area(p[0].lo4(), p[0].hi4()) * 1.0f +
+                            half_area(p[1].lo4(), p[1].hi4()) * 1.0f);
+    if (!(cost < kInfinity)) return 0;
+    best_cost = cost;
     float c0[4], c1[4];
     p[0].center().store(c0);
     p[1].center().store(c1);
     if (c1[axis] < c0[axis]) std::swap(p[0], p[1]);
-    best_cost = config_.traversal_cost +
-                config_.intersection_cost * inv_area *
-                    (half_area(p[0].lo4(), p[0].hi4()) * 1.0f +
-                     half_area(p[1].lo4(), p[1].hi4()) * 1.0f);
     left = right = Bounds4{};
     left.add(p[0]);
     right.add(p[1]);

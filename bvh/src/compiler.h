@@ -77,11 +77,14 @@ inline bool cpu_has_avx512() {
 // where the system allows them on request (transparent huge pages in
 // "madvise" mode or "always"), one page fault per 2 MiB instead of 512.
 // For the builds' large arrays only (a huge page is 2 MiB of memory once
-// touched at all). Does nothing elsewhere, or below 4 MiB.
+// touched at all), and only from 32 MiB: glibc gives every allocation that
+// large a mapping of its own, unmapped when it is freed, so the hint never
+// outlives the array (a smaller one can come from the heap, whose memory
+// later serves other allocations). Does nothing elsewhere.
 inline void advise_huge_pages(void* p, std::size_t bytes) {
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
   constexpr std::uintptr_t kHuge = std::uintptr_t{2} << 20;
-  if (p == nullptr || bytes < 2 * kHuge) return;
+  if (p == nullptr || bytes < 16 * kHuge) return;
   const auto begin = (reinterpret_cast<std::uintptr_t>(p) + kHuge - 1) & ~(kHuge - 1);
   const auto end = (reinterpret_cast<std::uintptr_t>(p) + bytes) & ~(kHuge - 1);
   if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);

@@ -58,12 +58,9 @@ void PickerCore::add_scene(const Scene& scene) {
   RAYPICK_ASSERT(validate_scene(scene).empty(), "scene is not valid");
   meshes_.reserve(scene.meshes.size());
   for (const Mesh& m : scene.meshes) add_mesh(m.positions, m.triangles, Picker::Storage::kCopy);
-  if (objects_.empty()) {
-    objects_.reserve(scene.objects.size());
-    compiler::advise_huge_pages(objects_.data(), scene.objects.size() * sizeof(ObjectRec));
-  } else {
-    objects_.reserve(objects_.size() + scene.objects.size());
-  }
+  const bool fresh = objects_.capacity() == 0;
+  objects_.reserve(scene.objects.size());
+  if (fresh) compiler::advise_huge_pages(objects_.data(), scene.objects.size() * sizeof(ObjectRec));
   for (const Object& o : scene.objects) {
     add_object(o.mesh, o.matrix, o.translation_low, o.mask, nullptr);
   }
