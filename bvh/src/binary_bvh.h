@@ -54,8 +54,8 @@ struct Bvh {
 // which halves n; so every node satisfies depth + ceil(log2 n) <=
 // kBvhMaxDepth and no leaf is deeper than kBvhMaxDepth. Primitives whose
 // centers coincide are split at the median too. Cost: O(n log n), 64 bytes
-// of build records per primitive while it runs, subtrees of 4096 or more
-// primitives built in parallel (TBB), ranges of 16384 or more binned in
+// of build records per primitive while it runs, subtrees of 1024 or more
+// primitives built in parallel (TBB), ranges of 8192 or more binned in
 // parallel chunks; node order may vary from run to run, the tree's shape
 // and prim_ids do not.
 Bvh build_bvh(std::span<const Aabb> boxes, const BvhConfig& config = {});

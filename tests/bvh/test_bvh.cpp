@@ -524,7 +524,7 @@ BuiltOn build_on(int threads, const std::vector<Aabb>& boxes) {
 }  // namespace
 
 TEST_CASE("a tree binned and collapsed in parallel is the same on 1 and 4 threads, and exact") {
-  // 40,000 boxes: the top ranges (16,384 primitives and more) are binned
+  // 40,000 boxes: the top ranges (8,192 primitives and more) are binned
   // in parallel chunks, and the tree (over 16,384 binary nodes) collapses
   // its subtrees as parallel tasks.
   const float spread = 4.0f * std::cbrt(40000.0f);

@@ -106,7 +106,7 @@ std::vector<Ray> edge_rays(const Scene& scene, std::size_t n, std::uint64_t seed
 }  // namespace
 
 TEST_CASE("trees and answers are the same bit for bit on 1, 2 and 4 threads") {
-  // Past 65,536 objects the refit sweeps in parallel, and subtrees of 4,096
+  // Past 65,536 objects the refit sweeps in parallel, and subtrees of 1,024
   // primitives and more are built as parallel tasks; the sphere's 8,192
   // triangles make its mesh tree a parallel build too.
   Scene scene = tools::make_boxes_scene(70000, 71, tools::mixed_options());
