@@ -16,11 +16,11 @@ namespace {
 // Under ThreadSanitizer, TBB runs no worker threads. The library's
 // uninstrumented libtbb hands a task to a worker through atomics that
 // ThreadSanitizer cannot see, so every task run on a worker is reported as
-// a race with the thread that made it (the builder's subtrees, from scenes
-// of 1,024 objects). The threads these tests start themselves, and what
-// the library shares between them, are still checked; the parallel
-// builds and sweeps are checked by the determinism tests instead (the same
-// trees on 1, 2 and 4 threads).
+// a race with the thread that made it (the builder's subtrees of 1,024
+// primitives or more, top level and triangle trees alike). The threads
+// these tests start themselves, and what the library shares between them,
+// are still checked; the parallel builds and sweeps are not checked for
+// races, only compared on 1, 2 and 4 threads by the determinism tests.
 const tbb::global_control no_tbb_workers(tbb::global_control::max_allowed_parallelism, 1);
 }  // namespace
 #endif

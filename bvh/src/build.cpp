@@ -91,7 +91,11 @@ struct alignas(16) PrimRef {
 #else
   V4 hi4() const { return {{hi[0], hi[1], hi[2], 0.0f}}; }
 #endif
-  V4 center() const { return (lo4() + hi4()) * V4::splat(0.5f); }
+  V4 center() const { return center_of(lo4(), hi4()); }
+  // The center formula, for passes that hold the box's rows already
+  // (and, one axis at a time, for the median split).
+  static V4 center_of(V4 plo, V4 phi) { return (plo + phi) * V4::splat(0.5f); }
+  float center(int axis) const { return (lo[axis] + hi[axis]) * 0.5f; }
 };
 static_assert(sizeof(PrimRef) == 32);
 
@@ -103,7 +107,7 @@ struct Bounds4 {
 
   void add(const PrimRef& r) {
     const V4 plo = r.lo4(), phi = r.hi4();
-    const V4 c = (plo + phi) * V4::splat(0.5f);
+    const V4 c = PrimRef::center_of(plo, phi);
     lo = min(lo, plo);
     hi = max(hi, phi);
     clo = min(clo, c);
@@ -190,7 +194,8 @@ constexpr std::uint32_t kParallelGrain = 4096;
 
 // Subtrees at least this large are built as parallel TBB tasks: small
 // enough that two threads share a 10,000-primitive tree evenly although
-// SAH splits are rarely even.
+// SAH splits are rarely even. (Under ThreadSanitizer the tests cap TBB at
+// one thread, tests/test_main.cpp: it cannot see TBB's task hand-over.)
 constexpr std::uint32_t kParallelTask = 1024;
 
 // Ranges at least this large are binned in parallel chunks of
@@ -360,7 +365,7 @@ class Builder {
       const PrimRef& r = p[i];
       const V4 plo = r.lo4(), phi = r.hi4();
       float f[4];
-      bins_of((plo + phi) * V4::splat(0.5f), lo, sc, last).store(f);
+      bins_of(PrimRef::center_of(plo, phi), lo, sc, last).store(f);
       for (int axis = 0; axis < 3; ++axis) {
         Bin& b = bins.bin[axis][static_cast<std::uint32_t>(f[axis])];
         ++b.count;
@@ -683,8 +688,7 @@ class Builder {
     PrimRef* p = buffer(task.buffer);
     std::nth_element(p + task.begin, p + mid, p + task.end,
                      [&](const PrimRef& a, const PrimRef& b) {
-                       const float ca = (a.lo[axis] + a.hi[axis]) * 0.5f;
-                       const float cb = (b.lo[axis] + b.hi[axis]) * 0.5f;
+                       const float ca = a.center(axis), cb = b.center(axis);
                        return ca != cb ? ca < cb : a.id < b.id;
                      });
     return mid;
