@@ -3,9 +3,13 @@
 #include "raypick/core/assert.h"
 #include "raypick/core/hit.h"
 
+#include <tbb/parallel_for.h>
 #include <tbb/task_group.h>
 
 #include <algorithm>
+#include <functional>
+#include <utility>
+#include <vector>
 #include <optional>
 
 namespace raypick {
@@ -56,31 +60,79 @@ class SahTable {
       : bvh_(bvh), below_(below), offset_(bvh.nodes.size() + 1) {
     for (std::size_t i = 0; i < bvh.nodes.size(); ++i) offset_[i + 1] = offset_[i] + cap(i);
     compiler::resize_huge(table_, offset_.back());
-    // Children come after their parents: one backward pass.
-    for (std::size_t i = bvh.nodes.size(); i-- > 0;) {
-      const BvhNode& n = bvh.nodes[i];
-      float* g = &table_[offset_[i]];  // g[k - 1] holds g(i, k)
-      if (n.is_leaf()) {
-        g[0] = config.intersection_cost * float(n.count) * n.bounds.half_area();
-        continue;
-      }
-      // split(n, k) for every k at once, over the children's values read
-      // once: k <= c <= cl + cr, so no share needs clamping.
-      const int c = cap(i);
-      const int cl = cap(n.index), cr = cap(n.index + 1);
-      const float* gl = &table_[offset_[n.index]];
-      const float* gr = &table_[offset_[n.index + 1]];
-      for (int k = 2; k <= c; ++k) {
-        float best = kInfinity;
-        for (int j = std::max(1, k - cr); j <= std::min(k - 1, cl); ++j) {
-          best = std::min(best, gl[j - 1] + gr[k - j - 1]);
-        }
-        g[k - 1] = best;
-      }
-      const float slot = config.traversal_cost * n.bounds.half_area() + g[c - 1];
-      g[0] = slot;
-      for (int k = 2; k <= c; ++k) g[k - 1] = std::min(g[k - 1], slot);
+    if (bvh.nodes.size() < kParallelNodes) {
+      // Children come after their parents: one backward pass.
+      for (std::size_t i = bvh.nodes.size(); i-- > 0;) fill(i, config);
+      return;
     }
+    // A large tree: its subtrees of fewer than kTableGrain leaves filled in
+    // parallel, then the nodes above them, backwards. Each node's values
+    // depend on its children's only, so the table is the same bit for bit
+    // as the one pass's. (A subtree's nodes are not one range of indices:
+    // each is walked children first with a stack.)
+    std::vector<std::uint32_t> subtrees, above;
+    std::vector<std::uint32_t> stack{0};
+    while (!stack.empty()) {
+      const std::uint32_t i = stack.back();
+      stack.pop_back();
+      const BvhNode& n = bvh.nodes[i];
+      if (n.is_leaf() || below_[i] < kTableGrain) {
+        subtrees.push_back(i);
+      } else {
+        above.push_back(i);
+        stack.push_back(n.index);
+        stack.push_back(n.index + 1);
+      }
+    }
+    tbb::parallel_for(std::size_t{0}, subtrees.size(), [&](std::size_t s) {
+      // (node, children done) pairs: a node is filled when popped the
+      // second time, after its subtree.
+      std::vector<std::pair<std::uint32_t, bool>> todo{{subtrees[s], false}};
+      while (!todo.empty()) {
+        const auto [i, ready] = todo.back();
+        todo.pop_back();
+        const BvhNode& n = bvh.nodes[i];
+        if (ready || n.is_leaf()) {
+          fill(i, config);
+          continue;
+        }
+        todo.push_back({i, true});
+        todo.push_back({n.index, false});
+        todo.push_back({n.index + 1, false});
+      }
+    });
+    std::sort(above.begin(), above.end(), std::greater<>());
+    for (std::uint32_t i : above) fill(i, config);
+  }
+
+  // Subtrees of fewer leaves than this are one parallel task of the
+  // table's construction.
+  static constexpr std::uint32_t kTableGrain = 4096;
+
+  // Node i's values g(i, 1..cap(i)) from its children's (filled before).
+  void fill(std::size_t i, const BvhConfig& config) {
+    const BvhNode& n = bvh_.nodes[i];
+    float* g = &table_[offset_[i]];  // g[k - 1] holds g(i, k)
+    if (n.is_leaf()) {
+      g[0] = config.intersection_cost * float(n.count) * n.bounds.half_area();
+      return;
+    }
+    // split(n, k) for every k at once, over the children's values read
+    // once: k <= c <= cl + cr, so no share needs clamping.
+    const int c = cap(i);
+    const int cl = cap(n.index), cr = cap(n.index + 1);
+    const float* gl = &table_[offset_[n.index]];
+    const float* gr = &table_[offset_[n.index + 1]];
+    for (int k = 2; k <= c; ++k) {
+      float best = kInfinity;
+      for (int j = std::max(1, k - cr); j <= std::min(k - 1, cl); ++j) {
+        best = std::min(best, gl[j - 1] + gr[k - j - 1]);
+      }
+      g[k - 1] = best;
+    }
+    const float slot = config.traversal_cost * n.bounds.half_area() + g[c - 1];
+    g[0] = slot;
+    for (int k = 2; k <= c; ++k) g[k - 1] = std::min(g[k - 1], slot);
   }
 
   // Appends to items the binary nodes that cover inner node b's subtree
