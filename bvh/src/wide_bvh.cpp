@@ -13,6 +13,30 @@
 #include <optional>
 
 namespace raypick {
+
+void sort_places_descending(std::vector<std::uint64_t>& keys,
+                            std::vector<std::uint64_t>& scratch, int place_bits) {
+  constexpr int kDigitBits = 11;
+  constexpr std::size_t kBuckets = std::size_t{1} << kDigitBits;
+  scratch.resize(keys.size());
+  std::vector<std::uint64_t>* from = &keys;
+  std::vector<std::uint64_t>* to = &scratch;
+  for (int shift = 32; shift < 32 + place_bits; shift += kDigitBits) {
+    std::uint32_t start[kBuckets] = {};
+    for (std::uint64_t k : *from) ++start[(k >> shift) & (kBuckets - 1)];
+    // Largest digit first: each bucket starts after the larger ones.
+    std::uint32_t at = 0;
+    for (std::size_t d = kBuckets; d-- > 0;) {
+      const std::uint32_t count = start[d];
+      start[d] = at;
+      at += count;
+    }
+    for (std::uint64_t k : *from) (*to)[start[(k >> shift) & (kBuckets - 1)]++] = k;
+    std::swap(from, to);
+  }
+  if (from != &keys) keys.swap(scratch);
+}
+
 namespace {
 
 template <int W>
@@ -33,15 +57,13 @@ struct Work {
 constexpr std::size_t kParallelNodes = 16384;
 constexpr int kTopLevels = 2;
 
-// The arrays a collapse fills (the tree's): entry_node and entry_slot
-// already sized, one per entry.
+// The arrays a collapse fills (the tree's; places as WideBvhOf::place):
+// entry_place already sized, one per entry.
 template <int W>
 struct Arrays {
   std::vector<WideNodeOf<W>>& nodes;
   std::vector<std::uint32_t>& parent;
-  std::vector<std::uint8_t>& parent_slot;
-  std::vector<std::uint32_t>& entry_node;
-  std::vector<std::uint8_t>& entry_slot;
+  std::vector<std::uint32_t>& entry_place;
 };
 
 // The 16-slot collapse's SAH table: for each binary node n and k slots,
@@ -224,9 +246,7 @@ class Collapser {
     }
     compiler::resize_huge(out.nodes, offset.back());
     out.parent.resize(offset.back());
-    out.parent_slot.resize(offset.back());
-    out.parent[0] = 0;
-    out.parent_slot[0] = 0;
+    out.parent[0] = WideBvhOf<W>::place(0, 0);
     // Copy the regions into place, the children and entries renumbered:
     // in parallel, each node writing its own slots' children and entries.
     auto place = [&](std::size_t r) {
@@ -238,14 +258,12 @@ class Collapser {
         for (int s = 0; s < W; ++s) {
           if (n.is_leaf(s)) {
             for (std::uint32_t e = n.child[s]; e < n.child[s] + n.count[s]; ++e) {
-              out.entry_node[e] = at;
-              out.entry_slot[e] = static_cast<std::uint8_t>(s);
+              out.entry_place[e] = WideBvhOf<W>::place(at, s);
             }
           } else if (n.is_inner(s)) {
             const std::uint32_t linked = r == 0 ? linked_region(at, s) : 0;
             n.child[s] = linked != 0 ? offset[linked] : n.child[s] + offset[r];
-            out.parent[n.child[s]] = at;
-            out.parent_slot[n.child[s]] = static_cast<std::uint8_t>(s);
+            out.parent[n.child[s]] = WideBvhOf<W>::place(at, s);
           }
         }
       }
@@ -439,11 +457,9 @@ WideBvhOf<W> WideBvhOf<W>::collapse(const Bvh& bvh, const BvhConfig& config) {
   WideBvhOf w;
   if (bvh.empty()) return w;
   w.prim_ids_ = bvh.prim_ids;
-  w.entry_node_.resize(w.prim_ids_.size());
-  w.entry_slot_.resize(w.prim_ids_.size());
-  Collapser<W>(bvh, config).run(
-      {w.nodes_, w.parent_, w.parent_slot_, w.entry_node_, w.entry_slot_});
-  RAYPICK_ASSERT(w.nodes_.size() <= kMaxNodes, "a tree of more than 2^28 nodes");
+  w.entry_place_.resize(w.prim_ids_.size());
+  Collapser<W>(bvh, config).run({w.nodes_, w.parent_, w.entry_place_});
+  RAYPICK_ASSERT(w.nodes_.size() <= kMaxNodes, "a tree of 2^28 nodes or more");
   return w;
 }
 
@@ -485,9 +501,7 @@ std::optional<WideBvhOf<W>> WideBvhOf<W>::load_shape(saved::Bytes& in, std::size
   WideBvhOf w;
   w.nodes_.resize(nodes);
   w.parent_.assign(nodes, kInvalidId);
-  w.parent_slot_.assign(nodes, 0);
-  w.entry_node_.assign(entries, kInvalidId);
-  w.entry_slot_.assign(entries, 0);
+  w.entry_place_.assign(entries, kInvalidId);
   std::vector<std::uint8_t> depth(nodes, 0);
   auto bad = [&](std::size_t node, const std::string& what) {
     why = "tree node " + std::to_string(node) + ": " + what;
@@ -507,24 +521,22 @@ std::optional<WideBvhOf<W>> WideBvhOf<W>::load_shape(saved::Bytes& in, std::size
         }
         if (n.count[s] > max_leaf) return bad(i, "a leaf slot larger than a build makes");
         for (std::uint64_t e = first; e < first + n.count[s]; ++e) {
-          if (w.entry_node_[e] != kInvalidId) return bad(i, "a primitive in two leaves");
-          w.entry_node_[e] = static_cast<std::uint32_t>(i);
-          w.entry_slot_[e] = static_cast<std::uint8_t>(s);
+          if (w.entry_place_[e] != kInvalidId) return bad(i, "a primitive in two leaves");
+          w.entry_place_[e] = place(static_cast<std::uint32_t>(i), s);
         }
       } else if (n.is_inner(s)) {
         const std::uint32_t c = n.child[s];
         if (c <= i || c >= nodes) return bad(i, "a child out of order");
         if (w.parent_[c] != kInvalidId) return bad(c, "a child of two slots");
         if (depth[i] + 1 > kBvhMaxDepth) return bad(c, "deeper than the traversal allows");
-        w.parent_[c] = static_cast<std::uint32_t>(i);
-        w.parent_slot_[c] = static_cast<std::uint8_t>(s);
+        w.parent_[c] = place(static_cast<std::uint32_t>(i), s);
         depth[c] = static_cast<std::uint8_t>(depth[i] + 1);
       }
     }
   }
-  if (nodes != 0) w.parent_[0] = 0;
+  if (nodes != 0) w.parent_[0] = place(0, 0);
   for (std::size_t e = 0; e < entries; ++e) {
-    if (w.entry_node_[e] == kInvalidId) {
+    if (w.entry_place_[e] == kInvalidId) {
       why = "primitive " + std::to_string(e) + " is in no leaf";
       return std::nullopt;
     }
@@ -584,8 +596,7 @@ double WideBvhOf<W>::sah_sum(const BvhConfig& config) const {
 template <int W>
 std::size_t WideBvhOf<W>::memory_bytes() const {
   auto bytes = [](const auto& v) { return v.capacity() * sizeof(v[0]); };
-  return bytes(nodes_) + bytes(prim_ids_) + bytes(parent_) + bytes(parent_slot_) +
-         bytes(entry_node_) + bytes(entry_slot_);
+  return bytes(nodes_) + bytes(prim_ids_) + bytes(parent_) + bytes(entry_place_);
 }
 
 template <int W>

@@ -57,15 +57,21 @@ struct WideBvhInternals {
   // Entry e's leaf node and slot.
   template <int W>
   static std::uint32_t entry_node(const WideBvhOf<W>& w, std::uint32_t e) {
-    return w.entry_node_[e];
+    return WideBvhOf<W>::place_node(w.entry_place_[e]);
   }
   template <int W>
-  static int entry_slot(const WideBvhOf<W>& w, std::uint32_t e) { return w.entry_slot_[e]; }
+  static int entry_slot(const WideBvhOf<W>& w, std::uint32_t e) {
+    return WideBvhOf<W>::place_slot(w.entry_place_[e]);
+  }
   // A node's parent node and the slot in it that points at the node.
   template <int W>
-  static std::uint32_t parent(const WideBvhOf<W>& w, std::uint32_t n) { return w.parent_[n]; }
+  static std::uint32_t parent(const WideBvhOf<W>& w, std::uint32_t n) {
+    return WideBvhOf<W>::place_node(w.parent_[n]);
+  }
   template <int W>
-  static int parent_slot(const WideBvhOf<W>& w, std::uint32_t n) { return w.parent_slot_[n]; }
+  static int parent_slot(const WideBvhOf<W>& w, std::uint32_t n) {
+    return WideBvhOf<W>::place_slot(w.parent_[n]);
+  }
 };
 
 }  // namespace raypick
