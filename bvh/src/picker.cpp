@@ -47,6 +47,22 @@ class Uninitialized {
 // Objects per task of the rebuild's per-object loops.
 constexpr std::uint32_t kObjectGrain = 2048;
 
+// validate_scene(scene).empty(), the objects checked in parallel (serial,
+// their check was 30 ms of a million objects' build).
+bool scene_is_valid(const Scene& scene) {
+  if (!validate_meshes(scene).empty()) return false;
+  std::vector<Aabb> bounds(scene.meshes.size());
+  for (std::size_t m = 0; m < scene.meshes.size(); ++m) {
+    bounds[m] = scene.meshes[m].triangle_bounds();
+  }
+  auto range = [&](const tbb::blocked_range<std::size_t>& r, bool ok) {
+    return ok && validate_objects(scene, bounds, r.begin(), r.end()).empty();
+  };
+  const tbb::blocked_range<std::size_t> ids(0, scene.objects.size(), kObjectGrain);
+  return ids.is_divisible() ? tbb::parallel_reduce(ids, true, range, std::logical_and<>())
+                            : range(ids, true);
+}
+
 }  // namespace
 
 void PickerCore::load(const Scene& scene) {
@@ -55,7 +71,7 @@ void PickerCore::load(const Scene& scene) {
 }
 
 void PickerCore::add_scene(const Scene& scene) {
-  RAYPICK_ASSERT(validate_scene(scene).empty(), "scene is not valid");
+  RAYPICK_ASSERT(scene_is_valid(scene), "scene is not valid");
   meshes_.reserve(scene.meshes.size());
   for (const Mesh& m : scene.meshes) add_mesh(m.positions, m.triangles, Picker::Storage::kCopy);
   const bool fresh = objects_.capacity() == 0;

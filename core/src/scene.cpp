@@ -154,7 +154,7 @@ const std::string& range_text() {
 
 }  // namespace
 
-std::string validate_scene(const Scene& scene) {
+std::string validate_meshes(const Scene& scene) {
   for (std::size_t m = 0; m < scene.meshes.size(); ++m) {
     const Mesh& mesh = scene.meshes[m];
     const std::size_t n = mesh.positions.size();
@@ -180,17 +180,16 @@ std::string validate_scene(const Scene& scene) {
       }
     }
   }
-  std::vector<Aabb> bounds(scene.meshes.size());
-  std::vector<bool> bounded(scene.meshes.size(), false);
-  for (std::size_t o = 0; o < scene.objects.size(); ++o) {
+  return {};
+}
+
+std::string validate_objects(const Scene& scene, std::span<const Aabb> mesh_bounds,
+                             std::size_t begin, std::size_t end) {
+  for (std::size_t o = begin; o < end; ++o) {
     const Object& obj = scene.objects[o];
     if (obj.mesh >= scene.meshes.size()) {
       return "object " + std::to_string(o) + " ('" + obj.name + "'): mesh " +
              std::to_string(obj.mesh) + " does not exist";
-    }
-    if (!bounded[obj.mesh]) {
-      bounds[obj.mesh] = scene.meshes[obj.mesh].triangle_bounds();
-      bounded[obj.mesh] = true;
     }
     for (int c = 0; c < 4; ++c) {
       for (int r = 0; r < 4; ++r) {
@@ -202,7 +201,7 @@ std::string validate_scene(const Scene& scene) {
     }
     // The world box: center M c, extent |M| e (the linear part's absolute
     // values), in double so that the check itself cannot overflow.
-    const Aabb& box = bounds[obj.mesh];
+    const Aabb& box = mesh_bounds[obj.mesh];
     if (box.empty()) continue;
     glm::dmat4 m{obj.matrix};
     m[3] += glm::dvec4{glm::dvec3{obj.translation_low}, 0.0};
@@ -224,6 +223,16 @@ std::string validate_scene(const Scene& scene) {
     }
   }
   return {};
+}
+
+std::string validate_scene(const Scene& scene) {
+  std::string problem = validate_meshes(scene);
+  if (!problem.empty()) return problem;
+  std::vector<Aabb> bounds(scene.meshes.size());
+  for (std::size_t m = 0; m < scene.meshes.size(); ++m) {
+    bounds[m] = scene.meshes[m].triangle_bounds();
+  }
+  return validate_objects(scene, bounds, 0, scene.objects.size());
 }
 
 }  // namespace raypick

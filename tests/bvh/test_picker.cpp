@@ -3,9 +3,11 @@
 #include "test_util.h"
 
 #include "raypick/bvh/picker.h"
+#include "raypick/core/assert.h"
 #include "scene_gen.h"
 
 #include <algorithm>
+#include <limits>
 #include <type_traits>
 
 using namespace raypick;
@@ -220,4 +222,23 @@ TEST_CASE("a bad ray (zero, NaN or infinite direction, non-finite origin) is a m
       CHECK(hits_d[k].object == want.object);
     }
   }
+}
+
+TEST_CASE("a picker refuses an invalid scene, its objects checked in parallel") {
+  // The Picker's precondition (validate_scene), checked by RAYPICK_ASSERT:
+  // here a handler that throws instead of aborting. 10,000 objects make
+  // several chunks of the parallel check; the bad object sits in a late one.
+  struct Refused {};
+  struct Restore {
+    AssertHandler previous;
+    ~Restore() { set_assert_handler(previous); }
+  } restore{set_assert_handler([](const char*, const char*, const char*, int) { throw Refused{}; })};
+  Scene scene = tools::make_boxes_scene(10000, 3);
+  CHECK_NOTHROW(Picker{scene});
+  scene.objects[9321].matrix[2][1] = std::numeric_limits<float>::quiet_NaN();
+  CHECK(!validate_scene(scene).empty());
+  CHECK_THROWS_AS(Picker{scene}, Refused);
+  scene.objects[9321].matrix[2][1] = 0.0f;
+  scene.objects[7777].mesh = 2;  // the scene has one mesh
+  CHECK_THROWS_AS(Picker{scene}, Refused);
 }

@@ -114,3 +114,38 @@ TEST_CASE("translation_low holds what rounding to float loses, in every coordina
     CHECK(std::fabs(double(o.matrix[3][a]) - t[a]) > 1e-5);
   }
 }
+
+TEST_CASE("validate_meshes and validate_objects find what validate_scene finds, range by range") {
+  Scene scene;
+  scene.meshes.push_back(tetrahedron());
+  for (int i = 0; i < 6; ++i) {
+    Object o;
+    o.matrix = glm::translate(glm::mat4{1.0f}, glm::vec3{float(i), 0.0f, 0.0f});
+    scene.objects.push_back(o);
+  }
+  std::vector<Aabb> bounds{scene.meshes[0].triangle_bounds()};
+  CHECK(validate_scene(scene).empty());
+  CHECK(validate_meshes(scene).empty());
+  CHECK(validate_objects(scene, bounds, 0, 6).empty());
+
+  // Object 2's box reaches past kMaxCoordinate (1e11): scaled by 6e10 and
+  // moved by 6e10 on x, the mesh's x = 1 lands at 1.2e11. Object 4 names a
+  // mesh that does not exist.
+  scene.objects[2].matrix = glm::mat4{6e10f};
+  scene.objects[2].matrix[3] = glm::vec4{6e10f, 0.0f, 0.0f, 1.0f};
+  scene.objects[4].mesh = 3;
+  const std::string first = validate_scene(scene);
+  CHECK(first.find("object 2 ") == 0);
+  CHECK(validate_objects(scene, bounds, 0, 6) == first);
+  CHECK(validate_objects(scene, bounds, 0, 2).empty());
+  CHECK(validate_objects(scene, bounds, 2, 3) == first);
+  CHECK(validate_objects(scene, bounds, 3, 6).find("object 4 ") == 0);
+  CHECK(validate_objects(scene, bounds, 3, 6).find("mesh 3 does not exist") != std::string::npos);
+  CHECK(validate_objects(scene, bounds, 5, 6).empty());
+  CHECK(validate_meshes(scene).empty());  // the meshes are sound
+
+  // A triangle index out of range: the meshes' check reports it first.
+  scene.meshes[0].triangles.push_back({0, 1, 9});
+  CHECK(validate_meshes(scene).find("mesh 0: triangle 4 uses vertex 9 of 5") == 0);
+  CHECK(validate_scene(scene) == validate_meshes(scene));
+}

@@ -121,6 +121,16 @@ inline constexpr float kMaxCoordinate = 1e11f;
 // ('wheel'): mesh 7 does not exist"). Cost: O(triangles + objects).
 std::string validate_scene(const Scene& scene);
 
+// validate_scene() in two steps, for a caller that checks the objects in
+// parallel: validate_meshes() checks every mesh (its triangle indices and
+// used positions); validate_objects() checks the objects with ids in
+// [begin, end), given every mesh's triangle_bounds() by mesh id, and is
+// only meaningful once validate_meshes() found nothing. Each returns the
+// first problem it finds, as validate_scene() words it, or "".
+std::string validate_meshes(const Scene& scene);
+std::string validate_objects(const Scene& scene, std::span<const Aabb> mesh_bounds,
+                             std::size_t begin, std::size_t end);
+
 // The box around every object's world box (Obb::world_bounds of its mesh's
 // triangle_bounds() carried by its matrix), without the picking engine's
 // rounding margin. Objects that can never be hit (no triangles, or a
