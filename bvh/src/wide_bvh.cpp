@@ -7,10 +7,11 @@
 #include <tbb/task_group.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <functional>
+#include <optional>
 #include <utility>
 #include <vector>
-#include <optional>
 
 namespace raypick {
 
