@@ -230,6 +230,62 @@ TEST_CASE("moving a few objects refits along their paths only, without a rebuild
   CHECK(all.sah_cost == doctest::Approx(picker.bvh_stats().sah_cost).epsilon(1e-6));
 }
 
+TEST_CASE("an object moved again after a rebuild is refitted again, moved twice it counts once") {
+  // set_matrix() marks a moved object (once, however often it moves); every
+  // kind of commit must clear the mark, or the next move would be lost.
+  const Scene base = tools::make_boxes_scene(3000, 43);
+  Mirror m = make_mirror(base);
+  Picker picker(base);
+  Shifts shift{std::mt19937_64(44), std::uniform_real_distribution<float>(-3.0f, 3.0f)};
+  auto moved_again = [&](std::uint32_t id) {
+    return shift.next() * m.scene.objects[id].matrix;
+  };
+  auto check_rays = [&](std::uint64_t seed) {
+    std::vector<Ray> rays = test::random_scene_rays(m.scene, 400, seed, kMix);
+    // And rays at the moved objects' centres, which a stale box would cull.
+    for (std::uint32_t id : {7u, 8u, 9u}) {
+      const glm::vec3 at{m.scene.objects[id].matrix[3]};
+      const glm::vec3 from{20.0f, 17.0f, 13.0f};
+      rays.push_back(Ray{at + from, -from});
+      rays.push_back(Ray{at - from, from});
+    }
+    for (const Ray& ray : rays) {
+      const Hit got = picker.intersect(ray);
+      const Hit want = brute(m, ray, QueryOptions{});
+      REQUIRE(got.object == want.object);
+      REQUIRE(got.t == want.t);
+    }
+  };
+  // Moved twice before one commit: one moved object.
+  m.set_matrix(picker, 7, moved_again(7));
+  m.set_matrix(picker, 7, moved_again(7));
+  m.set_matrix(picker, 8, moved_again(8));
+  CommitStats st = picker.commit(CommitMode::kRefit);
+  CHECK(st.moved == 2);
+  check_rays(1);
+  // Moved, then a rebuild; moved again, then a refit that must see it.
+  m.set_matrix(picker, 7, moved_again(7));
+  st = picker.commit(CommitMode::kRebuild);
+  CHECK(st.rebuilt);
+  m.set_matrix(picker, 7, moved_again(7));
+  st = picker.commit(CommitMode::kRefit);
+  CHECK(st.refitted);
+  CHECK(st.moved == 1);
+  check_rays(2);
+  // Moved, then an add (a rebuild by structure); moved again, then a refit.
+  m.set_matrix(picker, 9, moved_again(9));
+  const std::uint32_t added = picker.add_object(base.objects[0].mesh, m.scene.objects[9].matrix);
+  m.scene.objects.push_back(m.scene.objects[9]);
+  m.masks.push_back(~0u);
+  CHECK(added == m.scene.objects.size() - 1);
+  st = picker.commit();
+  CHECK(st.rebuilt);
+  m.set_matrix(picker, 9, moved_again(9));
+  st = picker.commit(CommitMode::kRefit);
+  CHECK(st.moved == 1);
+  check_rays(3);
+}
+
 TEST_CASE("a path refit that grows the root's box keeps the tracked SAH cost equal to the tree's") {
   const Scene base = tools::make_boxes_scene(20000, 43);
   Picker picker(base);
