@@ -20,21 +20,32 @@ constexpr test::SceneRayMix kMix{3.0f, 0.5f, 0.0f, 0.2f};
 tools::BoxesOptions all_kinds() { return tools::mixed_options(2.0); }
 
 // Brute force over every object with the same leaf test: must match the
-// picker exactly, object and t.
-Hit brute_force(const Scene& scene, const Ray& ray) {
-  Hit best;
-  for (std::uint32_t i = 0; i < scene.objects.size(); ++i) {
-    const Object& obj = scene.objects[i];
-    const Obb obb = Obb::make(scene.meshes[obj.mesh].triangle_bounds(), obj.matrix);
-    const float t = obb_entry(ray, obb, ray.tmax);
-    if (t < best.t) {
-      best.object = i;
-      best.t = t;
+// picker exactly, object and t. Each object's OBB is made once, when the
+// scene is given (made again for every ray, it was most of these tests'
+// time under ASan).
+class BruteForce {
+ public:
+  explicit BruteForce(const Scene& scene) {
+    obbs_.reserve(scene.objects.size());
+    for (const Object& obj : scene.objects) {
+      obbs_.push_back(Obb::make(scene.meshes[obj.mesh].triangle_bounds(), obj.matrix));
     }
   }
-  return best;
-}
+  Hit operator()(const Ray& ray) const {
+    Hit best;
+    for (std::uint32_t i = 0; i < obbs_.size(); ++i) {
+      const float t = obb_entry(ray, obbs_[i], ray.tmax);
+      if (t < best.t) {
+        best.object = i;
+        best.t = t;
+      }
+    }
+    return best;
+  }
 
+ private:
+  std::vector<Obb> obbs_;
+};
 
 }  // namespace
 
@@ -43,9 +54,10 @@ TEST_CASE("picker closest hit equals brute force on random scenes of many sizes"
     CAPTURE(n);
     const Scene scene = tools::make_boxes_scene(n, 1000 + n, all_kinds());
     const Picker picker(scene);
+    const BruteForce brute_force(scene);
     std::size_t hits = 0;
     for (const Ray& ray : test::random_scene_rays(scene, 3000, n, kMix)) {
-      const Hit expected = brute_force(scene, ray);
+      const Hit expected = brute_force(ray);
       const Hit got = picker.intersect(ray);
       REQUIRE(got.object == expected.object);
       REQUIRE(got.t == expected.t);
@@ -139,8 +151,9 @@ TEST_CASE("after moving objects and refitting, picks equal brute force on the mo
     picker.set_matrix(i, scene.objects[i].matrix);
   }
   picker.refit();
+  const BruteForce brute_force(scene);
   for (const Ray& ray : test::random_scene_rays(scene, 3000, 23, kMix)) {
-    const Hit expected = brute_force(scene, ray);
+    const Hit expected = brute_force(ray);
     const Hit got = picker.intersect(ray);
     REQUIRE(got.object == expected.object);
     REQUIRE(got.t == expected.t);
@@ -161,12 +174,13 @@ TEST_CASE("a moved picker answers as the original did, and takes moves and commi
   Picker assigned;
   assigned = std::move(moved);
   REQUIRE(assigned.object_count() == scene.objects.size());
+  const BruteForce brute_force(scene);
   int hits = 0;
   for (std::size_t i = 0; i < rays.size(); ++i) {
     const Hit h = assigned.intersect(rays[i]);
     REQUIRE(h.object == before[i].object);
     REQUIRE(h.t == before[i].t);
-    REQUIRE(h.object == brute_force(scene, rays[i]).object);
+    REQUIRE(h.object == brute_force(rays[i]).object);
     hits += h.hit();
   }
   CHECK(hits > 50);
