@@ -136,8 +136,9 @@ class WideBvhOf {
   // and count their work in slot boxes recomputed (a node has W slots).
 
   // Recomputes the boxes above the given entries only: each of their leaf
-  // slots once, then each ancestor slot once, deepest node first (children
-  // have larger indices than their parents), going above a node only when
+  // slots once, then each ancestor slot once, largest node index first (so
+  // children, whose indices are larger, before their parents; not by
+  // depth), going above a node only when
   // one of its slot boxes changed; the slots of many moved entries share
   // their ancestors' work. Calls on_change(weight, old_area, new_area) for
   // each slot box that changed, where weight is the slot's SAH weight (as
@@ -145,7 +146,8 @@ class WideBvhOf {
   // (weight traversal_cost, as in sah_sum()), so that the calls add up to
   // the change of sah_sum(). Returns the number of slot boxes recomputed,
   // the unchanged ones that ended a path included. O(k * depth) at most,
-  // O(k log k) for the order. prefetch_entry(entry, stage) is called a
+  // plus O(k) for the order (a radix sort) and a scan of one bit per node
+  // below the highest moved entry's node. prefetch_entry(entry, stage) is called a
   // few slots ahead of entry's turn, twice (stage 0, then 1 closer to it),
   // so that the caller can bring in what entry_box(entry) will read, in
   // two dependent steps.
@@ -384,7 +386,9 @@ std::size_t WideBvhOf<W>::refit_path(std::span<const std::uint32_t> entries, Ent
   // the scan down never passes a node still to come. (A max-heap of the
   // marked nodes did the same in this order, its sifts a fifth of a
   // commit's instructions.)
-  std::size_t word = dirty_bits_.size();  // words above it are all zero
+  // Words above it are all zero: the nodes marked are parents of nodes at
+  // or below the highest leaf slot's node.
+  std::size_t word = node_of(keys.front()) / 64 + 1;
   for (;;) {
     while (word > 0 && dirty_bits_[word - 1] == 0) --word;
     if (word == 0) break;

@@ -1,5 +1,6 @@
 #include "raypick/core/scene.h"
 
+#include "raypick/core/assert.h"
 #include "raypick/core/obb.h"
 
 #include <glm/ext/matrix_double4x4.hpp>
@@ -185,6 +186,9 @@ std::string validate_meshes(const Scene& scene) {
 
 std::string validate_objects(const Scene& scene, std::span<const Aabb> mesh_bounds,
                              std::size_t begin, std::size_t end) {
+  RAYPICK_ASSERT(mesh_bounds.size() == scene.meshes.size() && begin <= end &&
+                     end <= scene.objects.size(),
+                 "validate_objects: a bound per mesh, a range of object ids");
   for (std::size_t o = begin; o < end; ++o) {
     const Object& obj = scene.objects[o];
     if (obj.mesh >= scene.meshes.size()) {

@@ -287,7 +287,8 @@ TEST_CASE("an object moved again after a rebuild is refitted again, moved twice 
   check_rays(2);
   // Moved, then an add (a rebuild by structure); moved again, then a refit.
   m.set_matrix(picker, 9, moved_again(9));
-  const std::uint32_t added = picker.add_object(base.objects[0].mesh, m.scene.objects[9].matrix);
+  const std::uint32_t added =
+      picker.add_object(m.scene.objects[9].mesh, m.scene.objects[9].matrix);
   m.scene.objects.push_back(m.scene.objects[9]);
   m.masks.push_back(~0u);
   CHECK(added == m.scene.objects.size() - 1);

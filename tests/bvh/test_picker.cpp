@@ -253,6 +253,6 @@ TEST_CASE("a picker refuses an invalid scene, its objects checked in parallel") 
   CHECK(!validate_scene(scene).empty());
   CHECK_THROWS_AS(Picker{scene}, Refused);
   scene.objects[9321].matrix[2][1] = 0.0f;
-  scene.objects[7777].mesh = 2;  // the scene has one mesh
+  scene.objects[7777].mesh = 2;  // the scene's meshes are 0 and 1 (cube, quad)
   CHECK_THROWS_AS(Picker{scene}, Refused);
 }
