@@ -134,6 +134,7 @@ sanitizer_tests() {
     LD_PRELOAD="$(gcc -print-file-name=libasan.so) $(gcc -print-file-name=libubsan.so)" \
       ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1 \
       PYTHONPATH="$BUILD_DIR-address/python" RAYPICK_EXE="$BUILD_DIR-address/apps/raypick" \
+      RAYPICK_SANITIZED=1 \
       /usr/bin/python3 -m pytest -q -p no:cacheprovider tests/python \
       >"$BUILD_DIR-address/pytest.log" 2>&1 &
     pid=$!
