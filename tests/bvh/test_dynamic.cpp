@@ -4,6 +4,7 @@
 
 #include "embree_scene.h"
 #include "support/frame_oracle.h"
+#include "support/obb_brute_force.h"
 #include "picker_impl.h"
 #include "raypick/bvh/picker.h"
 #include "scene_gen.h"
@@ -62,31 +63,20 @@ Mirror make_mirror(const Scene& base) {
   return m;
 }
 
-// Brute force over the mirror's objects as they are when it is made: each
-// object's OBB made once (under ASan, making them again for every ray was
-// most of this file's time), then every ray tested against all of them.
-// The nearest hit, equal t to the lower id.
+// Brute force over the mirror's objects as they are when it is made, with
+// the query's mask and filter: test::ObbBruteForce.
 class Brute {
  public:
-  explicit Brute(const Mirror& m) : m_(m) {
-    obbs_.reserve(m.scene.objects.size());
-    for (const Object& o : m.scene.objects) {
-      obbs_.push_back(Obb::make(m.scene.meshes[o.mesh].triangle_bounds(), o.matrix));
-    }
-  }
+  explicit Brute(const Mirror& m) : m_(m), all_(m.scene) {}
   Hit operator()(const Ray& ray, const QueryOptions& opt) const {
-    Hit best;
-    for (std::uint32_t i = 0; i < obbs_.size(); ++i) {
-      if ((m_.masks[i] & opt.mask) == 0 || (opt.filter && !opt.filter(i))) continue;
-      const float t = obb_entry(ray, obbs_[i], ray.tmax);
-      if (t != kInfinity && (!best.hit() || closer(Hit{i, t}, best))) best = Hit{i, t};
-    }
-    return best;
+    return all_.nearest(ray, [&](std::uint32_t i) {
+      return (m_.masks[i] & opt.mask) != 0 && (!opt.filter || opt.filter(i));
+    });
   }
 
  private:
   const Mirror& m_;
-  std::vector<Obb> obbs_;
+  test::ObbBruteForce all_;
 };
 
 }  // namespace

@@ -2,6 +2,7 @@
 // with rotated, mirrored, sheared, flat and coincident boxes.
 #include "test_util.h"
 
+#include "support/obb_brute_force.h"
 #include "raypick/bvh/picker.h"
 #include "raypick/core/assert.h"
 #include "scene_gen.h"
@@ -19,34 +20,6 @@ constexpr test::SceneRayMix kMix{3.0f, 0.5f, 0.0f, 0.2f};
 
 tools::BoxesOptions all_kinds() { return tools::mixed_options(2.0); }
 
-// Brute force over every object with the same leaf test: must match the
-// picker exactly, object and t. Each object's OBB is made once, when the
-// scene is given (made again for every ray, it was most of these tests'
-// time under ASan).
-class BruteForce {
- public:
-  explicit BruteForce(const Scene& scene) {
-    obbs_.reserve(scene.objects.size());
-    for (const Object& obj : scene.objects) {
-      obbs_.push_back(Obb::make(scene.meshes[obj.mesh].triangle_bounds(), obj.matrix));
-    }
-  }
-  Hit operator()(const Ray& ray) const {
-    Hit best;
-    for (std::uint32_t i = 0; i < obbs_.size(); ++i) {
-      const float t = obb_entry(ray, obbs_[i], ray.tmax);
-      if (t < best.t) {
-        best.object = i;
-        best.t = t;
-      }
-    }
-    return best;
-  }
-
- private:
-  std::vector<Obb> obbs_;
-};
-
 }  // namespace
 
 TEST_CASE("picker closest hit equals brute force on random scenes of many sizes") {
@@ -54,10 +27,10 @@ TEST_CASE("picker closest hit equals brute force on random scenes of many sizes"
     CAPTURE(n);
     const Scene scene = tools::make_boxes_scene(n, 1000 + n, all_kinds());
     const Picker picker(scene);
-    const BruteForce brute_force(scene);
+    const test::ObbBruteForce brute_force(scene);
     std::size_t hits = 0;
     for (const Ray& ray : test::random_scene_rays(scene, 3000, n, kMix)) {
-      const Hit expected = brute_force(ray);
+      const Hit expected = brute_force.nearest(ray);
       const Hit got = picker.intersect(ray);
       REQUIRE(got.object == expected.object);
       REQUIRE(got.t == expected.t);
@@ -151,9 +124,9 @@ TEST_CASE("after moving objects and refitting, picks equal brute force on the mo
     picker.set_matrix(i, scene.objects[i].matrix);
   }
   picker.refit();
-  const BruteForce brute_force(scene);
+  const test::ObbBruteForce brute_force(scene);
   for (const Ray& ray : test::random_scene_rays(scene, 3000, 23, kMix)) {
-    const Hit expected = brute_force(ray);
+    const Hit expected = brute_force.nearest(ray);
     const Hit got = picker.intersect(ray);
     REQUIRE(got.object == expected.object);
     REQUIRE(got.t == expected.t);
@@ -174,13 +147,13 @@ TEST_CASE("a moved picker answers as the original did, and takes moves and commi
   Picker assigned;
   assigned = std::move(moved);
   REQUIRE(assigned.object_count() == scene.objects.size());
-  const BruteForce brute_force(scene);
+  const test::ObbBruteForce brute_force(scene);
   int hits = 0;
   for (std::size_t i = 0; i < rays.size(); ++i) {
     const Hit h = assigned.intersect(rays[i]);
     REQUIRE(h.object == before[i].object);
     REQUIRE(h.t == before[i].t);
-    REQUIRE(h.object == brute_force(rays[i]).object);
+    REQUIRE(h.object == brute_force.nearest(rays[i]).object);
     hits += h.hit();
   }
   CHECK(hits > 50);

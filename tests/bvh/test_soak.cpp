@@ -7,6 +7,7 @@
 // TSan step runs it); RAYPICK_SOAK_SECONDS=600 runs it for 10 minutes
 // (docs/testing.md).
 #include "test_util.h"
+#include "support/obb_brute_force.h"
 
 #include "bench_scenes.h"
 #include "raypick/bvh/picker.h"
@@ -27,20 +28,6 @@ extern "C" std::size_t __sanitizer_get_current_allocated_bytes();
 
 namespace raypick {
 namespace {
-
-Hit brute_obb(const Scene& scene, const std::vector<bool>& alive,
-              const std::vector<std::uint32_t>& masks, const Ray& ray, std::uint32_t mask) {
-  Hit best;
-  for (std::uint32_t i = 0; i < scene.objects.size(); ++i) {
-    if (!alive[i] || (masks[i] & mask) == 0) continue;
-    const Object& o = scene.objects[i];
-    const Obb obb = Obb::make(scene.meshes[o.mesh].triangle_bounds(), o.matrix);
-    const float t = obb_entry(ray, obb, ray.tmax);
-    const Hit h{i, t};
-    if (t != kInfinity && closer(h, best)) best = h;
-  }
-  return best;
-}
 
 // The memory the process holds: its resident pages after malloc_trim;
 // under AddressSanitizer the bytes its allocator has handed out and not
@@ -135,8 +122,10 @@ TEST_CASE("concurrent soak: frames of moves, adds, removals and mask changes sta
         live.objects[i].mask = masks[i];
       }
       const Picker fresh(live, config);
+      const test::ObbBruteForce brute(scene);
       for (std::size_t i = 0; i < rays.size(); ++i) {
-        const Hit want = brute_obb(scene, alive, masks, rays[i], 0x3u);
+        const Hit want = brute.nearest(
+            rays[i], [&](std::uint32_t id) { return alive[id] && (masks[id] & 0x3u) != 0; });
         REQUIRE(obb_hits[i].object == want.object);
         REQUIRE(obb_hits[i].t == want.t);
         const Hit fresh_mesh = fresh.intersect(rays[i], mesh_opt);
