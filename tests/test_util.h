@@ -20,6 +20,19 @@
 
 namespace raypick::test {
 
+// The box [-1, 1] on each axis.
+inline const Aabb kUnitBox{glm::vec3{-1.0f}, glm::vec3{1.0f}};
+
+// The corner positions of a mesh's triangles, three per triangle, in order.
+inline std::vector<glm::vec3> triangle_corners(const Mesh& mesh) {
+  std::vector<glm::vec3> out;
+  out.reserve(mesh.triangles.size() * 3);
+  for (const glm::uvec3& tri : mesh.triangles) {
+    for (int k = 0; k < 3; ++k) out.push_back(mesh.positions[tri[k]]);
+  }
+  return out;
+}
+
 // `relative` under /usr/share/assimp/models, from Debian's assimp-testmodels
 // (./setup.sh installs it). A missing file fails the test with that advice,
 // rather than letting it pass without checking anything.

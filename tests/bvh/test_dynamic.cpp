@@ -54,7 +54,7 @@ struct Shifts {
 };
 
 // Rays over the scene with a wider margin.
-constexpr test::SceneRayMix kMix{5.0f, 0.5f, 0.0f, 0.0f};
+constexpr test::SceneRayMix kDynamicMix{5.0f, 0.5f, 0.0f, 0.0f};
 
 Mirror make_mirror(const Scene& base) {
   Mirror m{base, std::vector<std::uint32_t>(base.objects.size(), ~0u), 0};
@@ -126,7 +126,7 @@ TEST_CASE("after random moves, inserts and removals every query equals brute for
     Picker fresh(fresh_scene);
     for (std::uint32_t i = 0; i < m.masks.size(); ++i) fresh.set_mask(i, m.masks[i]);
     const Brute brute(m);
-    for (const Ray& ray : test::random_scene_rays(m.scene, 600, 100 + round, kMix)) {
+    for (const Ray& ray : test::random_scene_rays(m.scene, 600, 100 + round, kDynamicMix)) {
       for (const QueryOptions* opt : {&masked, &filtered}) {
         const Hit expected = brute(ray, *opt);
         const Hit got = picker.intersect(ray, *opt);
@@ -192,7 +192,7 @@ TEST_CASE("moving most of a large scene refits in one parallel sweep with exact 
   // No box too small: every answer equals brute force.
   const QueryOptions any;
   const Brute brute(m);
-  for (const Ray& ray : test::random_scene_rays(m.scene, 300, 45, kMix)) {
+  for (const Ray& ray : test::random_scene_rays(m.scene, 300, 45, kDynamicMix)) {
     const Hit expected = brute(ray, any);
     const Hit got = picker.intersect(ray, any).hit;
     REQUIRE(got.object == expected.object);
@@ -243,7 +243,7 @@ TEST_CASE("an object moved again after a rebuild is refitted again, moved twice 
     return shift.next() * m.scene.objects[id].matrix;
   };
   auto check_rays = [&](std::uint64_t seed) {
-    std::vector<Ray> rays = test::random_scene_rays(m.scene, 400, seed, kMix);
+    std::vector<Ray> rays = test::random_scene_rays(m.scene, 400, seed, kDynamicMix);
     // And rays at the moved objects' centres, which a stale box would cull.
     for (std::uint32_t id : {7u, 8u, 9u}) {
       const glm::vec3 at{m.scene.objects[id].matrix[3]};
@@ -328,7 +328,7 @@ TEST_CASE("scattering objects far from where they were built triggers a rebuild"
 
 TEST_CASE("batch queries equal single queries, in both modes, interleaved or not") {
   const Scene scene = tools::make_mesh_scene(3000, 61);
-  const std::vector<Ray> rays = test::random_scene_rays(scene, 20000, 62, kMix);
+  const std::vector<Ray> rays = test::random_scene_rays(scene, 20000, 62, kDynamicMix);
   for (const bool interleave : {false, true}) {
     CAPTURE(interleave);
     PickerConfig config;
@@ -363,7 +363,7 @@ TEST_CASE("batch queries of every size, with masks and t ranges, equal single qu
   PickerConfig interleaved;
   interleaved.batch_interleave_bytes = 0;  // this small scene too
   const Picker picker(scene, interleaved);
-  std::vector<Ray> rays = test::random_scene_rays(scene, 2100, 64, kMix);
+  std::vector<Ray> rays = test::random_scene_rays(scene, 2100, 64, kDynamicMix);
   for (std::size_t i = 0; i < rays.size(); ++i) {
     // Some rays start further along or stop short.
     if (i % 5 == 1) rays[i].tmin = 0.5f;
@@ -387,7 +387,7 @@ TEST_CASE("batch queries of every size, with masks and t ranges, equal single qu
 TEST_CASE("concurrent queries from several threads give the single-thread answers") {
   const Scene scene = tools::make_mesh_scene(2000, 71);
   const Picker picker(scene);
-  const std::vector<Ray> rays = test::random_scene_rays(scene, 4000, 72, kMix);
+  const std::vector<Ray> rays = test::random_scene_rays(scene, 4000, 72, kDynamicMix);
   std::vector<Hit> expected;
   for (const Ray& r : rays) expected.push_back(picker.intersect(r, PickMode::kMesh));
   std::atomic<int> wrong{0};
@@ -530,7 +530,7 @@ TEST_CASE("a rebuild that leaves out removed and singular objects, on 4 threads,
 #else
     constexpr std::size_t kRays = 5000;
 #endif
-    const auto rays = test::random_scene_rays(m.scene, kRays, 92, kMix);
+    const auto rays = test::random_scene_rays(m.scene, kRays, 92, kDynamicMix);
     const QueryOptions opt;
     const Brute brute(m);
     int hits = 0;

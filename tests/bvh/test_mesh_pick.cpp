@@ -15,9 +15,9 @@ using namespace raypick;
 namespace {
 
 // Rays as these tests draw them: most aimed near an object's centre.
-constexpr test::SceneRayMix kMix{3.0f, 0.6f, 0.4f, 0.0f};
+constexpr test::SceneRayMix kMeshMix{3.0f, 0.6f, 0.4f, 0.0f};
 
-tools::BoxesOptions all_kinds() { return tools::mixed_options(2.0); }
+tools::BoxesOptions mesh_box_kinds() { return tools::mixed_options(2.0); }
 
 // Every object's nearest triangle hit, computed the way the contract says
 // (ray carried into the object's frame, every triangle tested, ties to the
@@ -84,11 +84,11 @@ TEST_CASE("mesh mode closest hit equals brute force over every triangle of every
 #endif
   for (std::size_t n : {0, 1, 2, 30, 1500}) {
     CAPTURE(n);
-    const Scene scene = tools::make_mesh_scene(n, 70 + n, all_kinds());
+    const Scene scene = tools::make_mesh_scene(n, 70 + n, mesh_box_kinds());
     const Picker picker(scene);
     const BruteAll brute_all(scene);
     std::size_t hits = 0, obb_only = 0;
-    for (const Ray& ray : test::random_scene_rays(scene, kRays, n + 1, kMix)) {
+    for (const Ray& ray : test::random_scene_rays(scene, kRays, n + 1, kMeshMix)) {
       const std::vector<Hit> all = brute_all(ray);
       const Hit expected = all.empty() ? Hit{} : all.front();
       check_same(picker.intersect(ray, PickMode::kMesh), expected);
@@ -103,10 +103,10 @@ TEST_CASE("mesh mode closest hit equals brute force over every triangle of every
 }
 
 TEST_CASE("mesh mode any-hit and all-hits equal brute force") {
-  const Scene scene = tools::make_mesh_scene(400, 5, all_kinds());
+  const Scene scene = tools::make_mesh_scene(400, 5, mesh_box_kinds());
   const Picker picker(scene);
   const BruteAll brute_all(scene);
-  for (const Ray& ray : test::random_scene_rays(scene, 1500, 6, kMix)) {
+  for (const Ray& ray : test::random_scene_rays(scene, 1500, 6, kMeshMix)) {
     const std::vector<Hit> expected = brute_all(ray);
     CHECK(picker.occluded(ray, PickMode::kMesh) == !expected.empty());
     const std::vector<Hit> all = picker.intersect_all(ray, PickMode::kMesh);
@@ -118,10 +118,10 @@ TEST_CASE("mesh mode any-hit and all-hits equal brute force") {
 }
 
 TEST_CASE("mesh mode respects the t range of the ray") {
-  const Scene scene = tools::make_mesh_scene(300, 8, all_kinds());
+  const Scene scene = tools::make_mesh_scene(300, 8, mesh_box_kinds());
   const Picker picker(scene);
   int checked = 0;
-  for (Ray ray : test::random_scene_rays(scene, 1000, 9, kMix)) {
+  for (Ray ray : test::random_scene_rays(scene, 1000, 9, kMeshMix)) {
     const Hit full = picker.intersect(ray, PickMode::kMesh);
     if (!full.hit() || full.t == 0.0f) continue;
     ++checked;
@@ -139,10 +139,10 @@ TEST_CASE("mesh mode respects the t range of the ray") {
 }
 
 TEST_CASE("world normal is the hit triangle's world-space normal, mirrored and sheared instances included") {
-  const Scene scene = tools::make_mesh_scene(300, 12, all_kinds());
+  const Scene scene = tools::make_mesh_scene(300, 12, mesh_box_kinds());
   const Picker picker(scene);
   int mirrored = 0;
-  for (const Ray& ray : test::random_scene_rays(scene, 800, 13, kMix)) {
+  for (const Ray& ray : test::random_scene_rays(scene, 800, 13, kMeshMix)) {
     const Hit h = picker.intersect(ray, PickMode::kMesh);
     if (!h.hit()) continue;
     const Object& obj = scene.objects[h.object];
@@ -175,7 +175,7 @@ TEST_CASE("a hit is found again with tmax set to its own t, flat meshes included
   const Scene scene = tools::make_mesh_scene(400, 19, opt);
   const Picker picker(scene);
   int checked = 0;
-  for (const Ray& ray : test::random_scene_rays(scene, 4000, 20, kMix)) {
+  for (const Ray& ray : test::random_scene_rays(scene, 4000, 20, kMeshMix)) {
     for (PickMode mode : {PickMode::kObb, PickMode::kMesh}) {
       const Hit h = picker.intersect(ray, mode);
       if (!h.hit()) continue;

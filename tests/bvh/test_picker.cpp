@@ -16,20 +16,20 @@ using namespace raypick;
 namespace {
 
 // Rays as these tests draw them: some with a zero x component.
-constexpr test::SceneRayMix kMix{3.0f, 0.5f, 0.0f, 0.2f};
+constexpr test::SceneRayMix kPickerMix{3.0f, 0.5f, 0.0f, 0.2f};
 
-tools::BoxesOptions all_kinds() { return tools::mixed_options(2.0); }
+tools::BoxesOptions all_box_kinds() { return tools::mixed_options(2.0); }
 
 }  // namespace
 
 TEST_CASE("picker closest hit equals brute force on random scenes of many sizes") {
   for (std::size_t n : {0, 1, 2, 3, 50, 1000, 4000}) {
     CAPTURE(n);
-    const Scene scene = tools::make_boxes_scene(n, 1000 + n, all_kinds());
+    const Scene scene = tools::make_boxes_scene(n, 1000 + n, all_box_kinds());
     const Picker picker(scene);
     const test::ObbBruteForce brute_force(scene);
     std::size_t hits = 0;
-    for (const Ray& ray : test::random_scene_rays(scene, 3000, n, kMix)) {
+    for (const Ray& ray : test::random_scene_rays(scene, 3000, n, kPickerMix)) {
       const Hit expected = brute_force.nearest(ray);
       const Hit got = picker.intersect(ray);
       REQUIRE(got.object == expected.object);
@@ -73,9 +73,9 @@ TEST_CASE("objects with an empty mesh or a singular matrix are never hit") {
 }
 
 TEST_CASE("occluded and all-hits agree with brute force") {
-  const Scene scene = tools::make_boxes_scene(600, 77, all_kinds());
+  const Scene scene = tools::make_boxes_scene(600, 77, all_box_kinds());
   const Picker picker(scene);
-  for (const Ray& ray : test::random_scene_rays(scene, 1500, 78, kMix)) {
+  for (const Ray& ray : test::random_scene_rays(scene, 1500, 78, kPickerMix)) {
     std::vector<Hit> expected;
     for (std::uint32_t i = 0; i < scene.objects.size(); ++i) {
       const Object& obj = scene.objects[i];
@@ -100,9 +100,9 @@ TEST_CASE("occluded and all-hits agree with brute force") {
 }
 
 TEST_CASE("segment rays: tmax cuts off farther objects") {
-  const Scene scene = tools::make_boxes_scene(300, 8, all_kinds());
+  const Scene scene = tools::make_boxes_scene(300, 8, all_box_kinds());
   const Picker picker(scene);
-  for (Ray ray : test::random_scene_rays(scene, 1000, 9, kMix)) {
+  for (Ray ray : test::random_scene_rays(scene, 1000, 9, kPickerMix)) {
     const Hit full = picker.intersect(ray);
     if (!full.hit() || full.t == 0.0f) continue;
     ray.tmax = full.t * 0.999f;
@@ -113,7 +113,7 @@ TEST_CASE("segment rays: tmax cuts off farther objects") {
 }
 
 TEST_CASE("after moving objects and refitting, picks equal brute force on the moved scene") {
-  Scene scene = tools::make_boxes_scene(1000, 21, all_kinds());
+  Scene scene = tools::make_boxes_scene(1000, 21, all_box_kinds());
   Picker picker(scene);
   std::mt19937_64 rng(22);
   std::uniform_real_distribution<float> u(-8.0f, 8.0f);
@@ -125,7 +125,7 @@ TEST_CASE("after moving objects and refitting, picks equal brute force on the mo
   }
   picker.refit();
   const test::ObbBruteForce brute_force(scene);
-  for (const Ray& ray : test::random_scene_rays(scene, 3000, 23, kMix)) {
+  for (const Ray& ray : test::random_scene_rays(scene, 3000, 23, kPickerMix)) {
     const Hit expected = brute_force.nearest(ray);
     const Hit got = picker.intersect(ray);
     REQUIRE(got.object == expected.object);
@@ -139,9 +139,9 @@ static_assert(std::is_nothrow_move_constructible_v<Picker> &&
               std::is_nothrow_move_assignable_v<Picker>);
 
 TEST_CASE("a moved picker answers as the original did, and takes moves and commits") {
-  const Scene scene = tools::make_boxes_scene(300, 61, all_kinds());
+  const Scene scene = tools::make_boxes_scene(300, 61, all_box_kinds());
   Picker original(scene);
-  const std::vector<Ray> rays = test::random_scene_rays(scene, 500, 62, kMix);
+  const std::vector<Ray> rays = test::random_scene_rays(scene, 500, 62, kPickerMix);
   const std::vector<Hit> before = original.intersect_batch(rays);
   Picker moved(std::move(original));
   Picker assigned;

@@ -65,7 +65,7 @@ PointHit brute(const Scene& scene, const glm::dvec3& p, PickMode mode, double ma
   return best;
 }
 
-Scene mixed_scene(std::uint64_t seed, std::size_t n) {
+Scene point_mixed_scene(std::uint64_t seed, std::size_t n) {
   Scene scene = tools::make_boxes_scene(n, seed, tools::mixed_options());
   scene.meshes.push_back(tools::sphere_mesh(2));
   const auto sphere = static_cast<std::uint32_t>(scene.meshes.size() - 1);
@@ -92,7 +92,7 @@ Scene stretched_far_cube() {
 
 TEST_CASE("closest_point equals brute force in double, both modes, random scenes and points") {
   for (std::uint64_t seed : {1u, 2u}) {
-    const Scene scene = mixed_scene(seed, 300);
+    const Scene scene = point_mixed_scene(seed, 300);
     PickerConfig config;
     config.mesh_mode = true;
     const Picker picker(scene, config);
@@ -258,7 +258,7 @@ TEST_CASE("closest_point's bound in a mesh's frame never prunes the nearest of t
 }
 
 TEST_CASE("closest_point: batch equals single; masks; a bad point or distance is a miss") {
-  const Scene scene = mixed_scene(3, 200);
+  const Scene scene = point_mixed_scene(3, 200);
   const Picker picker(scene);
   std::mt19937_64 rng(4);
   std::normal_distribution<double> g(0.0, 20.0);
@@ -377,7 +377,7 @@ TEST_CASE("contains: points on faces, seams, edges and corners of boxes count as
 
 TEST_CASE("contains and signed_distance equal the convex ground truth on random placed meshes") {
   // Boxes and spheres (both convex), mirrored, sheared, non-uniformly scaled.
-  const Scene scene = mixed_scene(5, 200);
+  const Scene scene = point_mixed_scene(5, 200);
   PickerConfig config;
   config.mesh_mode = true;
   const Picker picker(scene, config);

@@ -31,7 +31,7 @@ bool same_bytes(std::span<const Node> a, std::span<const Node> b) {
 // A mesh-mode scene with every kind of object, one removed-like object (an
 // empty mesh) and one with a singular matrix: both are left out of the
 // tree, so its entries are not the object ids.
-Scene mixed_scene(std::size_t n, std::uint64_t seed) {
+Scene saved_mixed_scene(std::size_t n, std::uint64_t seed) {
   Scene s = tools::make_mesh_scene(n, seed, tools::mixed_options(2.0));
   s.meshes.emplace_back();
   s.objects[3].mesh = static_cast<std::uint32_t>(s.meshes.size() - 1);
@@ -72,7 +72,7 @@ TEST_CASE("a picker opened from saved trees has the built trees byte for byte") 
       PickerConfig config;
       config.mesh_mode = mesh_mode;
       config.isa = isa;
-      const Scene scene = mixed_scene(3000, 17);
+      const Scene scene = saved_mixed_scene(3000, 17);
       const PickerCore built(scene, config);
       const std::string trees = built.save_trees();
       PickerCore opened(config);
@@ -114,7 +114,7 @@ TEST_CASE("a picker opened from saved trees has the built trees byte for byte") 
 }
 
 TEST_CASE("saved trees that do not fit are refused with a reason, and the picker builds") {
-  const Scene scene = mixed_scene(500, 23);
+  const Scene scene = saved_mixed_scene(500, 23);
   PickerConfig mesh, obb;
   obb.mesh_mode = false;
   const Picker built(scene, mesh);
@@ -125,7 +125,7 @@ TEST_CASE("saved trees that do not fit are refused with a reason, and the picker
     PickerConfig config;
     const char* reason;
   };
-  Scene other = mixed_scene(501, 23);
+  Scene other = saved_mixed_scene(501, 23);
   const std::string other_trees = Picker(other, mesh).save_trees();
   std::string bad_version = trees;
   bad_version[0] = 9;
@@ -151,7 +151,7 @@ TEST_CASE("saved trees that do not fit are refused with a reason, and the picker
 TEST_CASE("every cut and many damaged bytes of saved trees: refused or adopted, never wrong") {
   // Adopted damage can only change the trees' shape, and any tree over the
   // same entries gives the same answers: the boxes come from the scene.
-  const Scene scene = mixed_scene(200, 29);
+  const Scene scene = saved_mixed_scene(200, 29);
   const Picker built(scene);
   const std::string trees = built.save_trees();
   for (std::size_t cut = 0; cut < trees.size(); cut += 1 + cut / 16) {

@@ -17,8 +17,6 @@ using namespace raypick;
 
 namespace {
 
-const Aabb kUnit{glm::vec3{-1.0f}, glm::vec3{1.0f}};
-
 float hit_t(const Obb& obb, const glm::vec3& o, const glm::vec3& d) {
   Ray r;
   r.org = o;
@@ -63,7 +61,7 @@ TEST_CASE("ray/OBB: translated and non-uniformly scaled box") {
   // [8, 12] x [-1, 1] x [-0.5, 0.5].
   const glm::mat4 m = glm::scale(glm::translate(glm::mat4{1.0f}, {10, 0, 0}),
                                  {2, 1, 0.5f});
-  const Obb obb = Obb::make(kUnit, m);
+  const Obb obb = Obb::make(test::kUnitBox, m);
   CHECK(hit_t(obb, {0, 0, 0}, {1, 0, 0}) == doctest::Approx(8.0f));
   CHECK(hit_t(obb, {0, 0, 0}, {2, 0, 0}) == doctest::Approx(4.0f));
   CHECK(hit_t(obb, {10, 0, 5}, {0, 0, -1}) == doctest::Approx(4.5f));
@@ -76,14 +74,14 @@ TEST_CASE("ray/OBB: rotated box is hit where the rotated faces are") {
   // x axis is at x = sqrt(2).
   const glm::mat4 m = glm::rotate(glm::mat4{1.0f}, glm::radians(45.0f),
                                   glm::vec3{0, 0, 1});
-  const Obb obb = Obb::make(kUnit, m);
+  const Obb obb = Obb::make(test::kUnitBox, m);
   CHECK(hit_t(obb, {-5, 0, 0}, {1, 0, 0}) ==
         doctest::Approx(5.0f - std::sqrt(2.0f)).epsilon(1e-5));
   // Near the top corner the diamond is thin but still there...
   CHECK(hit_t(obb, {-5, 1.3f, 0}, {1, 0, 0}) != kInfinity);
   // ...and (1.2, 1.2) is inside its world AABB but outside the diamond.
   CHECK(hit_t(obb, {1.2f, 1.2f, -5}, {0, 0, 1}) == kInfinity);
-  CHECK(transform_aabb(m, kUnit).contains({1.2f, 1.2f, 0}));
+  CHECK(transform_aabb(m, test::kUnitBox).contains({1.2f, 1.2f, 0}));
 }
 
 TEST_CASE("ray/OBB: mirrored box (negative determinant) is hit like its mirror image") {
@@ -110,12 +108,12 @@ TEST_CASE("ray/OBB: sheared box follows the shear") {
 
 TEST_CASE("ray/OBB: a singular matrix can never be hit") {
   const glm::mat4 hidden = glm::scale(glm::mat4{1.0f}, {0, 0, 0});
-  const Obb obb = Obb::make(kUnit, hidden);
+  const Obb obb = Obb::make(test::kUnitBox, hidden);
   CHECK_FALSE(obb.invertible);
   CHECK(obb.world_bounds().empty());
   CHECK(hit_t(obb, {-5, 0, 0}, {1, 0, 0}) == kInfinity);
   CHECK(hit_t(obb, {0, 0, 0}, {1, 0, 0}) == kInfinity);
-  const Obb flat = Obb::make(kUnit, glm::scale(glm::mat4{1.0f}, {1, 0, 1}));
+  const Obb flat = Obb::make(test::kUnitBox, glm::scale(glm::mat4{1.0f}, {1, 0, 1}));
   CHECK_FALSE(flat.invertible);
 }
 
@@ -126,7 +124,7 @@ TEST_CASE("ray/OBB: t is the same whether computed in world or local space") {
   std::uniform_real_distribution<float> u(-1.0f, 1.0f);
   for (int i = 0; i < 2000; ++i) {
     const glm::mat4 m = test::random_affine(rng);
-    const Obb obb = Obb::make(kUnit, m);
+    const Obb obb = Obb::make(test::kUnitBox, m);
     const glm::vec3 target{m * glm::vec4(u(rng), u(rng), u(rng), 1.0f)};
     const glm::vec3 o{30.0f * u(rng), 30.0f * u(rng), 30.0f * u(rng)};
     const glm::vec3 d = (target - o) * (0.1f + std::abs(u(rng)));
@@ -171,7 +169,7 @@ TEST_CASE("is_invertible is false exactly when the 3x3 determinant is zero or no
     for (int i = 0; i < 200; ++i) {
       glm::mat4 m = test::random_affine(rng);
       if (i % 4 == 0) m[i % 3] = glm::vec4{0.0f};
-      CHECK(Obb::make(kUnit, m).invertible == is_invertible(glm::mat4x3{m}));
+      CHECK(Obb::make(test::kUnitBox, m).invertible == is_invertible(glm::mat4x3{m}));
     }
   }
 }
@@ -252,7 +250,7 @@ TEST_CASE("make_local_frame equals the scalar double-precision frame bit for bit
 }
 
 TEST_CASE("significant_low keeps a low part only beyond 2^-22 of the object's world extent") {
-  // kUnit has size 2; scaled by 4 on x its largest world extent is 8, so
+  // test::kUnitBox has size 2; scaled by 4 on x its largest world extent is 8, so
   // the bound is 8 * 2^-22 = 2^-19, whichever axis the low part is on.
   const glm::mat4 m = glm::scale(glm::translate(glm::mat4{1.0f}, glm::vec3{3e5f, 0.0f, -2e5f}),
                                  glm::vec3{4.0f, 1.0f, 0.5f});
@@ -262,23 +260,23 @@ TEST_CASE("significant_low keeps a low part only beyond 2^-22 of the object's wo
     CAPTURE(a);
     glm::vec3 low{0.0f};
     low[a] = bound;  // at the bound: a move the tolerance allows
-    CHECK(significant_low(glm::mat4x3(m), kUnit, low) == glm::vec3{0.0f});
+    CHECK(significant_low(glm::mat4x3(m), test::kUnitBox, low) == glm::vec3{0.0f});
     low[a] = -bound;
-    CHECK(significant_low(glm::mat4x3(m), kUnit, low) == glm::vec3{0.0f});
+    CHECK(significant_low(glm::mat4x3(m), test::kUnitBox, low) == glm::vec3{0.0f});
     low[a] = above;  // an ulp beyond: kept, whole
-    CHECK(significant_low(glm::mat4x3(m), kUnit, low) == low);
+    CHECK(significant_low(glm::mat4x3(m), test::kUnitBox, low) == low);
     low[a] = -above;
-    CHECK(significant_low(glm::mat4x3(m), kUnit, low) == low);
+    CHECK(significant_low(glm::mat4x3(m), test::kUnitBox, low) == low);
   }
   // One significant coordinate keeps all three, the small ones with it.
   const glm::vec3 mixed{above, 1e-9f, -1e-9f};
-  CHECK(significant_low(glm::mat4x3(m), kUnit, mixed) == mixed);
+  CHECK(significant_low(glm::mat4x3(m), test::kUnitBox, mixed) == mixed);
   // Obb::make takes its origin_low through the same rule.
-  CHECK(Obb::make(kUnit, m, glm::vec3{bound, 0.0f, 0.0f}).origin_low == glm::vec3{0.0f});
-  CHECK(Obb::make(kUnit, m, glm::vec3{above, 0.0f, 0.0f}).origin_low == glm::vec3{above, 0.0f, 0.0f});
+  CHECK(Obb::make(test::kUnitBox, m, glm::vec3{bound, 0.0f, 0.0f}).origin_low == glm::vec3{0.0f});
+  CHECK(Obb::make(test::kUnitBox, m, glm::vec3{above, 0.0f, 0.0f}).origin_low == glm::vec3{above, 0.0f, 0.0f});
   // No low part for a box that can never be hit.
   const glm::vec3 big{1.0f, 1.0f, 1.0f};
-  CHECK(significant_low(glm::mat4x3(glm::scale(glm::mat4{1.0f}, glm::vec3{1.0f, 0.0f, 1.0f})), kUnit,
+  CHECK(significant_low(glm::mat4x3(glm::scale(glm::mat4{1.0f}, glm::vec3{1.0f, 0.0f, 1.0f})), test::kUnitBox,
                         big) == glm::vec3{0.0f});
   CHECK(significant_low(glm::mat4x3(m), Aabb{}, big) == glm::vec3{0.0f});
 }

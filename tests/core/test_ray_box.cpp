@@ -12,8 +12,6 @@ using namespace raypick;
 
 namespace {
 
-const Aabb kUnit{glm::vec3{-1.0f}, glm::vec3{1.0f}};
-
 float entry(const glm::vec3& o, const glm::vec3& d, const Aabb& box,
             float tmax = kInfinity) {
   Ray r;
@@ -33,44 +31,44 @@ TEST_CASE("ray hitting a box head-on enters at the near face") {
       glm::vec3 o{0.0f}, d{0.0f};
       o[axis] = -5.0f * sign;
       d[axis] = sign;
-      CHECK(entry(o, d, kUnit) == 4.0f);
+      CHECK(entry(o, d, test::kUnitBox) == 4.0f);
     }
   }
 }
 
 TEST_CASE("t is in units of the given direction, which is never normalized") {
-  CHECK(entry({-5, 0, 0}, {2, 0, 0}, kUnit) == 2.0f);
-  CHECK(entry({-5, 0, 0}, {0.5f, 0, 0}, kUnit) == 8.0f);
+  CHECK(entry({-5, 0, 0}, {2, 0, 0}, test::kUnitBox) == 2.0f);
+  CHECK(entry({-5, 0, 0}, {0.5f, 0, 0}, test::kUnitBox) == 8.0f);
   // Diagonal direction (1,1,0) from (-3,-2,0): x enters at 2, y at 1 -> 2.
-  CHECK(entry({-3, -2, 0}, {1, 1, 0}, kUnit) == 2.0f);
+  CHECK(entry({-3, -2, 0}, {1, 1, 0}, test::kUnitBox) == 2.0f);
 }
 
 TEST_CASE("ray starting inside a box hits at t = 0") {
-  CHECK(entry({0, 0, 0}, {1, 0, 0}, kUnit) == 0.0f);
-  CHECK(entry({0.9f, -0.9f, 0.5f}, {-3, 7, 1}, kUnit) == 0.0f);
+  CHECK(entry({0, 0, 0}, {1, 0, 0}, test::kUnitBox) == 0.0f);
+  CHECK(entry({0.9f, -0.9f, 0.5f}, {-3, 7, 1}, test::kUnitBox) == 0.0f);
   // On the surface counts as inside the closed box.
-  CHECK(entry({1, 0, 0}, {1, 0, 0}, kUnit) == 0.0f);
-  CHECK(entry({1, 1, 1}, {1, 1, 1}, kUnit) == 0.0f);
+  CHECK(entry({1, 0, 0}, {1, 0, 0}, test::kUnitBox) == 0.0f);
+  CHECK(entry({1, 1, 1}, {1, 1, 1}, test::kUnitBox) == 0.0f);
 }
 
 TEST_CASE("ray pointing away from a box misses it") {
-  CHECK(entry({2, 0, 0}, {1, 0, 0}, kUnit) == kInfinity);
-  CHECK(entry({-2, 0, 0}, {-1, 0, 0}, kUnit) == kInfinity);
-  CHECK(entry({0, 5, 0}, {1, 1, 0}, kUnit) == kInfinity);
+  CHECK(entry({2, 0, 0}, {1, 0, 0}, test::kUnitBox) == kInfinity);
+  CHECK(entry({-2, 0, 0}, {-1, 0, 0}, test::kUnitBox) == kInfinity);
+  CHECK(entry({0, 5, 0}, {1, 1, 0}, test::kUnitBox) == kInfinity);
 }
 
 TEST_CASE("zero direction components: parallel rays hit inside the slab and miss outside") {
   for (float zero : {0.0f, -0.0f}) {
     CAPTURE(zero);
     SUBCASE("inside the slab") {
-      CHECK(entry({-5, 0.5f, -0.5f}, {1, zero, zero}, kUnit) == 4.0f);
-      CHECK(entry({5, 0.5f, -0.5f}, {-1, zero, zero}, kUnit) == 4.0f);
+      CHECK(entry({-5, 0.5f, -0.5f}, {1, zero, zero}, test::kUnitBox) == 4.0f);
+      CHECK(entry({5, 0.5f, -0.5f}, {-1, zero, zero}, test::kUnitBox) == 4.0f);
     }
     SUBCASE("outside the slab, either side") {
-      CHECK(entry({-5, 1.5f, 0}, {1, zero, zero}, kUnit) == kInfinity);
-      CHECK(entry({-5, -1.5f, 0}, {1, zero, zero}, kUnit) == kInfinity);
-      CHECK(entry({-5, 0, 1.5f}, {1, zero, zero}, kUnit) == kInfinity);
-      CHECK(entry({-5, 0, -1.5f}, {1, zero, zero}, kUnit) == kInfinity);
+      CHECK(entry({-5, 1.5f, 0}, {1, zero, zero}, test::kUnitBox) == kInfinity);
+      CHECK(entry({-5, -1.5f, 0}, {1, zero, zero}, test::kUnitBox) == kInfinity);
+      CHECK(entry({-5, 0, 1.5f}, {1, zero, zero}, test::kUnitBox) == kInfinity);
+      CHECK(entry({-5, 0, -1.5f}, {1, zero, zero}, test::kUnitBox) == kInfinity);
     }
   }
 }
@@ -82,22 +80,22 @@ TEST_CASE("origin exactly on a slab plane with a zero direction component still 
       CAPTURE(zero);
       CAPTURE(plane);
       SUBCASE("y plane") {
-        CHECK(entry({-5, plane, 0}, {1, zero, 0}, kUnit) == 4.0f);
-        CHECK(entry({5, plane, 0}, {-1, zero, 0}, kUnit) == 4.0f);
+        CHECK(entry({-5, plane, 0}, {1, zero, 0}, test::kUnitBox) == 4.0f);
+        CHECK(entry({5, plane, 0}, {-1, zero, 0}, test::kUnitBox) == 4.0f);
       }
       SUBCASE("z plane, both other components zero") {
-        CHECK(entry({0, -5, plane}, {zero, 1, zero}, kUnit) == 4.0f);
+        CHECK(entry({0, -5, plane}, {zero, 1, zero}, test::kUnitBox) == 4.0f);
       }
       SUBCASE("on two planes at once: along an edge") {
-        CHECK(entry({-5, plane, plane}, {1, zero, zero}, kUnit) == 4.0f);
+        CHECK(entry({-5, plane, plane}, {1, zero, zero}, test::kUnitBox) == 4.0f);
       }
     }
   }
   // ... and on the plane but beyond the box along the ray: a miss, not a
   // NaN-made hit.
-  CHECK(entry({5, 1, 0}, {1, 0.0f, 0}, kUnit) == kInfinity);
-  CHECK(entry({5, 1, 0}, {1, -0.0f, 0}, kUnit) == kInfinity);
-  CHECK(entry({0, 1, 5}, {-0.0f, 0.0f, 1}, kUnit) == kInfinity);
+  CHECK(entry({5, 1, 0}, {1, 0.0f, 0}, test::kUnitBox) == kInfinity);
+  CHECK(entry({5, 1, 0}, {1, -0.0f, 0}, test::kUnitBox) == kInfinity);
+  CHECK(entry({0, 1, 5}, {-0.0f, 0.0f, 1}, test::kUnitBox) == kInfinity);
 }
 
 TEST_CASE("a flat box (zero extent on an axis) is hit when crossed") {
@@ -120,9 +118,9 @@ TEST_CASE("a flat box (zero extent on an axis) is hit when crossed") {
 
 TEST_CASE("grazing rays touching an edge or a corner hit (closed box)") {
   // Passes through the corner (1,1,0) exactly.
-  CHECK(entry({0, 2, 0}, {1, -1, 0}, kUnit) == 1.0f);
+  CHECK(entry({0, 2, 0}, {1, -1, 0}, test::kUnitBox) == 1.0f);
   // Slides along the top face's edge line y = 1, z = 1.
-  CHECK(entry({-3, 1, 1}, {1, 0, 0}, kUnit) == 2.0f);
+  CHECK(entry({-3, 1, 1}, {1, 0, 0}, test::kUnitBox) == 2.0f);
 }
 
 TEST_CASE("an empty box is never hit") {
@@ -133,16 +131,16 @@ TEST_CASE("an empty box is never hit") {
 }
 
 TEST_CASE("the t range limits hits: tmax, tmin and the traversal limit") {
-  CHECK(entry({-5, 0, 0}, {1, 0, 0}, kUnit, 3.9f) == kInfinity);
-  CHECK(entry({-5, 0, 0}, {1, 0, 0}, kUnit, 4.0f) == 4.0f);  // inclusive
+  CHECK(entry({-5, 0, 0}, {1, 0, 0}, test::kUnitBox, 3.9f) == kInfinity);
+  CHECK(entry({-5, 0, 0}, {1, 0, 0}, test::kUnitBox, 4.0f) == 4.0f);  // inclusive
   Ray r;
   r.org = {0, 0, 0};
   r.dir = {1, 0, 0};
   r.tmin = 0.5f;
-  CHECK(slab_entry(RayInv(r), kUnit) == 0.5f);  // inside: enters at tmin
+  CHECK(slab_entry(RayInv(r), test::kUnitBox) == 0.5f);  // inside: enters at tmin
   r.tmin = 1.5f;
-  CHECK(slab_entry(RayInv(r), kUnit) == kInfinity);  // already left at t = 1
-  const SlabInterval s = slab_interval(RayInv(Ray{{-5, 0, 0}, {1, 0, 0}}), kUnit);
+  CHECK(slab_entry(RayInv(r), test::kUnitBox) == kInfinity);  // already left at t = 1
+  const SlabInterval s = slab_interval(RayInv(Ray{{-5, 0, 0}, {1, 0, 0}}), test::kUnitBox);
   CHECK(s.hit());
   CHECK(s.tnear == 4.0f);
   CHECK(s.tfar == 6.0f);
@@ -150,8 +148,8 @@ TEST_CASE("the t range limits hits: tmax, tmin and the traversal limit") {
 
 TEST_CASE("a ray parallel to a slab and outside it misses: entry at t = +inf is no hit") {
   // dir.x = +0: the origin is outside the x slab, so t would be "infinite".
-  CHECK(entry({5, 0, 0}, {0, 1, 0}, kUnit) == kInfinity);
-  CHECK(entry({-5, 0, 0}, {0, 1, 0}, kUnit) == kInfinity);
+  CHECK(entry({5, 0, 0}, {0, 1, 0}, test::kUnitBox) == kInfinity);
+  CHECK(entry({-5, 0, 0}, {0, 1, 0}, test::kUnitBox) == kInfinity);
 }
 
 TEST_CASE("slab test agrees with a double-precision check on random axis-plane rays") {
@@ -186,7 +184,7 @@ TEST_CASE("slab test agrees with a double-precision check on random axis-plane r
     hits += expected != kInfinity;
     CAPTURE(o.x); CAPTURE(o.y); CAPTURE(o.z);
     CAPTURE(d.x); CAPTURE(d.y); CAPTURE(d.z);
-    REQUIRE(entry(o, d, kUnit) == expected);
+    REQUIRE(entry(o, d, test::kUnitBox) == expected);
   }
   CHECK(hits > cases / 10);  // the sample really exercises hits
 }

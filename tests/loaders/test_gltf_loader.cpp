@@ -4,6 +4,7 @@
 // random files.
 #include "gltf_builder.h"
 #include "loader_test_util.h"
+#include "test_util.h"
 
 #include "raypick/loaders/load.h"
 
@@ -52,15 +53,6 @@ Scene load_all_ways(const TempDir& dir, const GltfBuilder& b) {
 // the pretty-printed file.
 LoadError embedded_error(const TempDir& dir, const GltfBuilder& b) {
   return require_error(dir.write("bad.gltf", b.gltf_embedded()));
-}
-
-// The triangles of a mesh as corner positions.
-std::vector<glm::vec3> corners(const Mesh& mesh) {
-  std::vector<glm::vec3> out;
-  for (const glm::uvec3& t : mesh.triangles) {
-    for (int k = 0; k < 3; ++k) out.push_back(mesh.positions[t[k]]);
-  }
-  return out;
 }
 
 bool near(const glm::mat4& a, const glm::mat4& b, float tol) {
@@ -483,7 +475,7 @@ TEST_CASE("glTF accessors with byte strides and offsets read the right bytes") {
   b.add_node({{"mesh", 1}});
   b.doc["scenes"] = scene_of({0, 1});
   const Scene scene = load_all_ways(dir, b);
-  CHECK(corners(mesh_of(scene, 0)) ==
+  CHECK(test::triangle_corners(mesh_of(scene, 0)) ==
         std::vector<glm::vec3>{{7, 8, 9}, {4, 5, 6}, {1, 2, 3}});
   CHECK(mesh_of(scene, 1).positions ==
         std::vector<glm::vec3>{{0, 0, 0}, {0, 0, 1}, {0, 0, 2}});
@@ -640,7 +632,7 @@ TEST_CASE("a GLB with a second, external buffer and unknown chunks loads") {
   glb[8] = static_cast<char>(glb.size() & 0xFF);
   glb[9] = static_cast<char>((glb.size() >> 8) & 0xFF);
   const Scene scene = require_load(dir.write("two.glb", glb));
-  CHECK(corners(mesh_of(scene, 0)) ==
+  CHECK(test::triangle_corners(mesh_of(scene, 0)) ==
         std::vector<glm::vec3>{{0, 1, 0}, {1, 0, 0}, {0, 0, 0}});
 }
 

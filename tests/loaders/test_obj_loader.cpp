@@ -78,15 +78,6 @@ void check_loads_or_fails_cleanly(const std::string& path) {
   CHECK(result.scene().meshes.size() == result.scene().objects.size());
 }
 
-// The corner positions of each triangle, in order.
-std::vector<glm::vec3> corners(const raypick::Mesh& mesh) {
-  std::vector<glm::vec3> out;
-  for (const glm::uvec3& tri : mesh.triangles) {
-    for (int k = 0; k < 3; ++k) out.push_back(mesh.positions[tri[k]]);
-  }
-  return out;
-}
-
 float area(const raypick::Mesh& mesh) {
   float sum = 0.0f;
   for (const glm::uvec3& tri : mesh.triangles) {
@@ -198,7 +189,7 @@ TEST_CASE("quads and polygons are triangulated by tinyobjloader") {
   // Shoelace formula over (0,0) (2,0) (3,1) (1,2) (-1,1): 10/2. Equal areas
   // mean the triangles cover the pentagon without overlap.
   CHECK(area(pentagon) == doctest::Approx(5.0));
-  for (const glm::vec3& p : corners(pentagon)) CHECK(p.z == 1.0f);
+  for (const glm::vec3& p : raypick::test::triangle_corners(pentagon)) CHECK(p.z == 1.0f);
 }
 
 TEST_CASE("negative indices count back from the last vertex defined so far") {
@@ -209,7 +200,7 @@ TEST_CASE("negative indices count back from the last vertex defined so far") {
                              "f -4 -2 -1\n"   // 1 3 4
                              "f +1 2 -1\n");  // 1 2 4
   REQUIRE(scene.objects.size() == 1);
-  CHECK(corners(mesh_of(scene, 0)) == std::vector<glm::vec3>{
+  CHECK(raypick::test::triangle_corners(mesh_of(scene, 0)) == std::vector<glm::vec3>{
                                            {0, 0, 0}, {1, 0, 0}, {0, 1, 0},  // 1 2 3
                                            {0, 0, 0}, {0, 1, 0}, {0, 0, 1},  // 1 3 4
                                            {0, 0, 0}, {1, 0, 0}, {0, 0, 1}}); // 1 2 4
@@ -382,7 +373,7 @@ TEST_CASE("number spellings, w and vertex colours are accepted") {
                              "f 1 2 3\n"
                              "f 1 4 5\n");
   REQUIRE(scene.objects.size() == 1);
-  CHECK(corners(mesh_of(scene, 0)) == std::vector<glm::vec3>{{1, -0.5f, 20}, {100, 2.5f, 0}, {0, 3, 4},
+  CHECK(raypick::test::triangle_corners(mesh_of(scene, 0)) == std::vector<glm::vec3>{{1, -0.5f, 20}, {100, 2.5f, 0}, {0, 3, 4},
                                                              {1, -0.5f, 20}, {1, 2, 3}, {7, 8, 9}});
 }
 
