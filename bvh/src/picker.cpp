@@ -306,6 +306,7 @@ void PickerCore::rebuild() {
 template <class Tree>
 void PickerCore::rebuild_entries(Tree& top, const LeafObb* leaves, std::size_t n) {
   top.set_simd(avx2());
+  top.set_packet_lanes(packet_lanes());
   // Renumber the primitives in the tree's entry order, so that a refit's
   // sweep reads the boxes front to back: from here on prim == entry. Each
   // entry writes its own leaf copy and object: a parallel loop.

@@ -151,6 +151,12 @@ class PickerCore {
   static constexpr std::size_t kAutoWide16Objects = 20000;
   // Whether the 8-wide trees take the AVX node test.
   bool avx2() const { return config_.isa != Isa::kSse2 && compiler::cpu_has_avx2(); }
+  // Rays per instruction in the batches' packets on an 8-wide top level
+  // (WideBvh::set_packet_lanes; the CPU's widest of these where it lacks
+  // the asked one): kSse2 4, kAvx2 8, kAuto and kAvx512 16.
+  int packet_lanes() const {
+    return config_.isa == Isa::kSse2 ? 4 : config_.isa == Isa::kAvx2 ? 8 : 16;
+  }
   // Whether a top level over n objects has 16-wide nodes (the AVX-512 node
   // test): config_.isa kAvx512, or kAuto from kAutoWide16Objects objects
   // on, where the CPU has AVX-512 (and so AVX2).

@@ -106,6 +106,7 @@ bool PickerCore::adopt_top(saved::Bytes& in, std::size_t kept, const std::vector
     entry_boxes[e] = boxes[id];
   }
   top->set_simd(avx2());
+  top->set_packet_lanes(packet_lanes());
   sah_sum_ = top->refit_sweep([](std::uint32_t) { return true; },
                               [&](std::uint32_t e) { return entry_boxes[e]; }, config_.top)
                  .sah_sum;

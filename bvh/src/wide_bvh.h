@@ -228,9 +228,10 @@ class WideBvhOf {
   // traverse() for many rays, kPacket consecutive rays at a time walking
   // the tree together when they are coherent (see packet_coherent()): one
   // stack of (node, rays still in it), each node fetched once per packet
-  // and its used slots tested against the packet's rays, four rays per SIMD
-  // operation, with each ray's own arithmetic of test_node() (so each ray
-  // meets exactly the boxes it meets under traverse()) and its own tmax.
+  // and its used slots tested against the packet's rays, packet_lanes()
+  // rays per SIMD operation, with each ray's own arithmetic of test_node()
+  // (so each ray meets exactly the boxes it meets under traverse()) and its
+  // own tmax.
   // Children are visited nearest first by the nearest entry among the rays
   // that hit them; an entry popped later goes on only with the rays that
   // still reach it (tnear <= their tmax). Each ray is offered every leaf
@@ -242,6 +243,13 @@ class WideBvhOf {
   // with `ray` an index into `rays`; the leaf cannot stop the traversal.
   template <class Leaf>
   void traverse_packets(std::span<const Ray> rays, Leaf&& leaf) const;
+  // Rays per SIMD operation in traverse_packets() on an 8-wide tree: 4
+  // (SSE, the default), 8 (AVX2) or 16 (AVX-512, the whole packet); a
+  // width the CPU lacks falls back to the next narrower. Set once by the
+  // tree's owner, never while queries run. The same leaves and tmax per
+  // ray at every width.
+  void set_packet_lanes(int lanes);
+  int packet_lanes() const { return packet_lanes_; }
 
   // Whether rays (at most kPacket) share their direction signs (required),
   // and their origins lie within 1/64 of the tree's box's largest side of
@@ -263,6 +271,20 @@ class WideBvhOf {
     return e == 0 || e == entry_place_.size() || entry_place_[e - 1] != entry_place_[e];
   }
 
+#if RAYPICK_WIDE_AVX2
+  template <class Leaf>
+  RAYPICK_TARGET_AVX2 void traverse_packets_avx2(std::span<const Ray> rays, Leaf& leaf) const
+    requires(W == 8);
+#endif
+#if RAYPICK_WIDE_AVX512
+  template <class Leaf>
+  RAYPICK_TARGET_AVX512 void traverse_packets_avx512(std::span<const Ray> rays, Leaf& leaf) const
+    requires(W == 8);
+#endif
+  // traverse_packets() with Lanes' arithmetic (wide_packets.h).
+  template <class Lanes, class Leaf>
+  RAYPICK_GEOMETRY_INLINE void packets(std::span<const Ray> rays, Leaf& leaf) const;
+
   friend struct WideBvhInternals;  // tests/support/bvh_oracle.h
 
   std::vector<Node> nodes_;
@@ -274,6 +296,7 @@ class WideBvhOf {
   std::vector<std::uint32_t> parent_;
   std::vector<std::uint32_t> entry_place_;
   bool simd_ = false;  // see set_simd()
+  int packet_lanes_ = 4;  // see set_packet_lanes()
   // refit_path()'s scratch, all zero between calls: per node, its slots
   // still to recompute, and a bit per node, set while it waits.
   using SlotMask = std::conditional_t<(W > 8), std::uint16_t, std::uint8_t>;
@@ -289,6 +312,13 @@ using WideBvh16 = WideBvhOf<16>;
 template <int W>
 inline void WideBvhOf<W>::set_simd(bool on) {
   simd_ = on && (W == 8 ? compiler::cpu_has_avx2() : compiler::cpu_has_avx512());
+}
+
+template <int W>
+inline void WideBvhOf<W>::set_packet_lanes(int lanes) {
+  packet_lanes_ = W == 8 && lanes >= 16 && compiler::cpu_has_avx512() ? 16
+                  : W == 8 && lanes >= 8 && compiler::cpu_has_avx2() ? 8
+                                                                    : 4;
 }
 
 template <int W>

@@ -1,5 +1,6 @@
 // The wide tree's packets: kPacket coherent rays walking the tree together
-// (WideBvhOf::traverse_packets). Included by wide_bvh.h.
+// (WideBvhOf::traverse_packets), one loop over the lanes policy of each
+// instruction set (4, 8 or 16 rays per operation). Included by wide_bvh.h.
 #pragma once
 
 #include "wide_bvh.h"
@@ -23,30 +24,311 @@ inline bool WideBvhOf<W>::packet_coherent(std::span<const Ray> rays, float exten
   return true;
 }
 
+namespace wide_detail {
+
+// The packet loop's arithmetic per instruction set: kLanes rays per
+// operation. Every policy computes each ray's test_node() values bit for
+// bit (MAXPS, MINPS and the ordered compare treat NaN alike at every
+// width), so a ray meets the same boxes under each.
+#if RAYPICK_WIDE_SSE
+struct LanesSse {
+  static constexpr int kLanes = 4;
+  using V = __m128;
+  RAYPICK_GEOMETRY_INLINE static V load(const float* p) { return _mm_load_ps(p); }
+  RAYPICK_GEOMETRY_INLINE static void store(float* p, V v) { _mm_store_ps(p, v); }
+  RAYPICK_GEOMETRY_INLINE static V set1(float x) { return _mm_set1_ps(x); }
+  RAYPICK_GEOMETRY_INLINE static V sub(V a, V b) { return _mm_sub_ps(a, b); }
+  RAYPICK_GEOMETRY_INLINE static V mul(V a, V b) { return _mm_mul_ps(a, b); }
+  RAYPICK_GEOMETRY_INLINE static V max(V a, V b) { return _mm_max_ps(a, b); }
+  RAYPICK_GEOMETRY_INLINE static V min(V a, V b) { return _mm_min_ps(a, b); }
+  // A bit per lane: a <= b.
+  RAYPICK_GEOMETRY_INLINE static std::uint32_t le(V a, V b) {
+    return static_cast<std::uint32_t>(_mm_movemask_ps(_mm_cmple_ps(a, b)));
+  }
+};
+#endif
+#if RAYPICK_WIDE_AVX2
+// Only in functions of the AVX2 target (traverse_packets_avx2).
+struct LanesAvx2 {
+  static constexpr int kLanes = 8;
+  using V = __m256;
+  RAYPICK_TARGET_AVX2 static inline V load(const float* p) {
+    return _mm256_load_ps(p);
+  }
+  RAYPICK_TARGET_AVX2 static inline void store(float* p, V v) {
+    _mm256_store_ps(p, v);
+  }
+  RAYPICK_TARGET_AVX2 static inline V set1(float x) {
+    return _mm256_set1_ps(x);
+  }
+  RAYPICK_TARGET_AVX2 static inline V sub(V a, V b) {
+    return _mm256_sub_ps(a, b);
+  }
+  RAYPICK_TARGET_AVX2 static inline V mul(V a, V b) {
+    return _mm256_mul_ps(a, b);
+  }
+  RAYPICK_TARGET_AVX2 static inline V max(V a, V b) {
+    return _mm256_max_ps(a, b);
+  }
+  RAYPICK_TARGET_AVX2 static inline V min(V a, V b) {
+    return _mm256_min_ps(a, b);
+  }
+  RAYPICK_TARGET_AVX2 static inline std::uint32_t le(V a, V b) {
+    return static_cast<std::uint32_t>(_mm256_movemask_ps(_mm256_cmp_ps(a, b, _CMP_LE_OS)));
+  }
+};
+#endif
+#if RAYPICK_WIDE_AVX512
+// Only in functions of the AVX-512 target (traverse_packets_avx512): a
+// whole packet of 16 rays per operation.
+struct LanesAvx512 {
+  static constexpr int kLanes = 16;
+  using V = __m512;
+  RAYPICK_TARGET_AVX512 static inline V load(const float* p) {
+    return _mm512_load_ps(p);
+  }
+  RAYPICK_TARGET_AVX512 static inline void store(float* p, V v) {
+    _mm512_store_ps(p, v);
+  }
+  RAYPICK_TARGET_AVX512 static inline V set1(float x) {
+    return _mm512_set1_ps(x);
+  }
+  RAYPICK_TARGET_AVX512 static inline V sub(V a, V b) {
+    return _mm512_sub_ps(a, b);
+  }
+  RAYPICK_TARGET_AVX512 static inline V mul(V a, V b) {
+    return _mm512_mul_ps(a, b);
+  }
+  RAYPICK_TARGET_AVX512 static inline V max(V a, V b) {
+    return _mm512_max_ps(a, b);
+  }
+  RAYPICK_TARGET_AVX512 static inline V min(V a, V b) {
+    return _mm512_min_ps(a, b);
+  }
+  RAYPICK_TARGET_AVX512 static inline std::uint32_t le(V a, V b) {
+    return _mm512_cmp_ps_mask(a, b, _CMP_LE_OS);
+  }
+};
+#endif
+
+#if RAYPICK_WIDE_SSE
+// A packet's rays, structure of arrays (kPacketRays lanes, 64-byte
+// aligned for every policy's loads), and the rows of the near and far
+// planes they share (same direction signs).
+inline constexpr int kPacketRays = 16;
+struct PacketRays {
+  alignas(64) float org[3][kPacketRays];
+  alignas(64) float inv[3][kPacketRays];
+  alignas(64) float tmin[kPacketRays];
+  alignas(64) float tmax[kPacketRays];
+  int near_row[3], far_row[3];
+};
+// A packet stack entry: a node or a leaf's run, the rays that entered its
+// box and where each of them entered it.
+struct PacketEntry {
+  alignas(64) float tn[kPacketRays];
+  std::uint32_t index;
+  std::uint32_t count;
+  std::uint32_t mask;
+};
+
+// Slot s of node nd against the packet's rays in `groups` (a bit per
+// kLanes rays): test_node()'s arithmetic lane by lane; each ray's entry t
+// goes to tn, and the rays of `live` that hit come back as bits. With one
+// origin for the packet, each plane's (bound - origin) is the same for
+// every ray and computed once (the same value as lane by lane).
+template <class Lanes, bool kOneOrigin, int W>
+RAYPICK_GEOMETRY_INLINE std::uint32_t packet_slot(const WideNodeOf<W>& nd, int s,
+                                                  const PacketRays& p, unsigned groups,
+                                                  std::uint32_t live, float* tn) {
+  constexpr int L = Lanes::kLanes;
+  typename Lanes::V bn[3], bf[3];
+  for (int a = 0; a < 3; ++a) {
+    if constexpr (kOneOrigin) {
+      bn[a] = Lanes::set1(nd.bounds[p.near_row[a]][s] - p.org[a][0]);
+      bf[a] = Lanes::set1(nd.bounds[p.far_row[a]][s] - p.org[a][0]);
+    } else {
+      bn[a] = Lanes::set1(nd.bounds[p.near_row[a]][s]);
+      bf[a] = Lanes::set1(nd.bounds[p.far_row[a]][s]);
+    }
+  }
+  std::uint32_t m = 0;
+  for (unsigned gs = groups; gs != 0; gs &= gs - 1) {
+    const int g = std::countr_zero(gs);
+    auto t_near = Lanes::load(p.tmin + L * g), t_far = Lanes::load(p.tmax + L * g);
+    for (int a = 0; a < 3; ++a) {
+      const auto i = Lanes::load(p.inv[a] + L * g);
+      auto dn = bn[a], df = bf[a];
+      if constexpr (!kOneOrigin) {
+        const auto o = Lanes::load(p.org[a] + L * g);
+        dn = Lanes::sub(dn, o);
+        df = Lanes::sub(df, o);
+      }
+      t_near = Lanes::max(Lanes::mul(dn, i), t_near);
+      t_far = Lanes::min(Lanes::mul(df, i), t_far);
+    }
+    Lanes::store(tn + L * g, t_near);
+    m |= Lanes::le(t_near, t_far) << (L * g);
+  }
+  return m & live;
+}
+
+// One coherent packet of n <= kPacketRays rays (p filled, lanes from n on
+// never live) through the tree: traverse_packets()'s contract.
+template <class Lanes, bool kOneOrigin, int W, class Leaf>
+RAYPICK_GEOMETRY_INLINE void walk_packet(std::span<const WideNodeOf<W>> nodes, PacketRays& p,
+                                         std::size_t n, PacketEntry* stack, Leaf& leaf) {
+  constexpr int L = Lanes::kLanes;
+  constexpr int kGroups = kPacketRays / L;
+  static_assert(kPacketRays % L == 0 && kPacketRays <= 32, "packet masks are 32-bit");
+  alignas(64) float slot_tn[W][kPacketRays];
+  const std::uint32_t all = n == 32 ? 0xFFFFFFFFu : (1u << n) - 1u;
+  int top = 0;
+  std::uint32_t cur_index = 0, cur_count = 0, cur_mask = all;
+  for (;;) {
+    if (cur_count != 0) {
+      for (std::uint32_t m = cur_mask; m != 0; m &= m - 1) {
+        const int k = std::countr_zero(m);
+        for (std::uint32_t i = 0; i < cur_count; ++i) leaf(k, cur_index + i, p.tmax[k]);
+      }
+    } else {
+      const WideNodeOf<W>& nd = nodes[cur_index];
+      unsigned groups = 0;
+      for (int g = 0; g < kGroups; ++g) {
+        if ((cur_mask >> (L * g)) & ((L == 32 ? 0u : 1u << L) - 1u)) groups |= 1u << g;
+      }
+      std::uint32_t slot_mask[W];
+      float key[W];
+      unsigned hit_slots = 0;
+      unsigned used = 0;
+      for (int s = 0; s < W; ++s) {
+        used |= static_cast<unsigned>(nd.child[s] != WideNodeOf<W>::kInvalidSlot) << s;
+      }
+      for (; used != 0; used &= used - 1) {
+        const int s = std::countr_zero(used);
+        const std::uint32_t m =
+            packet_slot<Lanes, kOneOrigin>(nd, s, p, groups, cur_mask, slot_tn[s]);
+        slot_mask[s] = m;
+        if (m != 0) {
+          hit_slots |= 1u << s;
+          // The order's key: where the first ray that hits enters.
+          key[s] = slot_tn[s][std::countr_zero(m)];
+        }
+      }
+      if (hit_slots != 0) {
+        // Sort the hit slots by descending key; push all but the last.
+        int order[W];
+        int k = 0;
+        for (unsigned hs = hit_slots; hs != 0; hs &= hs - 1) {
+          const int s = std::countr_zero(hs);
+          int j = k++;
+          while (j > 0 && key[order[j - 1]] < key[s]) {
+            order[j] = order[j - 1];
+            --j;
+          }
+          order[j] = s;
+        }
+        for (int j = 0; j + 1 < k; ++j) {
+          const int s = order[j];
+          PacketEntry& e = stack[top++];
+          for (int g = 0; g < kGroups; ++g) {
+            Lanes::store(e.tn + L * g, Lanes::load(slot_tn[s] + L * g));
+          }
+          e.index = nd.child[s];
+          e.count = nd.count[s];
+          e.mask = slot_mask[s];
+        }
+        const int s = order[k - 1];
+        cur_index = nd.child[s];
+        cur_count = nd.count[s];
+        cur_mask = slot_mask[s];
+        continue;
+      }
+    }
+    // Pop the next entry some ray can still reach.
+    bool found = false;
+    while (top > 0) {
+      const PacketEntry& e = stack[--top];
+      std::uint32_t m = 0;
+      for (int g = 0; g < kGroups; ++g) {
+        m |= Lanes::le(Lanes::load(e.tn + L * g), Lanes::load(p.tmax + L * g)) << (L * g);
+      }
+      m &= e.mask;
+      if (m != 0) {
+        cur_index = e.index;
+        cur_count = e.count;
+        cur_mask = m;
+        found = true;
+        break;
+      }
+    }
+    if (!found) return;
+  }
+}
+#endif
+
+}  // namespace wide_detail
+
 template <int W>
 template <class Leaf>
 void WideBvhOf<W>::traverse_packets(std::span<const Ray> rays, Leaf&& leaf) const {
+#if RAYPICK_WIDE_AVX512
+  if constexpr (W == 8) {
+    if (packet_lanes_ == 16) return traverse_packets_avx512(rays, leaf);
+  }
+#endif
+#if RAYPICK_WIDE_AVX2
+  if constexpr (W == 8) {
+    if (packet_lanes_ == 8) return traverse_packets_avx2(rays, leaf);
+  }
+#endif
+#if RAYPICK_WIDE_SSE
+  packets<wide_detail::LanesSse>(rays, leaf);
+#else
+  for (std::size_t i = 0; i < rays.size(); ++i) {
+    traverse(rays[i], [&](std::uint32_t entry, float& t) {
+      leaf(i, entry, t);
+      return false;
+    });
+  }
+#endif
+}
+
+#if RAYPICK_WIDE_AVX2
+template <int W>
+template <class Leaf>
+RAYPICK_TARGET_AVX2 void WideBvhOf<W>::traverse_packets_avx2(std::span<const Ray> rays,
+                                                             Leaf& leaf) const
+  requires(W == 8)
+{
+  packets<wide_detail::LanesAvx2>(rays, leaf);
+}
+#endif
+#if RAYPICK_WIDE_AVX512
+template <int W>
+template <class Leaf>
+RAYPICK_TARGET_AVX512 void WideBvhOf<W>::traverse_packets_avx512(std::span<const Ray> rays,
+                                                                 Leaf& leaf) const
+  requires(W == 8)
+{
+  packets<wide_detail::LanesAvx512>(rays, leaf);
+}
+#endif
+
+#if RAYPICK_WIDE_SSE
+template <int W>
+template <class Lanes, class Leaf>
+void WideBvhOf<W>::packets(std::span<const Ray> rays, Leaf& leaf) const {
   using namespace wide_detail;
   if (nodes_.empty() || rays.empty()) return;
-#if RAYPICK_WIDE_SSE
-  constexpr int kGroups = kPacket / 4;
-  static_assert(kPacket % 4 == 0 && kPacket <= 32, "packet masks are 32-bit, groups of 4");
-  // A stack entry: a node or a leaf's run, the rays that entered its box
-  // and where each of them entered it.
-  struct PEntry {
-    alignas(16) float tn[kPacket];
-    std::uint32_t index;
-    std::uint32_t count;
-    std::uint32_t mask;
-  };
-  // On the heap: kStackSizeOf<W> entries of 80 bytes could strain a small
+  static_assert(kPacket == kPacketRays);
+  // On the heap: kStackSizeOf<W> entries of 128 bytes could strain a small
   // thread stack.
-  const auto stack = std::make_unique_for_overwrite<PEntry[]>(kStackSizeOf<W>);
+  const auto stack = std::make_unique_for_overwrite<PacketEntry[]>(kStackSizeOf<W>);
   const Aabb root = bounds();
   const glm::vec3 size = root.max - root.min;
   const float extent = std::max(size.x, std::max(size.y, size.z));
-  alignas(16) float org[3][kPacket], inv[3][kPacket], tmin[kPacket], tmax[kPacket];
-  alignas(16) float slot_tn[W][kPacket];
+  PacketRays p;
   for (std::size_t base = 0; base < rays.size(); base += kPacket) {
     const std::size_t n = std::min<std::size_t>(kPacket, rays.size() - base);
     const std::span<const Ray> group = rays.subspan(base, n);
@@ -60,170 +342,42 @@ void WideBvhOf<W>::traverse_packets(std::span<const Ray> rays, Leaf&& leaf) cons
       continue;
     }
     // Every ray shares the first one's direction signs.
-    int near_row[3], far_row[3];
     for (int a = 0; a < 3; ++a) {
       const bool neg = std::signbit(group[0].dir[a]);
-      near_row[a] = neg ? 3 + a : a;
-      far_row[a] = neg ? a : 3 + a;
+      p.near_row[a] = neg ? 3 + a : a;
+      p.far_row[a] = neg ? a : 3 + a;
     }
     for (int k = 0; k < kPacket; ++k) {
       if (k < static_cast<int>(n)) {
         const RayInv ri(group[k]);
         for (int a = 0; a < 3; ++a) {
-          org[a][k] = ri.org[a];
-          inv[a][k] = ri.inv_dir[a];
+          p.org[a][k] = ri.org[a];
+          p.inv[a][k] = ri.inv_dir[a];
         }
-        tmin[k] = ri.tmin;
-        tmax[k] = ri.tmax;
+        p.tmin[k] = ri.tmin;
+        p.tmax[k] = ri.tmax;
       } else {
-        // Padding lanes: never in a mask; finite values only.
-        for (int a = 0; a < 3; ++a) org[a][k] = inv[a][k] = 0.0f;
-        tmin[k] = tmax[k] = 0.0f;
+        // Padding lanes: never live; finite values only.
+        for (int a = 0; a < 3; ++a) p.org[a][k] = p.inv[a][k] = 0.0f;
+        p.tmin[k] = p.tmax[k] = 0.0f;
       }
     }
     bool one_origin = true;
     for (std::size_t k = 1; k < n; ++k) {
       for (int a = 0; a < 3; ++a) {
-        one_origin = one_origin && std::bit_cast<std::uint32_t>(org[a][k]) ==
-                                       std::bit_cast<std::uint32_t>(org[a][0]);
+        one_origin = one_origin && std::bit_cast<std::uint32_t>(p.org[a][k]) ==
+                                       std::bit_cast<std::uint32_t>(p.org[a][0]);
       }
     }
-    const std::uint32_t all = n == 32 ? 0xFFFFFFFFu : (1u << n) - 1u;
-    int top = 0;
-    std::uint32_t cur_index = 0, cur_count = 0, cur_mask = all;
-    for (;;) {
-      if (cur_count != 0) {
-        for (std::uint32_t m = cur_mask; m != 0; m &= m - 1) {
-          const int k = std::countr_zero(m);
-          for (std::uint32_t i = 0; i < cur_count; ++i) leaf(base + k, cur_index + i, tmax[k]);
-        }
-      } else {
-        const Node& nd = nodes_[cur_index];
-        // Used slots: child != kInvalidSlot.
-        const __m128i ones = _mm_set1_epi32(-1);
-        unsigned unused = 0;
-        for (int h = 0; h < W; h += 4) {
-          unused |= static_cast<unsigned>(_mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(
-                        _mm_load_si128(reinterpret_cast<const __m128i*>(nd.child + h)), ones))))
-                    << h;
-        }
-        unsigned groups = 0;
-        for (int g = 0; g < kGroups; ++g) {
-          if ((cur_mask >> (4 * g)) & 0xFu) groups |= 1u << g;
-        }
-        std::uint32_t slot_mask[W];
-        float key[W];
-        unsigned hit_slots = 0;
-        // The slots' tests, four rays per operation; with one origin for
-        // the packet, each plane's (bound - origin) is the same for every
-        // ray and computed once (the same value as lane by lane).
-        auto test_slots = [&]<bool kOneOrigin>() {
-          for (unsigned used = ~unused & ((1u << W) - 1u); used != 0; used &= used - 1) {
-            const int s = std::countr_zero(used);
-            __m128 bn[3], bf[3];
-            for (int a = 0; a < 3; ++a) {
-              if constexpr (kOneOrigin) {
-                bn[a] = _mm_set1_ps(nd.bounds[near_row[a]][s] - org[a][0]);
-                bf[a] = _mm_set1_ps(nd.bounds[far_row[a]][s] - org[a][0]);
-              } else {
-                bn[a] = _mm_set1_ps(nd.bounds[near_row[a]][s]);
-                bf[a] = _mm_set1_ps(nd.bounds[far_row[a]][s]);
-              }
-            }
-            std::uint32_t m = 0;
-            for (unsigned gs = groups; gs != 0; gs &= gs - 1) {
-              const int g = std::countr_zero(gs);
-              // test_node()'s arithmetic, lane by lane.
-              __m128 t_near = _mm_load_ps(tmin + 4 * g), t_far = _mm_load_ps(tmax + 4 * g);
-              for (int a = 0; a < 3; ++a) {
-                const __m128 i = _mm_load_ps(inv[a] + 4 * g);
-                __m128 dn = bn[a], df = bf[a];
-                if constexpr (!kOneOrigin) {
-                  const __m128 o = _mm_load_ps(org[a] + 4 * g);
-                  dn = _mm_sub_ps(dn, o);
-                  df = _mm_sub_ps(df, o);
-                }
-                t_near = _mm_max_ps(_mm_mul_ps(dn, i), t_near);
-                t_far = _mm_min_ps(_mm_mul_ps(df, i), t_far);
-              }
-              const __m128 h = _mm_cmple_ps(t_near, t_far);
-              _mm_store_ps(slot_tn[s] + 4 * g, t_near);
-              m |= static_cast<std::uint32_t>(_mm_movemask_ps(h)) << (4 * g);
-            }
-            m &= cur_mask;
-            slot_mask[s] = m;
-            if (m != 0) {
-              hit_slots |= 1u << s;
-              // The order's key: where the first ray that hits enters.
-              key[s] = slot_tn[s][std::countr_zero(m)];
-            }
-          }
-        };
-        if (one_origin) {
-          test_slots.template operator()<true>();
-        } else {
-          test_slots.template operator()<false>();
-        }
-        if (hit_slots != 0) {
-          // Sort the hit slots by descending key; push all but the last.
-          int order[W];
-          int k = 0;
-          for (unsigned hs = hit_slots; hs != 0; hs &= hs - 1) {
-            const int s = std::countr_zero(hs);
-            int j = k++;
-            while (j > 0 && key[order[j - 1]] < key[s]) {
-              order[j] = order[j - 1];
-              --j;
-            }
-            order[j] = s;
-          }
-          for (int j = 0; j + 1 < k; ++j) {
-            const int s = order[j];
-            PEntry& e = stack[top++];
-            for (int g = 0; g < kGroups; ++g) {
-              _mm_store_ps(e.tn + 4 * g, _mm_load_ps(slot_tn[s] + 4 * g));
-            }
-            e.index = nd.child[s];
-            e.count = nd.count[s];
-            e.mask = slot_mask[s];
-          }
-          const int s = order[k - 1];
-          cur_index = nd.child[s];
-          cur_count = nd.count[s];
-          cur_mask = slot_mask[s];
-          continue;
-        }
-      }
-      // Pop the next entry some ray can still reach.
-      bool found = false;
-      while (top > 0) {
-        const PEntry& e = stack[--top];
-        std::uint32_t m = 0;
-        for (int g = 0; g < kGroups; ++g) {
-          m |= static_cast<std::uint32_t>(_mm_movemask_ps(
-                   _mm_cmple_ps(_mm_load_ps(e.tn + 4 * g), _mm_load_ps(tmax + 4 * g))))
-               << (4 * g);
-        }
-        m &= e.mask;
-        if (m != 0) {
-          cur_index = e.index;
-          cur_count = e.count;
-          cur_mask = m;
-          found = true;
-          break;
-        }
-      }
-      if (!found) break;
+    auto offer = [&](int k, std::uint32_t entry, float& tmax) { leaf(base + k, entry, tmax); };
+    const std::span<const Node> nodes(nodes_);
+    if (one_origin) {
+      walk_packet<Lanes, true>(nodes, p, n, stack.get(), offer);
+    } else {
+      walk_packet<Lanes, false>(nodes, p, n, stack.get(), offer);
     }
   }
-#else
-  for (std::size_t i = 0; i < rays.size(); ++i) {
-    traverse(rays[i], [&](std::uint32_t entry, float& t) {
-      leaf(i, entry, t);
-      return false;
-    });
-  }
-#endif
 }
+#endif
 
 }  // namespace raypick

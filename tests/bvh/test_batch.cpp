@@ -7,8 +7,11 @@
 #include "scene_gen.h"
 #include "wide_bvh.h"
 
+#include <algorithm>
 #include <cmath>
 #include <random>
+#include <span>
+#include <vector>
 
 using namespace raypick;
 
@@ -77,15 +80,59 @@ std::size_t coherent_groups(std::span<const Ray> rays, const Scene& scene) {
   return n;
 }
 
-// Pickers that run batches one ray / one packet at a time, and interleaved.
+// Pickers that run batches one ray / one packet at a time, and interleaved,
+// each on every instruction set (packets of 4, 8 and 16 rays per operation
+// where the CPU has them).
 std::vector<Picker> both_batch_paths(const Scene& scene) {
   std::vector<Picker> pickers;
   for (const std::size_t bytes : {SIZE_MAX, std::size_t{0}}) {
-    PickerConfig config;
-    config.batch_interleave_bytes = bytes;
-    pickers.emplace_back(scene, config);
+    for (const Isa isa : {Isa::kSse2, Isa::kAvx2, Isa::kAuto}) {
+      PickerConfig config;
+      config.batch_interleave_bytes = bytes;
+      config.isa = isa;
+      pickers.emplace_back(scene, config);
+    }
   }
   return pickers;
+}
+
+// Walks `rays` through `tree` as single rays, and as packets at every lane
+// width this CPU has (an 8-wide tree: 4, 8 and 16 rays per operation; a
+// 16-wide one: 4), with no tmax updates: then each ray must be offered the
+// very same leaf entries either way, since its box tests are the same
+// arithmetic. Returns how many entries the rays were offered.
+template <class Tree>
+std::size_t require_packets_offer_single_leaves(Tree tree, std::span<const Ray> rays) {
+  std::vector<std::vector<std::uint32_t>> single(rays.size());
+  std::size_t offered = 0;
+  for (std::size_t i = 0; i < rays.size(); ++i) {
+    tree.traverse(rays[i], [&](std::uint32_t e, float&) {
+      single[i].push_back(e);
+      return false;
+    });
+    std::sort(single[i].begin(), single[i].end());
+    offered += single[i].size();
+  }
+  const std::vector<int> widths = Tree::kWidth == 8 ? std::vector<int>{4, 8, 16}
+                                                    : std::vector<int>{4};
+  for (const int lanes : widths) {
+    tree.set_packet_lanes(lanes);
+    if (tree.packet_lanes() != lanes) {
+      MESSAGE("packets of " << lanes << " rays per operation not run: this CPU lacks them");
+      continue;
+    }
+    CAPTURE(lanes);
+    std::vector<std::vector<std::uint32_t>> packed(rays.size());
+    tree.traverse_packets(rays, [&](std::size_t i, std::uint32_t e, float&) {
+      packed[i].push_back(e);
+    });
+    for (std::size_t i = 0; i < rays.size(); ++i) {
+      CAPTURE(i);
+      std::sort(packed[i].begin(), packed[i].end());
+      REQUIRE(packed[i] == single[i]);
+    }
+  }
+  return offered;
 }
 
 }  // namespace
@@ -199,26 +246,26 @@ TEST_CASE("batches mixing coherent bundles and random rays, of every size, equal
     rays.insert(rays.end(), camera.begin() + i, camera.begin() + i + 50);
     rays.insert(rays.end(), random.begin() + i, random.begin() + i + 50);
   }
-  const Picker picker = Picker(scene, [] {
-    PickerConfig c;
-    c.batch_interleave_bytes = SIZE_MAX;
-    return c;
-  }());
-  for (const std::size_t n : {1u, 2u, 15u, 16u, 17u, 33u, 1024u, 1025u, 2000u}) {
-    CAPTURE(n);
-    const std::span<const Ray> part = std::span<const Ray>(rays).first(n);
-    for (PickMode mode : {PickMode::kObb, PickMode::kMesh}) {
-      require_batch_equals_single<Ray>(picker, part, QueryOptions{mode});
+  for (const Isa isa : {Isa::kSse2, Isa::kAvx2, Isa::kAuto}) {
+    CAPTURE(static_cast<int>(isa));
+    PickerConfig config;
+    config.batch_interleave_bytes = SIZE_MAX;
+    config.isa = isa;
+    const Picker picker(scene, config);
+    for (const std::size_t n : {1u, 2u, 15u, 16u, 17u, 33u, 1024u, 1025u, 2000u}) {
+      CAPTURE(n);
+      const std::span<const Ray> part = std::span<const Ray>(rays).first(n);
+      for (PickMode mode : {PickMode::kObb, PickMode::kMesh}) {
+        require_batch_equals_single<Ray>(picker, part, QueryOptions{mode});
+      }
     }
   }
 }
 
 TEST_CASE_TEMPLATE("a packet offers each ray exactly the leaf entries a single traversal offers it, at the same or a larger tmax",
                    Tree, WideBvh, WideBvh16) {
-  // The packet walk against traverse() with no tmax updates: then the
-  // leaves offered must be the very same set per ray, since each ray's
-  // box tests are the same arithmetic. Both node widths (the Picker
-  // walks 16-wide trees ray by ray, but the packet loop serves both).
+  // Both node widths (the Picker walks 16-wide trees ray by ray, but the
+  // packet loop serves both).
   const Scene scene = tools::make_boxes_scene(800, 87);
   const Aabb box = translations_box(scene);
   const glm::vec3 center = 0.5f * (box.min + box.max);
@@ -231,21 +278,53 @@ TEST_CASE_TEMPLATE("a packet offers each ray exactly the leaf entries a single t
     boxes.push_back(Aabb{p - 0.5f, p + 0.5f});
   }
   const Tree tree = Tree::collapse(build_bvh(boxes));
-  std::vector<std::vector<std::uint32_t>> single(rays.size()), packed(rays.size());
-  for (std::size_t i = 0; i < rays.size(); ++i) {
-    tree.traverse(rays[i], [&](std::uint32_t e, float&) {
-      single[i].push_back(e);
-      return false;
-    });
-    std::sort(single[i].begin(), single[i].end());
-  }
-  tree.traverse_packets(rays, [&](std::size_t i, std::uint32_t e, float&) { packed[i].push_back(e); });
-  std::size_t offered = 0;
-  for (std::size_t i = 0; i < rays.size(); ++i) {
-    std::sort(packed[i].begin(), packed[i].end());
-    REQUIRE(packed[i] == single[i]);
-    offered += single[i].size();
-  }
+  const std::size_t offered = require_packets_offer_single_leaves(tree, rays);
   CHECK(offered > rays.size() / 2);
   CHECK(coherent_groups(rays, scene) > rays.size() / Tree::kPacket / 2);
+}
+
+TEST_CASE_TEMPLATE("packets of rays lying in the boxes' face planes (0 * inf in the slab test) meet the boxes single rays meet",
+                   Tree, WideBvh, WideBvh16) {
+  // Unit boxes on an integer grid. Each packet's rays start exactly on a
+  // plane x = 3, y = 3 or z = 3 (a face of many boxes) with a zero
+  // direction on that axis, +0.0 or -0.0, so that plane's slab distance is
+  // 0 * inf = NaN: a slab test that lets the NaN through misses the boxes
+  // the ray grazes, which single rays hit (inclusive bounds). Every axis,
+  // since the test's steps go axis by axis.
+  std::vector<Aabb> boxes;
+  for (int x = 0; x < 6; ++x) {
+    for (int y = 0; y < 6; ++y) {
+      for (int z = 0; z < 6; ++z) {
+        const glm::vec3 p{static_cast<float>(x), static_cast<float>(y), static_cast<float>(z)};
+        boxes.push_back(Aabb{p, p + 1.0f});
+      }
+    }
+  }
+  const Tree tree = Tree::collapse(build_bvh(boxes));
+  std::vector<Ray> rays;
+  for (int axis = 0; axis < 3; ++axis) {
+    // The other two axes: one walked along, one across.
+    const int along = (axis + 2) % 3, across = (axis + 1) % 3;
+    for (const float zero : {0.0f, -0.0f}) {
+      for (int k = 0; k < 64; ++k) {
+        Ray r;
+        r.org[axis] = 3.0f;
+        r.org[across] = -1.0f + 0.01f * static_cast<float>(k % 8);
+        r.org[along] = -1.0f;
+        r.dir[axis] = zero;
+        r.dir[across] = 0.5f + 0.02f * static_cast<float>(k / 8);
+        r.dir[along] = 1.0f;
+        REQUIRE(std::isinf(RayInv(r).inv_dir[axis]));
+        rays.push_back(r);
+      }
+    }
+  }
+  const Aabb bounds = tree.bounds();
+  const glm::vec3 size = bounds.max - bounds.min;
+  const float extent = std::max(size.x, std::max(size.y, size.z));
+  for (std::size_t i = 0; i < rays.size(); i += Tree::kPacket) {
+    REQUIRE(Tree::packet_coherent(std::span<const Ray>(rays).subspan(i, Tree::kPacket), extent));
+  }
+  // Each ray grazes boxes on both sides of the plane: at least 2 per ray.
+  CHECK(require_packets_offer_single_leaves(tree, rays) >= 2 * rays.size());
 }

@@ -50,10 +50,14 @@ enum class Isa : std::uint8_t {
   // kAvx512 for a top level of 20,000 objects or more where the CPU has
   // AVX-512 (measured even at 10,000 boxes, 11-16% faster at 30,000; the
   // bound lies between); else kAvx2 where the CPU has AVX2, else kSse2.
-  // Decided at each build (commit), from the objects in the tree.
+  // Decided at each build (commit), from the objects in the tree. A batch's
+  // packets (see batch_interleave_bytes) on an 8-wide top level test 16
+  // rays per AVX-512 instruction where the CPU has it.
   kAuto,
-  kSse2,  // the x86-64 baseline (four slots per instruction)
-  kAvx2,  // eight slots per instruction; kSse2 on a CPU without AVX2
+  kSse2,  // the x86-64 baseline (four slots, or packet rays, per instruction)
+  // Eight slots, or packet rays, per instruction; kSse2 on a CPU without
+  // AVX2.
+  kAvx2,
   // Sixteen slots per instruction over a top level of 16-wide nodes (the
   // mesh trees keep kAvx2's); on a CPU without AVX-512 (F, VL, DQ, BW),
   // kAvx2, or kSse2 without AVX2. Its own tree: other nodes, the same
