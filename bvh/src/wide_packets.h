@@ -24,6 +24,14 @@ inline bool WideBvhOf<W>::packet_coherent(std::span<const Ray> rays, float exten
   return true;
 }
 
+// The generic packet loop below calls the AVX2 and AVX-512 policies'
+// vector functions, which GCC flags (-Wpsabi) as a vector ABI change. They
+// only run inlined into functions of their own target
+// (traverse_packets_avx2, traverse_packets_avx512), where the ABI is the
+// same on both sides.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wpsabi"
+
 namespace wide_detail {
 
 // The packet loop's arithmetic per instruction set: kLanes rays per
@@ -381,3 +389,5 @@ void WideBvhOf<W>::packets(std::span<const Ray> rays, Leaf& leaf) const {
 #endif
 
 }  // namespace raypick
+
+#pragma GCC diagnostic pop
