@@ -1,6 +1,7 @@
 // The Picker's ray queries: the nearest hit, any hit, all hits and batches,
 // over the top level and, in mesh mode, each object's triangle tree; and
 // the explicit instances of PickerCore's query templates (Ray and RayD).
+#include "packet_obb.h"
 #include "picker_impl.h"
 
 #include "raypick/core/assert.h"
@@ -10,6 +11,7 @@
 #include <tbb/parallel_for.h>
 
 #include <algorithm>
+#include <bit>
 #include <functional>
 
 namespace raypick {
@@ -220,9 +222,42 @@ void PickerCore::batch(const Tree& top, std::span<const R> rays, const QueryOpti
           } else {
             // Coherent groups of consecutive rays (a camera's pixels along
             // a row) walk the tree as packets, the others one ray at a time.
-            top.traverse_packets(node_rays, [&](std::size_t i, std::uint32_t entry, float& tmax) {
+            // A packet's rays meet an object's OBB in one SIMD test (float
+            // rays, obb mode, no low part: obb_entry's arithmetic lane by
+            // lane), else one ray at a time.
+            const int lanes = top.packet_lanes();
+            auto one_ray = [&](std::size_t i, std::uint32_t entry, float& tmax) {
               closest_leaf(entry, part[i], options, tmax, hits[i]);
-            });
+            };
+            auto packet = [&](std::size_t base, std::uint32_t entry, std::uint32_t mask,
+                              wide_detail::PacketRays& p) {
+              const LeafObb& leaf = leaf_[entry];
+              if (std::is_same_v<R, Ray> && options.mode == PickMode::kObb &&
+                  leaf.mesh != kInvalidId &&
+                  (low_.empty() || low_[leaf.object] == glm::vec3{0.0f})) {
+                if (!accepts(leaf, options)) return;
+                alignas(64) float t[wide_detail::kPacketRays];
+                for (std::uint32_t hit = wide_detail::packet_obb_entries(
+                         lanes, leaf.frame, meshes_[leaf.mesh].bounds, p, mask, t);
+                     hit != 0; hit &= hit - 1) {
+                  const int k = std::countr_zero(hit);
+                  Hit h;
+                  h.object = leaf.object;
+                  h.t = t[k];
+                  // closest_leaf()'s rule: (t, object) decides an equal t.
+                  if (closer(h, hits[base + k])) {
+                    hits[base + k] = h;
+                    p.tmax[k] = h.t;
+                  }
+                }
+                return;
+              }
+              for (; mask != 0; mask &= mask - 1) {
+                const int k = std::countr_zero(mask);
+                one_ray(base + k, entry, p.tmax[k]);
+              }
+            };
+            top.traverse_packets(node_rays, one_ray, packet);
           }
           return;
         }

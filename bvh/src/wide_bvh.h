@@ -243,6 +243,14 @@ class WideBvhOf {
   // with `ray` an index into `rays`; the leaf cannot stop the traversal.
   template <class Leaf>
   void traverse_packets(std::span<const Ray> rays, Leaf&& leaf) const;
+  // The same, each leaf entry of a packet offered once to all of its rays
+  // that reach it, as
+  //   void packet_leaf(std::size_t base, std::uint32_t entry, std::uint32_t mask,
+  //                    wide_detail::PacketRays& p)
+  // for the rays base + k, k in `mask`, whose p.tmax[k] it may lower (one
+  // SIMD test for them all); leaf() still serves the rays that walk alone.
+  template <class Leaf, class PacketLeaf>
+  void traverse_packets(std::span<const Ray> rays, Leaf&& leaf, PacketLeaf&& packet_leaf) const;
   // Rays per SIMD operation in traverse_packets() on an 8-wide tree: 4
   // (SSE, the default), 8 (AVX2) or 16 (AVX-512, the whole packet); a
   // width the CPU lacks falls back to the next narrower. Set once by the
@@ -272,18 +280,21 @@ class WideBvhOf {
   }
 
 #if RAYPICK_WIDE_AVX2
-  template <class Leaf>
-  RAYPICK_TARGET_AVX2 void traverse_packets_avx2(std::span<const Ray> rays, Leaf& leaf) const
+  template <class Leaf, class PacketLeaf>
+  RAYPICK_TARGET_AVX2 void traverse_packets_avx2(std::span<const Ray> rays, Leaf& leaf,
+                                                 PacketLeaf& packet_leaf) const
     requires(W == 8);
 #endif
 #if RAYPICK_WIDE_AVX512
-  template <class Leaf>
-  RAYPICK_TARGET_AVX512 void traverse_packets_avx512(std::span<const Ray> rays, Leaf& leaf) const
+  template <class Leaf, class PacketLeaf>
+  RAYPICK_TARGET_AVX512 void traverse_packets_avx512(std::span<const Ray> rays, Leaf& leaf,
+                                                     PacketLeaf& packet_leaf) const
     requires(W == 8);
 #endif
   // traverse_packets() with Lanes' arithmetic (wide_packets.h).
-  template <class Lanes, class Leaf>
-  RAYPICK_GEOMETRY_INLINE void packets(std::span<const Ray> rays, Leaf& leaf) const;
+  template <class Lanes, class Leaf, class PacketLeaf>
+  RAYPICK_GEOMETRY_INLINE void packets(std::span<const Ray> rays, Leaf& leaf,
+                                       PacketLeaf& packet_leaf) const;
 
   friend struct WideBvhInternals;  // tests/support/bvh_oracle.h
 

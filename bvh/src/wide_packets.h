@@ -49,6 +49,13 @@ struct LanesSse {
   RAYPICK_GEOMETRY_INLINE static V mul(V a, V b) { return _mm_mul_ps(a, b); }
   RAYPICK_GEOMETRY_INLINE static V max(V a, V b) { return _mm_max_ps(a, b); }
   RAYPICK_GEOMETRY_INLINE static V min(V a, V b) { return _mm_min_ps(a, b); }
+  RAYPICK_GEOMETRY_INLINE static V add(V a, V b) { return _mm_add_ps(a, b); }
+  RAYPICK_GEOMETRY_INLINE static V div(V a, V b) { return _mm_div_ps(a, b); }
+  // Per lane: if_neg where `sign`'s sign bit is set, else if_pos.
+  RAYPICK_GEOMETRY_INLINE static V pick_neg(V sign, V if_neg, V if_pos) {
+    const V m = _mm_castsi128_ps(_mm_srai_epi32(_mm_castps_si128(sign), 31));
+    return _mm_or_ps(_mm_and_ps(m, if_neg), _mm_andnot_ps(m, if_pos));
+  }
   // A bit per lane: a <= b.
   RAYPICK_GEOMETRY_INLINE static std::uint32_t le(V a, V b) {
     return static_cast<std::uint32_t>(_mm_movemask_ps(_mm_cmple_ps(a, b)));
@@ -80,6 +87,11 @@ struct LanesAvx2 {
   }
   RAYPICK_TARGET_AVX2 static inline V min(V a, V b) {
     return _mm256_min_ps(a, b);
+  }
+  RAYPICK_TARGET_AVX2 static inline V add(V a, V b) { return _mm256_add_ps(a, b); }
+  RAYPICK_TARGET_AVX2 static inline V div(V a, V b) { return _mm256_div_ps(a, b); }
+  RAYPICK_TARGET_AVX2 static inline V pick_neg(V sign, V if_neg, V if_pos) {
+    return _mm256_blendv_ps(if_pos, if_neg, sign);
   }
   RAYPICK_TARGET_AVX2 static inline std::uint32_t le(V a, V b) {
     return static_cast<std::uint32_t>(_mm256_movemask_ps(_mm256_cmp_ps(a, b, _CMP_LE_OS)));
@@ -113,6 +125,11 @@ struct LanesAvx512 {
   RAYPICK_TARGET_AVX512 static inline V min(V a, V b) {
     return _mm512_min_ps(a, b);
   }
+  RAYPICK_TARGET_AVX512 static inline V add(V a, V b) { return _mm512_add_ps(a, b); }
+  RAYPICK_TARGET_AVX512 static inline V div(V a, V b) { return _mm512_div_ps(a, b); }
+  RAYPICK_TARGET_AVX512 static inline V pick_neg(V sign, V if_neg, V if_pos) {
+    return _mm512_mask_blend_ps(_mm512_movepi32_mask(_mm512_castps_si512(sign)), if_pos, if_neg);
+  }
   RAYPICK_TARGET_AVX512 static inline std::uint32_t le(V a, V b) {
     return _mm512_cmp_ps_mask(a, b, _CMP_LE_OS);
   }
@@ -126,6 +143,7 @@ struct LanesAvx512 {
 inline constexpr int kPacketRays = 16;
 struct PacketRays {
   alignas(64) float org[3][kPacketRays];
+  alignas(64) float dir[3][kPacketRays];
   alignas(64) float inv[3][kPacketRays];
   alignas(64) float tmin[kPacketRays];
   alignas(64) float tmax[kPacketRays];
@@ -182,7 +200,9 @@ RAYPICK_GEOMETRY_INLINE std::uint32_t packet_slot(const WideNodeOf<W>& nd, int s
 }
 
 // One coherent packet of n <= kPacketRays rays (p filled, lanes from n on
-// never live) through the tree: traverse_packets()'s contract.
+// never live) through the tree: traverse_packets()'s contract, each leaf
+// entry offered once to the rays of `mask` that reach it, as
+// leaf(entry, mask, p), which may lower their p.tmax.
 template <class Lanes, bool kOneOrigin, int W, class Leaf>
 RAYPICK_GEOMETRY_INLINE void walk_packet(std::span<const WideNodeOf<W>> nodes, PacketRays& p,
                                          std::size_t n, PacketEntry* stack, Leaf& leaf) {
@@ -195,10 +215,7 @@ RAYPICK_GEOMETRY_INLINE void walk_packet(std::span<const WideNodeOf<W>> nodes, P
   std::uint32_t cur_index = 0, cur_count = 0, cur_mask = all;
   for (;;) {
     if (cur_count != 0) {
-      for (std::uint32_t m = cur_mask; m != 0; m &= m - 1) {
-        const int k = std::countr_zero(m);
-        for (std::uint32_t i = 0; i < cur_count; ++i) leaf(k, cur_index + i, p.tmax[k]);
-      }
+      for (std::uint32_t i = 0; i < cur_count; ++i) leaf(cur_index + i, cur_mask, p);
     } else {
       const WideNodeOf<W>& nd = nodes[cur_index];
       unsigned groups = 0;
@@ -280,19 +297,34 @@ RAYPICK_GEOMETRY_INLINE void walk_packet(std::span<const WideNodeOf<W>> nodes, P
 template <int W>
 template <class Leaf>
 void WideBvhOf<W>::traverse_packets(std::span<const Ray> rays, Leaf&& leaf) const {
+  auto each_ray = [&](std::size_t base, std::uint32_t entry, std::uint32_t mask,
+                      wide_detail::PacketRays& p) {
+    for (; mask != 0; mask &= mask - 1) {
+      const int k = std::countr_zero(mask);
+      leaf(base + k, entry, p.tmax[k]);
+    }
+  };
+  traverse_packets(rays, leaf, each_ray);
+}
+
+template <int W>
+template <class Leaf, class PacketLeaf>
+void WideBvhOf<W>::traverse_packets(std::span<const Ray> rays, Leaf&& leaf,
+                                    PacketLeaf&& packet_leaf) const {
 #if RAYPICK_WIDE_AVX512
   if constexpr (W == 8) {
-    if (packet_lanes_ == 16) return traverse_packets_avx512(rays, leaf);
+    if (packet_lanes_ == 16) return traverse_packets_avx512(rays, leaf, packet_leaf);
   }
 #endif
 #if RAYPICK_WIDE_AVX2
   if constexpr (W == 8) {
-    if (packet_lanes_ == 8) return traverse_packets_avx2(rays, leaf);
+    if (packet_lanes_ == 8) return traverse_packets_avx2(rays, leaf, packet_leaf);
   }
 #endif
 #if RAYPICK_WIDE_SSE
-  packets<wide_detail::LanesSse>(rays, leaf);
+  packets<wide_detail::LanesSse>(rays, leaf, packet_leaf);
 #else
+  (void)packet_leaf;
   for (std::size_t i = 0; i < rays.size(); ++i) {
     traverse(rays[i], [&](std::uint32_t entry, float& t) {
       leaf(i, entry, t);
@@ -304,29 +336,31 @@ void WideBvhOf<W>::traverse_packets(std::span<const Ray> rays, Leaf&& leaf) cons
 
 #if RAYPICK_WIDE_AVX2
 template <int W>
-template <class Leaf>
+template <class Leaf, class PacketLeaf>
 RAYPICK_TARGET_AVX2 void WideBvhOf<W>::traverse_packets_avx2(std::span<const Ray> rays,
-                                                             Leaf& leaf) const
+                                                             Leaf& leaf,
+                                                             PacketLeaf& packet_leaf) const
   requires(W == 8)
 {
-  packets<wide_detail::LanesAvx2>(rays, leaf);
+  packets<wide_detail::LanesAvx2>(rays, leaf, packet_leaf);
 }
 #endif
 #if RAYPICK_WIDE_AVX512
 template <int W>
-template <class Leaf>
+template <class Leaf, class PacketLeaf>
 RAYPICK_TARGET_AVX512 void WideBvhOf<W>::traverse_packets_avx512(std::span<const Ray> rays,
-                                                                 Leaf& leaf) const
+                                                                 Leaf& leaf,
+                                                                 PacketLeaf& packet_leaf) const
   requires(W == 8)
 {
-  packets<wide_detail::LanesAvx512>(rays, leaf);
+  packets<wide_detail::LanesAvx512>(rays, leaf, packet_leaf);
 }
 #endif
 
 #if RAYPICK_WIDE_SSE
 template <int W>
-template <class Lanes, class Leaf>
-void WideBvhOf<W>::packets(std::span<const Ray> rays, Leaf& leaf) const {
+template <class Lanes, class Leaf, class PacketLeaf>
+void WideBvhOf<W>::packets(std::span<const Ray> rays, Leaf& leaf, PacketLeaf& packet_leaf) const {
   using namespace wide_detail;
   if (nodes_.empty() || rays.empty()) return;
   static_assert(kPacket == kPacketRays);
@@ -360,13 +394,14 @@ void WideBvhOf<W>::packets(std::span<const Ray> rays, Leaf& leaf) const {
         const RayInv ri(group[k]);
         for (int a = 0; a < 3; ++a) {
           p.org[a][k] = ri.org[a];
+          p.dir[a][k] = group[k].dir[a];
           p.inv[a][k] = ri.inv_dir[a];
         }
         p.tmin[k] = ri.tmin;
         p.tmax[k] = ri.tmax;
       } else {
         // Padding lanes: never live; finite values only.
-        for (int a = 0; a < 3; ++a) p.org[a][k] = p.inv[a][k] = 0.0f;
+        for (int a = 0; a < 3; ++a) p.org[a][k] = p.dir[a][k] = p.inv[a][k] = 0.0f;
         p.tmin[k] = p.tmax[k] = 0.0f;
       }
     }
@@ -377,7 +412,9 @@ void WideBvhOf<W>::packets(std::span<const Ray> rays, Leaf& leaf) const {
                                        std::bit_cast<std::uint32_t>(p.org[a][0]);
       }
     }
-    auto offer = [&](int k, std::uint32_t entry, float& tmax) { leaf(base + k, entry, tmax); };
+    auto offer = [&](std::uint32_t entry, std::uint32_t mask, PacketRays& rays_in) {
+      packet_leaf(base, entry, mask, rays_in);
+    };
     const std::span<const Node> nodes(nodes_);
     if (one_origin) {
       walk_packet<Lanes, true>(nodes, p, n, stack.get(), offer);

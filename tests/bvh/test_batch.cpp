@@ -165,6 +165,51 @@ TEST_CASE("camera batches equal single queries in obb and mesh mode, with masks 
   }
 }
 
+TEST_CASE("batches of rays lying in the objects' face planes (0 * inf in the OBB test) equal single queries") {
+  // Unit cubes [-0.5, 0.5]^3, unrotated, at integer places: in each cube's
+  // frame a ray's origin is org - place, exactly. Each packet's rays start
+  // on a plane x, y or z = 3.5 (the faces of the cubes at 3 and 4) with a
+  // zero direction there, +0.0 or -0.0: that slab's distance is 0 * inf =
+  // NaN in the OBB test, which must leave the interval as the single
+  // ray's test does (a grazing ray hits). Every axis: the test's steps go
+  // axis by axis, and a NaN on the last axis survives a wrong order.
+  Scene scene;
+  scene.meshes.push_back(tools::unit_cube_mesh());
+  for (int x = 0; x < 7; ++x) {
+    for (int y = 0; y < 7; ++y) {
+      for (int z = 0; z < 7; ++z) {
+        Object o;
+        o.matrix = glm::translate(glm::mat4{1.0f}, glm::vec3{static_cast<float>(x),
+                                                             static_cast<float>(y),
+                                                             static_cast<float>(z)});
+        scene.objects.push_back(o);
+      }
+    }
+  }
+  std::vector<Ray> rays;
+  for (int axis = 0; axis < 3; ++axis) {
+    const int along = (axis + 2) % 3, across = (axis + 1) % 3;
+    for (const float zero : {0.0f, -0.0f}) {
+      for (int k = 0; k < 64; ++k) {
+        Ray r;
+        r.org[axis] = 3.5f;
+        r.org[across] = 3.0f + 0.01f * static_cast<float>(k % 8);
+        r.org[along] = -2.0f;
+        r.dir[axis] = zero;
+        r.dir[across] = 0.01f * static_cast<float>(k / 8);
+        r.dir[along] = 1.0f;
+        rays.push_back(r);
+      }
+    }
+  }
+  CHECK(coherent_groups(rays, scene) == rays.size() / WideBvh::kPacket);
+  for (const Picker& picker : both_batch_paths(scene)) {
+    const std::size_t hits =
+        require_batch_equals_single<Ray>(picker, rays, QueryOptions{PickMode::kObb});
+    CHECK(hits == rays.size());
+  }
+}
+
 TEST_CASE("camera batches from inside the scene with tmin and tmax set equal single queries") {
   const Scene scene = tools::make_mesh_scene(3000, 82);
   const Aabb box = translations_box(scene);
