@@ -24,6 +24,16 @@
 #define RAYPICK_TARGET_AVX512 __attribute__((target("avx2,avx512f,avx512vl,avx512dq,avx512bw")))
 #endif
 
+// The packets' AVX2 and AVX-512 lanes (wide_packets.h, packet_obb.h) hand
+// vectors between the one packet loop, a template of the baseline target,
+// and the lanes' functions, all inlined into a function of the lanes'
+// target: GCC compiles that; Clang refuses each such call (a vector
+// argument without AVX changes the ABI), so a Clang build's packets run on
+// the SSE lanes (the same answers; Clang builds only the fuzz targets here).
+#if RAYPICK_WIDE_AVX2 && !defined(__clang__)
+#define RAYPICK_PACKET_AVX 1
+#endif
+
 // The per-leaf steps of the traversal loops are inlined into them, which
 // the compiler's size heuristics would not always do; a rarely taken step
 // (the triangle tree of one object) keeps its call.

@@ -12,7 +12,7 @@
 #include <cstdint>
 
 // See wide_packets.h: the AVX policies' vector functions run only inlined
-// into functions of their own target.
+// into functions of their own target (packet_obb_entries_avx2, _avx512).
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wpsabi"
 
@@ -63,14 +63,14 @@ RAYPICK_GEOMETRY_INLINE std::uint32_t packet_obb_entries(const LocalFrame& f, co
 }
 
 // packet_obb_entries() with `lanes` rays per operation (WideBvh's
-// packet_lanes(): 4, 8 or 16, only where the CPU has them). A call, not
-// inlined: the caller's code is of the baseline target.
+// packet_lanes(): 4, 8 or 16, only where the CPU has them and the build
+// has them, RAYPICK_PACKET_AVX), each a function of its own target.
 inline std::uint32_t packet_obb_entries_sse(const LocalFrame& f, const Aabb& box,
                                             const PacketRays& p, std::uint32_t mask,
                                             float* t_out) {
   return packet_obb_entries<LanesSse>(f, box, p, mask, t_out);
 }
-#if RAYPICK_WIDE_AVX2
+#if RAYPICK_PACKET_AVX
 RAYPICK_TARGET_AVX2 inline std::uint32_t packet_obb_entries_avx2(const LocalFrame& f,
                                                                  const Aabb& box,
                                                                  const PacketRays& p,
@@ -79,7 +79,7 @@ RAYPICK_TARGET_AVX2 inline std::uint32_t packet_obb_entries_avx2(const LocalFram
   return packet_obb_entries<LanesAvx2>(f, box, p, mask, t_out);
 }
 #endif
-#if RAYPICK_WIDE_AVX512
+#if RAYPICK_PACKET_AVX
 RAYPICK_TARGET_AVX512 inline std::uint32_t packet_obb_entries_avx512(const LocalFrame& f,
                                                                      const Aabb& box,
                                                                      const PacketRays& p,
@@ -90,11 +90,11 @@ RAYPICK_TARGET_AVX512 inline std::uint32_t packet_obb_entries_avx512(const Local
 #endif
 inline std::uint32_t packet_obb_entries(int lanes, const LocalFrame& f, const Aabb& box,
                                         const PacketRays& p, std::uint32_t mask, float* t_out) {
-#if RAYPICK_WIDE_AVX512
+#if RAYPICK_PACKET_AVX
   if (lanes == 16) return packet_obb_entries_avx512(f, box, p, mask, t_out);
-#endif
-#if RAYPICK_WIDE_AVX2
   if (lanes == 8) return packet_obb_entries_avx2(f, box, p, mask, t_out);
+#else
+  (void)lanes;
 #endif
   return packet_obb_entries_sse(f, box, p, mask, t_out);
 }

@@ -213,7 +213,7 @@ void PickerCore::batch(const Tree& top, std::span<const R> rays, const QueryOpti
         if (!interleave) {
           if constexpr (Tree::kWidth == 16) {
             // The 16-slot AVX-512 test, one ray at a time: faster than
-            // packets, whose test takes four slots per instruction.
+            // packets there (boxes-30k camera batches; performance.md).
             for (std::size_t i = 0; i < node_rays.size(); ++i) {
               top.traverse(node_rays[i], [&](std::uint32_t entry, float& tmax) {
                 return closest_leaf(entry, part[i], options, tmax, hits[i]);

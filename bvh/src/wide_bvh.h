@@ -253,7 +253,8 @@ class WideBvhOf {
   void traverse_packets(std::span<const Ray> rays, Leaf&& leaf, PacketLeaf&& packet_leaf) const;
   // Rays per SIMD operation in traverse_packets() on an 8-wide tree: 4
   // (SSE, the default), 8 (AVX2) or 16 (AVX-512, the whole packet); a
-  // width the CPU lacks falls back to the next narrower. Set once by the
+  // width the CPU lacks falls back to the next narrower (to 4 in a Clang
+  // build: see RAYPICK_PACKET_AVX). Set once by the
   // tree's owner, never while queries run. The same leaves and tmax per
   // ray at every width.
   void set_packet_lanes(int lanes);
@@ -279,13 +280,13 @@ class WideBvhOf {
     return e == 0 || e == entry_place_.size() || entry_place_[e - 1] != entry_place_[e];
   }
 
-#if RAYPICK_WIDE_AVX2
+#if RAYPICK_PACKET_AVX
   template <class Leaf, class PacketLeaf>
   RAYPICK_TARGET_AVX2 void traverse_packets_avx2(std::span<const Ray> rays, Leaf& leaf,
                                                  PacketLeaf& packet_leaf) const
     requires(W == 8);
 #endif
-#if RAYPICK_WIDE_AVX512
+#if RAYPICK_PACKET_AVX
   template <class Leaf, class PacketLeaf>
   RAYPICK_TARGET_AVX512 void traverse_packets_avx512(std::span<const Ray> rays, Leaf& leaf,
                                                      PacketLeaf& packet_leaf) const
@@ -327,9 +328,14 @@ inline void WideBvhOf<W>::set_simd(bool on) {
 
 template <int W>
 inline void WideBvhOf<W>::set_packet_lanes(int lanes) {
+#if RAYPICK_PACKET_AVX
   packet_lanes_ = W == 8 && lanes >= 16 && compiler::cpu_has_avx512() ? 16
                   : W == 8 && lanes >= 8 && compiler::cpu_has_avx2() ? 8
                                                                     : 4;
+#else
+  (void)lanes;
+  packet_lanes_ = 4;
+#endif
 }
 
 template <int W>

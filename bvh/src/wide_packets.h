@@ -25,10 +25,11 @@ inline bool WideBvhOf<W>::packet_coherent(std::span<const Ray> rays, float exten
 }
 
 // The generic packet loop below calls the AVX2 and AVX-512 policies'
-// vector functions, which GCC flags (-Wpsabi) as a vector ABI change. They
-// only run inlined into functions of their own target
-// (traverse_packets_avx2, traverse_packets_avx512), where the ABI is the
-// same on both sides.
+// vector functions, which GCC flags (-Wpsabi) as a vector ABI change. The
+// loop runs only inlined into functions of the policy's own target
+// (traverse_packets_avx2 and _avx512, packet_obb_entries_avx2 and
+// _avx512), where the ABI is the same on both sides. Clang refuses the
+// calls all the same (compiler.h, RAYPICK_PACKET_AVX).
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wpsabi"
 
@@ -62,8 +63,9 @@ struct LanesSse {
   }
 };
 #endif
-#if RAYPICK_WIDE_AVX2
-// Only in functions of the AVX2 target (traverse_packets_avx2).
+#if RAYPICK_PACKET_AVX
+// Only in functions of the AVX2 target (traverse_packets_avx2,
+// packet_obb_entries_avx2).
 struct LanesAvx2 {
   static constexpr int kLanes = 8;
   using V = __m256;
@@ -98,9 +100,9 @@ struct LanesAvx2 {
   }
 };
 #endif
-#if RAYPICK_WIDE_AVX512
-// Only in functions of the AVX-512 target (traverse_packets_avx512): a
-// whole packet of 16 rays per operation.
+#if RAYPICK_PACKET_AVX
+// Only in functions of the AVX-512 target (traverse_packets_avx512,
+// packet_obb_entries_avx512): a whole packet of 16 rays per operation.
 struct LanesAvx512 {
   static constexpr int kLanes = 16;
   using V = __m512;
@@ -311,12 +313,10 @@ template <int W>
 template <class Leaf, class PacketLeaf>
 void WideBvhOf<W>::traverse_packets(std::span<const Ray> rays, Leaf&& leaf,
                                     PacketLeaf&& packet_leaf) const {
-#if RAYPICK_WIDE_AVX512
+#if RAYPICK_PACKET_AVX
   if constexpr (W == 8) {
     if (packet_lanes_ == 16) return traverse_packets_avx512(rays, leaf, packet_leaf);
   }
-#endif
-#if RAYPICK_WIDE_AVX2
   if constexpr (W == 8) {
     if (packet_lanes_ == 8) return traverse_packets_avx2(rays, leaf, packet_leaf);
   }
@@ -334,7 +334,7 @@ void WideBvhOf<W>::traverse_packets(std::span<const Ray> rays, Leaf&& leaf,
 #endif
 }
 
-#if RAYPICK_WIDE_AVX2
+#if RAYPICK_PACKET_AVX
 template <int W>
 template <class Leaf, class PacketLeaf>
 RAYPICK_TARGET_AVX2 void WideBvhOf<W>::traverse_packets_avx2(std::span<const Ray> rays,
@@ -345,7 +345,7 @@ RAYPICK_TARGET_AVX2 void WideBvhOf<W>::traverse_packets_avx2(std::span<const Ray
   packets<wide_detail::LanesAvx2>(rays, leaf, packet_leaf);
 }
 #endif
-#if RAYPICK_WIDE_AVX512
+#if RAYPICK_PACKET_AVX
 template <int W>
 template <class Leaf, class PacketLeaf>
 RAYPICK_TARGET_AVX512 void WideBvhOf<W>::traverse_packets_avx512(std::span<const Ray> rays,

@@ -96,6 +96,35 @@ std::vector<Picker> both_batch_paths(const Scene& scene) {
   return pickers;
 }
 
+// Rays lying in the plane x = `plane`, then y = `plane`, then z = `plane`,
+// with a zero direction on that axis (+0.0 for 64 rays, then -0.0 for 64),
+// so that the slab test meets 0 * inf = NaN on the boxes' faces in that
+// plane. Of the other two axes, the rays go along the one after (direction
+// `sign`, from `along`) and drift slowly on the other (origin `across` +
+// 0.01 k, direction sign * (`dir_across` + `dir_step` k), k = 0..7):
+// coherent packets of 16.
+std::vector<Ray> in_plane_rays(float plane, float across, float along, float dir_across,
+                               float dir_step, float sign = 1.0f) {
+  std::vector<Ray> rays;
+  for (int axis = 0; axis < 3; ++axis) {
+    const int on = (axis + 2) % 3, off = (axis + 1) % 3;
+    for (const float zero : {0.0f, -0.0f}) {
+      for (int k = 0; k < 64; ++k) {
+        Ray r;
+        r.org[axis] = plane;
+        r.org[off] = across + 0.01f * static_cast<float>(k % 8);
+        r.org[on] = along;
+        r.dir[axis] = zero;
+        r.dir[off] = sign * (dir_across + dir_step * static_cast<float>(k / 8));
+        r.dir[on] = sign;
+        REQUIRE(std::isinf(RayInv(r).inv_dir[axis]));
+        rays.push_back(r);
+      }
+    }
+  }
+  return rays;
+}
+
 // Walks `rays` through `tree` as single rays, and as packets at every lane
 // width this CPU has (an 8-wide tree: 4, 8 and 16 rays per operation; a
 // 16-wide one: 4), with no tmax updates: then each ray must be offered the
@@ -186,22 +215,12 @@ TEST_CASE("batches of rays lying in the objects' face planes (0 * inf in the OBB
       }
     }
   }
-  std::vector<Ray> rays;
-  for (int axis = 0; axis < 3; ++axis) {
-    const int along = (axis + 2) % 3, across = (axis + 1) % 3;
-    for (const float zero : {0.0f, -0.0f}) {
-      for (int k = 0; k < 64; ++k) {
-        Ray r;
-        r.org[axis] = 3.5f;
-        r.org[across] = 3.0f + 0.01f * static_cast<float>(k % 8);
-        r.org[along] = -2.0f;
-        r.dir[axis] = zero;
-        r.dir[across] = 0.01f * static_cast<float>(k / 8);
-        r.dir[along] = 1.0f;
-        rays.push_back(r);
-      }
-    }
-  }
+  // Forwards, and backwards with every direction component -0.0 or
+  // negative: there an unrotated frame carries a -0.0 to -0.0 (1 * -0 +
+  // 0 * -a + 0 * -1), so the OBB test's near plane is the box's max.
+  std::vector<Ray> rays = in_plane_rays(3.5f, 3.0f, -2.0f, 0.0f, 0.01f);
+  const std::vector<Ray> back = in_plane_rays(3.5f, 3.0f, 9.0f, 0.0f, 0.01f, -1.0f);
+  rays.insert(rays.end(), back.begin(), back.end());
   CHECK(coherent_groups(rays, scene) == rays.size() / WideBvh::kPacket);
   for (const Picker& picker : both_batch_paths(scene)) {
     const std::size_t hits =
@@ -346,24 +365,7 @@ TEST_CASE_TEMPLATE("packets of rays lying in the boxes' face planes (0 * inf in 
     }
   }
   const Tree tree = Tree::collapse(build_bvh(boxes));
-  std::vector<Ray> rays;
-  for (int axis = 0; axis < 3; ++axis) {
-    // The other two axes: one walked along, one across.
-    const int along = (axis + 2) % 3, across = (axis + 1) % 3;
-    for (const float zero : {0.0f, -0.0f}) {
-      for (int k = 0; k < 64; ++k) {
-        Ray r;
-        r.org[axis] = 3.0f;
-        r.org[across] = -1.0f + 0.01f * static_cast<float>(k % 8);
-        r.org[along] = -1.0f;
-        r.dir[axis] = zero;
-        r.dir[across] = 0.5f + 0.02f * static_cast<float>(k / 8);
-        r.dir[along] = 1.0f;
-        REQUIRE(std::isinf(RayInv(r).inv_dir[axis]));
-        rays.push_back(r);
-      }
-    }
-  }
+  const std::vector<Ray> rays = in_plane_rays(3.0f, -1.0f, -1.0f, 0.5f, 0.02f);
   const Aabb bounds = tree.bounds();
   const glm::vec3 size = bounds.max - bounds.min;
   const float extent = std::max(size.x, std::max(size.y, size.z));
