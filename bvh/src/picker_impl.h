@@ -211,6 +211,16 @@ class PickerCore {
   template <class R>
   bool closest_leaf(std::uint32_t entry, const R& ray,
                     const QueryOptions& options, float& tmax, Hit& best) const;
+  // The closest-hit rule of every leaf step: h (a hit or not) replaces
+  // best and lowers tmax when closer. Leaf tests are inclusive of tmax, so
+  // an equal t reaches here and the contract's order (t, object, triangle)
+  // decides.
+  static void keep_if_closer(const Hit& h, float& tmax, Hit& best) {
+    if (h.hit() && closer(h, best)) {
+      best = h;
+      tmax = h.t;
+    }
+  }
   static bool accepts(const LeafObb& leaf, const QueryOptions& options) {
     return (leaf.mask & options.mask) != 0 &&
            (!options.filter || options.filter(leaf.object));

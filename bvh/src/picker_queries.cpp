@@ -100,12 +100,7 @@ RAYPICK_HOT_INLINE bool PickerCore::closest_leaf(std::uint32_t entry, const R& r
   const LeafObb& leaf = leaf_[entry];
   if (!accepts(leaf, options)) return false;
   const Hit h = leaf_hit<false>(leaf, ray, tmax, options.mode);
-  // Leaf tests are inclusive of tmax, so an equal t reaches here and the
-  // contract's order (t, object, triangle) decides.
-  if (h.hit() && closer(h, best)) {
-    best = h;
-    tmax = h.t;
-  }
+  keep_if_closer(h, tmax, best);
   return false;
 }
 
@@ -244,11 +239,7 @@ void PickerCore::batch(const Tree& top, std::span<const R> rays, const QueryOpti
                   Hit h;
                   h.object = leaf.object;
                   h.t = t[k];
-                  // closest_leaf()'s rule: (t, object) decides an equal t.
-                  if (closer(h, hits[base + k])) {
-                    hits[base + k] = h;
-                    p.tmax[k] = h.t;
-                  }
+                  keep_if_closer(h, p.tmax[k], hits[base + k]);
                 }
                 return;
               }

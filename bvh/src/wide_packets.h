@@ -203,8 +203,8 @@ RAYPICK_GEOMETRY_INLINE std::uint32_t packet_slot(const WideNodeOf<W>& nd, int s
 
 // One coherent packet of n <= kPacketRays rays (p filled, lanes from n on
 // never live) through the tree: traverse_packets()'s contract, each leaf
-// entry offered once to the rays of `mask` that reach it, as
-// leaf(entry, mask, p), which may lower their p.tmax.
+// entry offered once to the packet's rays that reach it, as
+// leaf(entry, mask, p) with `mask` those rays, which may lower their p.tmax.
 template <class Lanes, bool kOneOrigin, int W, class Leaf>
 RAYPICK_GEOMETRY_INLINE void walk_packet(std::span<const WideNodeOf<W>> nodes, PacketRays& p,
                                          std::size_t n, PacketEntry* stack, Leaf& leaf) {
