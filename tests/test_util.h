@@ -49,6 +49,16 @@ inline bool near(const glm::vec3& a, const glm::vec3& b, float tol) {
   return near(a.x, b.x, tol) && near(a.y, b.y, tol) && near(a.z, b.z, tol);
 }
 
+// Every element of a and b within tol.
+inline bool near(const glm::mat4& a, const glm::mat4& b, float tol) {
+  for (int c = 0; c < 4; ++c) {
+    for (int r = 0; r < 4; ++r) {
+      if (std::abs(a[c][r] - b[c][r]) > tol) return false;
+    }
+  }
+  return true;
+}
+
 inline std::string str(const glm::vec3& v) {
   return "(" + std::to_string(v.x) + ", " + std::to_string(v.y) + ", " +
          std::to_string(v.z) + ")";

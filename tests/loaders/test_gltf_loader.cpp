@@ -55,15 +55,6 @@ LoadError embedded_error(const TempDir& dir, const GltfBuilder& b) {
   return require_error(dir.write("bad.gltf", b.gltf_embedded()));
 }
 
-bool near(const glm::mat4& a, const glm::mat4& b, float tol) {
-  for (int c = 0; c < 4; ++c) {
-    for (int r = 0; r < 4; ++r) {
-      if (std::abs(a[c][r] - b[c][r]) > tol) return false;
-    }
-  }
-  return true;
-}
-
 glm::mat4 translation(float x, float y, float z) {
   return glm::translate(glm::mat4{1.0f}, glm::vec3{x, y, z});
 }

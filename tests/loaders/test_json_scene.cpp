@@ -142,15 +142,6 @@ class SceneDir : public TempDir {
   }
 };
 
-bool near(const glm::mat4& a, const glm::mat4& b, float tol) {
-  for (int c = 0; c < 4; ++c) {
-    for (int r = 0; r < 4; ++r) {
-      if (std::abs(a[c][r] - b[c][r]) > tol) return false;
-    }
-  }
-  return true;
-}
-
 glm::mat4 columns(glm::vec3 x, glm::vec3 y, glm::vec3 z, glm::vec3 t) {
   glm::mat4 m{1.0f};
   m[0] = glm::vec4{x, 0};
