@@ -151,8 +151,8 @@ class PickerCore {
   static constexpr std::size_t kAutoWide16Objects = 20000;
   // Whether the 8-wide trees take the AVX node test.
   bool avx2() const { return config_.isa != Isa::kSse2 && compiler::cpu_has_avx2(); }
-  // Rays per instruction in the batches' packets on an 8-wide top level
-  // (WideBvh::set_packet_lanes; the CPU's widest of these where it lacks
+  // Rays per instruction in the batches' packets
+  // (WideBvhOf::set_packet_lanes; the CPU's widest of these where it lacks
   // the asked one): kSse2 4, kAvx2 8, kAuto and kAvx512 16.
   int packet_lanes() const {
     return config_.isa == Isa::kSse2 ? 4 : config_.isa == Isa::kAvx2 ? 8 : 16;

@@ -181,6 +181,9 @@ void PickerCore::batch(const Tree& top, std::span<const R> rays, const QueryOpti
   const std::size_t top_bytes =
       top.nodes().size() * sizeof(typename Tree::Node) + leaf_.size() * sizeof(LeafObb);
   const bool interleave = top_bytes >= config_.batch_interleave_bytes;
+  const Aabb root = top.bounds();
+  const glm::vec3 size = root.max - root.min;
+  const float extent = std::max(size.x, std::max(size.y, size.z));
   constexpr int kInFlight = 32;
   tbb::parallel_for(
       tbb::blocked_range<std::size_t>(0, rays.size(), 1024),
@@ -205,66 +208,119 @@ void PickerCore::batch(const Tree& top, std::span<const R> rays, const QueryOpti
           }
           node_rays = rounded;
         }
+        // Rays by index into part (and hits): `at` maps an index into the
+        // rays walked to one into part.
+        auto single_rays = [&](std::span<const Ray> walked, auto at) {
+          for (std::size_t i = 0; i < walked.size(); ++i) {
+            const std::size_t r = at(i);
+            top.traverse(walked[i], [&](std::uint32_t entry, float& tmax) {
+              return closest_leaf(entry, part[r], options, tmax, hits[r]);
+            });
+          }
+        };
+        // Coherent groups of consecutive rays (a camera's pixels along a
+        // row) walk the tree as packets, the others one ray at a time. A
+        // packet's rays meet an object's OBB in one SIMD test (float rays,
+        // obb mode, no low part: obb_entry's arithmetic lane by lane), else
+        // one ray at a time.
+        auto packets = [&](std::span<const Ray> walked, auto at) {
+          const int lanes = top.packet_lanes();
+          auto one_ray = [&](std::size_t i, std::uint32_t entry, float& tmax) {
+            const std::size_t r = at(i);
+            closest_leaf(entry, part[r], options, tmax, hits[r]);
+          };
+          auto packet = [&](std::size_t base, std::uint32_t entry, std::uint32_t mask,
+                            wide_detail::PacketRays& p) {
+            const LeafObb& leaf = leaf_[entry];
+            if (std::is_same_v<R, Ray> && options.mode == PickMode::kObb &&
+                leaf.mesh != kInvalidId &&
+                (low_.empty() || low_[leaf.object] == glm::vec3{0.0f})) {
+              if (!accepts(leaf, options)) return;
+              alignas(64) float t[wide_detail::kPacketRays];
+              for (std::uint32_t hit = wide_detail::packet_obb_entries(
+                       lanes, leaf.frame, meshes_[leaf.mesh].bounds, p, mask, t);
+                   hit != 0; hit &= hit - 1) {
+                const int k = std::countr_zero(hit);
+                Hit h;
+                h.object = leaf.object;
+                h.t = t[k];
+                keep_if_closer(h, p.tmax[k], hits[at(base + k)]);
+              }
+              return;
+            }
+            for (; mask != 0; mask &= mask - 1) {
+              const int k = std::countr_zero(mask);
+              one_ray(base + k, entry, p.tmax[k]);
+            }
+          };
+          top.traverse_packets(walked, one_ray, packet);
+        };
+        // Several rays in flight, each leaf's run of copies prefetched.
+        auto interleaved = [&](std::span<const Ray> walked, auto at) {
+          top.template traverse_interleaved<kInFlight>(
+              walked,
+              [&](std::size_t i, std::uint32_t entry, float& tmax) {
+                const std::size_t r = at(i);
+                return closest_leaf(entry, part[r], options, tmax, hits[r]);
+              },
+              [&](std::uint32_t first, std::uint32_t count) {
+                // Every cache line of the leaf's run of copies.
+                const auto begin = reinterpret_cast<std::uintptr_t>(&leaf_[first]);
+                const auto end = reinterpret_cast<std::uintptr_t>(&leaf_[first + count]);
+                for (std::uintptr_t p = begin & ~std::uintptr_t{63}; p < end; p += 64) {
+                  compiler::prefetch(reinterpret_cast<const void*>(p));
+                }
+              });
+        };
+        const auto same = [](std::size_t i) { return i; };
         if (!interleave) {
           if constexpr (Tree::kWidth == 16) {
             // The 16-slot AVX-512 test, one ray at a time: faster than
             // packets there (boxes-30k camera batches; performance.md).
-            for (std::size_t i = 0; i < node_rays.size(); ++i) {
-              top.traverse(node_rays[i], [&](std::uint32_t entry, float& tmax) {
-                return closest_leaf(entry, part[i], options, tmax, hits[i]);
-              });
-            }
+            single_rays(node_rays, same);
           } else {
-            // Coherent groups of consecutive rays (a camera's pixels along
-            // a row) walk the tree as packets, the others one ray at a time.
-            // A packet's rays meet an object's OBB in one SIMD test (float
-            // rays, obb mode, no low part: obb_entry's arithmetic lane by
-            // lane), else one ray at a time.
-            const int lanes = top.packet_lanes();
-            auto one_ray = [&](std::size_t i, std::uint32_t entry, float& tmax) {
-              closest_leaf(entry, part[i], options, tmax, hits[i]);
-            };
-            auto packet = [&](std::size_t base, std::uint32_t entry, std::uint32_t mask,
-                              wide_detail::PacketRays& p) {
-              const LeafObb& leaf = leaf_[entry];
-              if (std::is_same_v<R, Ray> && options.mode == PickMode::kObb &&
-                  leaf.mesh != kInvalidId &&
-                  (low_.empty() || low_[leaf.object] == glm::vec3{0.0f})) {
-                if (!accepts(leaf, options)) return;
-                alignas(64) float t[wide_detail::kPacketRays];
-                for (std::uint32_t hit = wide_detail::packet_obb_entries(
-                         lanes, leaf.frame, meshes_[leaf.mesh].bounds, p, mask, t);
-                     hit != 0; hit &= hit - 1) {
-                  const int k = std::countr_zero(hit);
-                  Hit h;
-                  h.object = leaf.object;
-                  h.t = t[k];
-                  keep_if_closer(h, p.tmax[k], hits[base + k]);
-                }
-                return;
-              }
-              for (; mask != 0; mask &= mask - 1) {
-                const int k = std::countr_zero(mask);
-                one_ray(base + k, entry, p.tmax[k]);
-              }
-            };
-            top.traverse_packets(node_rays, one_ray, packet);
+            packets(node_rays, same);
           }
           return;
         }
-        top.template traverse_interleaved<kInFlight>(
-            node_rays,
-            [&](std::size_t i, std::uint32_t entry, float& tmax) {
-              return closest_leaf(entry, part[i], options, tmax, hits[i]);
-            },
-            [&](std::uint32_t first, std::uint32_t count) {
-              // Every cache line of the leaf's run of copies.
-              const auto begin = reinterpret_cast<std::uintptr_t>(&leaf_[first]);
-              const auto end = reinterpret_cast<std::uintptr_t>(&leaf_[first + count]);
-              for (std::uintptr_t p = begin & ~std::uintptr_t{63}; p < end; p += 64) {
-                compiler::prefetch(reinterpret_cast<const void*>(p));
+        // A large tree: its coherent groups of kPacket rays walk as
+        // packets (each node fetched once for the group), the other rays
+        // interleaved. Each kind is gathered when the task has both.
+        constexpr std::size_t kPacket = Tree::kPacket;
+        std::uint64_t coherent[1024 / kPacket / 64 + 1] = {};
+        std::size_t n_coherent = 0;
+        for (std::size_t g = 0; g + kPacket <= node_rays.size(); g += kPacket) {
+          if (Tree::packet_coherent(node_rays.subspan(g, kPacket), extent)) {
+            coherent[g / kPacket / 64] |= std::uint64_t{1} << (g / kPacket % 64);
+            ++n_coherent;
+          }
+        }
+        if (n_coherent * kPacket == node_rays.size()) {
+          packets(node_rays, same);
+        } else if (n_coherent == 0) {
+          interleaved(node_rays, same);
+        } else {
+          std::vector<Ray> walked;
+          std::vector<std::uint32_t> index;
+          walked.reserve(node_rays.size());
+          index.reserve(node_rays.size());
+          const std::size_t packet_rays = n_coherent * kPacket;
+          for (int pass = 0; pass < 2; ++pass) {
+            for (std::size_t i = 0; i < node_rays.size(); ++i) {
+              const std::size_t g = i / kPacket;
+              const bool in_packet = i / kPacket * kPacket + kPacket <= node_rays.size() &&
+                                     ((coherent[g / 64] >> (g % 64)) & 1u) != 0;
+              if (in_packet == (pass == 0)) {
+                walked.push_back(node_rays[i]);
+                index.push_back(static_cast<std::uint32_t>(i));
               }
-            });
+            }
+          }
+          const auto gathered = [&](std::size_t i) { return std::size_t{index[i]}; };
+          packets(std::span<const Ray>(walked).first(packet_rays), gathered);
+          const auto after = [&](std::size_t i) { return std::size_t{index[packet_rays + i]}; };
+          interleaved(std::span<const Ray>(walked).subspan(packet_rays), after);
+        }
       });
 }
 

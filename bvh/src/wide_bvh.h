@@ -251,7 +251,7 @@ class WideBvhOf {
   // SIMD test for them all); leaf() still serves the rays that walk alone.
   template <class Leaf, class PacketLeaf>
   void traverse_packets(std::span<const Ray> rays, Leaf&& leaf, PacketLeaf&& packet_leaf) const;
-  // Rays per SIMD operation in traverse_packets() on an 8-wide tree: 4
+  // Rays per SIMD operation in traverse_packets(): 4
   // (SSE, the default), 8 (AVX2) or 16 (AVX-512, the whole packet); a
   // width the CPU lacks falls back to the next narrower (to 4 in a Clang
   // build: see RAYPICK_PACKET_AVX). Set once by the
@@ -283,14 +283,12 @@ class WideBvhOf {
 #if RAYPICK_PACKET_AVX
   template <class Leaf, class PacketLeaf>
   RAYPICK_TARGET_AVX2 void traverse_packets_avx2(std::span<const Ray> rays, Leaf& leaf,
-                                                 PacketLeaf& packet_leaf) const
-    requires(W == 8);
+                                                 PacketLeaf& packet_leaf) const;
 #endif
 #if RAYPICK_PACKET_AVX
   template <class Leaf, class PacketLeaf>
   RAYPICK_TARGET_AVX512 void traverse_packets_avx512(std::span<const Ray> rays, Leaf& leaf,
-                                                     PacketLeaf& packet_leaf) const
-    requires(W == 8);
+                                                     PacketLeaf& packet_leaf) const;
 #endif
   // traverse_packets() with Lanes' arithmetic (wide_packets.h).
   template <class Lanes, class Leaf, class PacketLeaf>
@@ -329,9 +327,9 @@ inline void WideBvhOf<W>::set_simd(bool on) {
 template <int W>
 inline void WideBvhOf<W>::set_packet_lanes(int lanes) {
 #if RAYPICK_PACKET_AVX
-  packet_lanes_ = W == 8 && lanes >= 16 && compiler::cpu_has_avx512() ? 16
-                  : W == 8 && lanes >= 8 && compiler::cpu_has_avx2() ? 8
-                                                                    : 4;
+  packet_lanes_ = lanes >= 16 && compiler::cpu_has_avx512() ? 16
+                  : lanes >= 8 && compiler::cpu_has_avx2()  ? 8
+                                                            : 4;
 #else
   (void)lanes;
   packet_lanes_ = 4;

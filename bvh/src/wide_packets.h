@@ -314,12 +314,8 @@ template <class Leaf, class PacketLeaf>
 void WideBvhOf<W>::traverse_packets(std::span<const Ray> rays, Leaf&& leaf,
                                     PacketLeaf&& packet_leaf) const {
 #if RAYPICK_PACKET_AVX
-  if constexpr (W == 8) {
-    if (packet_lanes_ == 16) return traverse_packets_avx512(rays, leaf, packet_leaf);
-  }
-  if constexpr (W == 8) {
-    if (packet_lanes_ == 8) return traverse_packets_avx2(rays, leaf, packet_leaf);
-  }
+  if (packet_lanes_ == 16) return traverse_packets_avx512(rays, leaf, packet_leaf);
+  if (packet_lanes_ == 8) return traverse_packets_avx2(rays, leaf, packet_leaf);
 #endif
 #if RAYPICK_WIDE_SSE
   packets<wide_detail::LanesSse>(rays, leaf, packet_leaf);
@@ -340,7 +336,6 @@ template <class Leaf, class PacketLeaf>
 RAYPICK_TARGET_AVX2 void WideBvhOf<W>::traverse_packets_avx2(std::span<const Ray> rays,
                                                              Leaf& leaf,
                                                              PacketLeaf& packet_leaf) const
-  requires(W == 8)
 {
   packets<wide_detail::LanesAvx2>(rays, leaf, packet_leaf);
 }
@@ -351,7 +346,6 @@ template <class Leaf, class PacketLeaf>
 RAYPICK_TARGET_AVX512 void WideBvhOf<W>::traverse_packets_avx512(std::span<const Ray> rays,
                                                                  Leaf& leaf,
                                                                  PacketLeaf& packet_leaf) const
-  requires(W == 8)
 {
   packets<wide_detail::LanesAvx512>(rays, leaf, packet_leaf);
 }

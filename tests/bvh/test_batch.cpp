@@ -80,13 +80,14 @@ std::size_t coherent_groups(std::span<const Ray> rays, const Scene& scene) {
   return n;
 }
 
-// Pickers that run batches one ray / one packet at a time, and interleaved,
-// each on every instruction set (packets of 4, 8 and 16 rays per operation
-// where the CPU has them).
+// Pickers that run batches as for a small tree (one ray or one packet at a
+// time) and as for a large one (packets and interleaved rays), each on
+// every instruction set: packets of 4, 8 and 16 rays per operation, and
+// the 16-wide tree, where the CPU has them.
 std::vector<Picker> both_batch_paths(const Scene& scene) {
   std::vector<Picker> pickers;
   for (const std::size_t bytes : {SIZE_MAX, std::size_t{0}}) {
-    for (const Isa isa : {Isa::kSse2, Isa::kAvx2, Isa::kAuto}) {
+    for (const Isa isa : {Isa::kSse2, Isa::kAvx2, Isa::kAuto, Isa::kAvx512}) {
       PickerConfig config;
       config.batch_interleave_bytes = bytes;
       config.isa = isa;
@@ -126,8 +127,8 @@ std::vector<Ray> in_plane_rays(float plane, float across, float along, float dir
 }
 
 // Walks `rays` through `tree` as single rays, and as packets at every lane
-// width this CPU has (an 8-wide tree: 4, 8 and 16 rays per operation; a
-// 16-wide one: 4), with no tmax updates: then each ray must be offered the
+// width this CPU has (4, 8 and 16 rays per operation, on either node
+// width), with no tmax updates: then each ray must be offered the
 // very same leaf entries either way, since its box tests are the same
 // arithmetic. Returns how many entries the rays were offered.
 template <class Tree>
@@ -142,9 +143,7 @@ std::size_t require_packets_offer_single_leaves(Tree tree, std::span<const Ray> 
     std::sort(single[i].begin(), single[i].end());
     offered += single[i].size();
   }
-  const std::vector<int> widths = Tree::kWidth == 8 ? std::vector<int>{4, 8, 16}
-                                                    : std::vector<int>{4};
-  for (const int lanes : widths) {
+  for (const int lanes : {4, 8, 16}) {
     tree.set_packet_lanes(lanes);
     if (tree.packet_lanes() != lanes) {
       MESSAGE("packets of " << lanes << " rays per operation not run: this CPU lacks them");
@@ -310,12 +309,9 @@ TEST_CASE("batches mixing coherent bundles and random rays, of every size, equal
     rays.insert(rays.end(), camera.begin() + i, camera.begin() + i + 50);
     rays.insert(rays.end(), random.begin() + i, random.begin() + i + 50);
   }
-  for (const Isa isa : {Isa::kSse2, Isa::kAvx2, Isa::kAuto}) {
-    CAPTURE(static_cast<int>(isa));
-    PickerConfig config;
-    config.batch_interleave_bytes = SIZE_MAX;
-    config.isa = isa;
-    const Picker picker(scene, config);
+  // Interleaved (bytes 0), a task's coherent packets and its other rays are
+  // gathered apart.
+  for (const Picker& picker : both_batch_paths(scene)) {
     for (const std::size_t n : {1u, 2u, 15u, 16u, 17u, 33u, 1024u, 1025u, 2000u}) {
       CAPTURE(n);
       const std::span<const Ray> part = std::span<const Ray>(rays).first(n);
@@ -326,10 +322,9 @@ TEST_CASE("batches mixing coherent bundles and random rays, of every size, equal
   }
 }
 
-TEST_CASE_TEMPLATE("a packet offers each ray exactly the leaf entries a single traversal offers it, at the same or a larger tmax",
+TEST_CASE_TEMPLATE("a packet offers each ray exactly the leaf entries a single traversal offers it",
                    Tree, WideBvh, WideBvh16) {
-  // Both node widths (the Picker walks 16-wide trees ray by ray, but the
-  // packet loop serves both).
+  // Both node widths.
   const Scene scene = tools::make_boxes_scene(800, 87);
   const Aabb box = translations_box(scene);
   const glm::vec3 center = 0.5f * (box.min + box.max);

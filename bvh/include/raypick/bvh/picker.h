@@ -51,8 +51,8 @@ enum class Isa : std::uint8_t {
   // AVX-512 (measured even at 10,000 boxes, 11-16% faster at 30,000; the
   // bound lies between); else kAvx2 where the CPU has AVX2, else kSse2.
   // Decided at each build (commit), from the objects in the tree. A batch's
-  // packets (see batch_interleave_bytes) on an 8-wide top level test 16
-  // rays per AVX-512 instruction where the CPU has it.
+  // packets (see batch_interleave_bytes) test 16 rays per AVX-512
+  // instruction where the CPU has it.
   kAuto,
   kSse2,  // the x86-64 baseline (four slots, or packet rays, per instruction)
   // Eight slots, or packet rays, per instruction; kSse2 on a CPU without
@@ -76,13 +76,13 @@ struct PickerConfig {
   // Query time follows the SAH cost, so this bounds how much slower than a
   // fresh build queries may get.
   float rebuild_factor = 1.5f;
-  // intersect_batch() runs 32 rays interleaved per task, prefetching each
-  // one's next node, once the top level's nodes and leaf data take at least
-  // this many bytes (about 75,000 objects in the bench's boxes scenes, with
-  // 8-wide nodes); below, where the tree stays in cache, coherent groups
-  // of 16 consecutive rays walk an 8-wide top level as packets and other
-  // rays go one at a time (every ray, on a 16-wide one).
-  // 0: always interleave.
+  // intersect_batch() walks coherent groups of 16 consecutive rays as
+  // packets and runs the other rays 32 interleaved per task, prefetching
+  // each one's next node, once the top level's nodes and leaf data take at
+  // least this many bytes (about 75,000 objects in the bench's boxes
+  // scenes, with 8-wide nodes); below, where the tree stays in cache, the
+  // other rays go one at a time (and so do the coherent groups on a
+  // 16-wide top level). 0: always as for a large tree.
   std::size_t batch_interleave_bytes = std::size_t{8} << 20;
   // The node test's instruction set: the picker's trees keep it, decided
   // when they are built (see Isa, Picker::isa()).
