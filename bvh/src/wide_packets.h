@@ -66,6 +66,10 @@ struct LanesSse {
   RAYPICK_GEOMETRY_INLINE static std::uint32_t le(V a, V b) {
     return static_cast<std::uint32_t>(_mm_movemask_ps(_mm_cmple_ps(a, b)));
   }
+  // A bit per lane: its sign bit.
+  RAYPICK_GEOMETRY_INLINE static std::uint32_t sign_bits(V a) {
+    return static_cast<std::uint32_t>(_mm_movemask_ps(a));
+  }
 };
 #endif
 #if RAYPICK_PACKET_AVX
@@ -102,6 +106,9 @@ struct LanesAvx2 {
   }
   RAYPICK_TARGET_AVX2 static inline std::uint32_t le(V a, V b) {
     return static_cast<std::uint32_t>(_mm256_movemask_ps(_mm256_cmp_ps(a, b, _CMP_LE_OS)));
+  }
+  RAYPICK_TARGET_AVX2 static inline std::uint32_t sign_bits(V a) {
+    return static_cast<std::uint32_t>(_mm256_movemask_ps(a));
   }
 };
 #endif
@@ -140,6 +147,9 @@ struct LanesAvx512 {
   RAYPICK_TARGET_AVX512 static inline std::uint32_t le(V a, V b) {
     return _mm512_cmp_ps_mask(a, b, _CMP_LE_OS);
   }
+  RAYPICK_TARGET_AVX512 static inline std::uint32_t sign_bits(V a) {
+    return _mm512_movepi32_mask(_mm512_castps_si512(a));
+  }
 };
 #endif
 
@@ -164,6 +174,67 @@ struct PacketEntry {
   std::uint32_t count;
   std::uint32_t mask;
 };
+
+// packet_coherent()'s test on a packet's rays already in p (lanes from n
+// on ignored), kLanes rays per operation: the same arithmetic in the same
+// order, so the same answer.
+template <class Lanes>
+RAYPICK_GEOMETRY_INLINE bool lanes_coherent(const PacketRays& p, std::size_t n, float extent) {
+  constexpr int L = Lanes::kLanes;
+  using V = typename Lanes::V;
+  const float origin_limit = extent * (1.0f / 64.0f);
+  const float len0 = p.dir[0][0] * p.dir[0][0] + p.dir[1][0] * p.dir[1][0] +
+                     p.dir[2][0] * p.dir[2][0];
+  V d0[3], o0[3];
+  std::uint32_t sign0[3];
+  for (int a = 0; a < 3; ++a) {
+    d0[a] = Lanes::set1(p.dir[a][0]);
+    o0[a] = Lanes::set1(p.org[a][0]);
+    sign0[a] = std::signbit(p.dir[a][0]) ? (L == 32 ? ~0u : (1u << L) - 1u) : 0u;
+  }
+  const V limit = Lanes::set1(origin_limit);
+  const V scale = Lanes::set1(1.0f / 16.0f);
+  const V len0v = Lanes::set1(len0);
+  std::uint32_t ok = 0;
+  for (int g = 0; g < kPacketRays / L; ++g) {
+    V d[3];
+    for (int a = 0; a < 3; ++a) d[a] = Lanes::load(p.dir[a] + L * g);
+    // cross(d, d0), dot(c, c) and dot(d, d) as glm computes them.
+    const V cx = Lanes::sub(Lanes::mul(d[1], d0[2]), Lanes::mul(d0[1], d[2]));
+    const V cy = Lanes::sub(Lanes::mul(d[2], d0[0]), Lanes::mul(d0[2], d[0]));
+    const V cz = Lanes::sub(Lanes::mul(d[0], d0[1]), Lanes::mul(d0[0], d[1]));
+    const V cc = Lanes::add(Lanes::add(Lanes::mul(cx, cx), Lanes::mul(cy, cy)), Lanes::mul(cz, cz));
+    const V dd =
+        Lanes::add(Lanes::add(Lanes::mul(d[0], d[0]), Lanes::mul(d[1], d[1])), Lanes::mul(d[2], d[2]));
+    std::uint32_t m = Lanes::le(cc, Lanes::mul(Lanes::mul(scale, dd), len0v));
+    for (int a = 0; a < 3; ++a) {
+      m &= ~(Lanes::sign_bits(d[a]) ^ sign0[a]);
+      // |o - o0| <= limit, as two comparisons (o0 - o is exactly -(o - o0)).
+      const V o = Lanes::load(p.org[a] + L * g);
+      m &= Lanes::le(Lanes::sub(o, o0[a]), limit) & Lanes::le(Lanes::sub(o0[a], o), limit);
+    }
+    ok |= m << (L * g);
+  }
+  const std::uint32_t live = n == 32 ? 0xFFFFFFFFu : (1u << n) - 1u;
+  return (ok & live) == live;
+}
+
+// RayInv's values for a packet's rays already in p: inv = 1 / dir (the same
+// IEEE division) and tmax lowered to the largest float.
+template <class Lanes>
+RAYPICK_GEOMETRY_INLINE void lanes_inverse(PacketRays& p) {
+  constexpr int L = Lanes::kLanes;
+  const auto one = Lanes::set1(1.0f);
+  const auto largest = Lanes::set1(std::numeric_limits<float>::max());
+  for (int g = 0; g < kPacketRays / L; ++g) {
+    for (int a = 0; a < 3; ++a) {
+      Lanes::store(p.inv[a] + L * g, Lanes::div(one, Lanes::load(p.dir[a] + L * g)));
+    }
+    // tmax < largest ? tmax : largest; tmax is never NaN here (a valid ray's
+    // or the stand-in of an invalid one).
+    Lanes::store(p.tmax + L * g, Lanes::min(Lanes::load(p.tmax + L * g), largest));
+  }
+}
 
 // Slot s of node nd against the packet's rays in `groups` (a bit per
 // kLanes rays): test_node()'s arithmetic lane by lane; each ray's entry t
@@ -373,42 +444,53 @@ void WideBvhOf<W>::packets(std::span<const Ray> rays, Leaf& leaf, PacketLeaf& pa
   for (std::size_t base = 0; base < rays.size(); base += kPacket) {
     const std::size_t n = std::min<std::size_t>(kPacket, rays.size() - base);
     const std::span<const Ray> group = rays.subspan(base, n);
-    if (n == 1 || !packet_coherent(group, extent)) {
+    auto one_at_a_time = [&] {
       for (std::size_t i = 0; i < n; ++i) {
         traverse(group[i], [&](std::uint32_t entry, float& t) {
           leaf(base + i, entry, t);
           return false;
         });
       }
+    };
+    if (n == 1) {
+      one_at_a_time();
       continue;
     }
+    // The rays as structure of arrays; padding lanes (never live) get
+    // finite values, a direction of 1 (so an inverse of 1).
+    for (int k = 0; k < kPacket; ++k) {
+      if (k < static_cast<int>(n)) {
+        const Ray& r = group[k];
+        for (int a = 0; a < 3; ++a) {
+          p.org[a][k] = r.org[a];
+          p.dir[a][k] = r.dir[a];
+        }
+        p.tmin[k] = r.tmin;
+        p.tmax[k] = r.tmax;
+      } else {
+        for (int a = 0; a < 3; ++a) {
+          p.org[a][k] = 0.0f;
+          p.dir[a][k] = 1.0f;
+        }
+        p.tmin[k] = p.tmax[k] = 0.0f;
+      }
+    }
+    if (!lanes_coherent<Lanes>(p, n, extent)) {
+      one_at_a_time();
+      continue;
+    }
+    lanes_inverse<Lanes>(p);
     // Every ray shares the first one's direction signs.
     for (int a = 0; a < 3; ++a) {
       const bool neg = std::signbit(group[0].dir[a]);
       p.near_row[a] = neg ? 3 + a : a;
       p.far_row[a] = neg ? a : 3 + a;
     }
-    for (int k = 0; k < kPacket; ++k) {
-      if (k < static_cast<int>(n)) {
-        const RayInv ri(group[k]);
-        for (int a = 0; a < 3; ++a) {
-          p.org[a][k] = ri.org[a];
-          p.dir[a][k] = group[k].dir[a];
-          p.inv[a][k] = ri.inv_dir[a];
-        }
-        p.tmin[k] = ri.tmin;
-        p.tmax[k] = ri.tmax;
-      } else {
-        // Padding lanes: never live; finite values only.
-        for (int a = 0; a < 3; ++a) p.org[a][k] = p.dir[a][k] = p.inv[a][k] = 0.0f;
-        p.tmin[k] = p.tmax[k] = 0.0f;
-      }
-    }
     bool one_origin = true;
     for (std::size_t k = 1; k < n; ++k) {
       for (int a = 0; a < 3; ++a) {
-        one_origin = one_origin && std::bit_cast<std::uint32_t>(p.org[a][k]) ==
-                                       std::bit_cast<std::uint32_t>(p.org[a][0]);
+        one_origin &= std::bit_cast<std::uint32_t>(p.org[a][k]) ==
+                      std::bit_cast<std::uint32_t>(p.org[a][0]);
       }
     }
     auto offer = [&](std::uint32_t entry, std::uint32_t mask, PacketRays& rays_in) {
