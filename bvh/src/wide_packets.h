@@ -236,29 +236,41 @@ RAYPICK_GEOMETRY_INLINE void lanes_inverse(PacketRays& p) {
   }
 }
 
-// Slot s of node nd against the packet's rays in `groups` (a bit per
-// kLanes rays): test_node()'s arithmetic lane by lane; each ray's entry t
-// goes to tn, and the rays of `live` that hit come back as bits. With one
-// origin for the packet, each plane's (bound - origin) is the same for
-// every ray and computed once (the same value as lane by lane).
+// The planes a packet's rays meet in one node: per axis, each slot's near
+// and far bound, less the packet's origin when it has one (the same value
+// as lane by lane), in rows of W slots.
+template <bool kOneOrigin, int W>
+struct PacketPlanes {
+  alignas(64) float near[3][W];
+  alignas(64) float far[3][W];
+  RAYPICK_GEOMETRY_INLINE PacketPlanes(const WideNodeOf<W>& nd, const PacketRays& p) {
+    for (int a = 0; a < 3; ++a) {
+      const float o = kOneOrigin ? p.org[a][0] : 0.0f;
+      for (int s = 0; s < W; ++s) {
+        near[a][s] = kOneOrigin ? nd.bounds[p.near_row[a]][s] - o : nd.bounds[p.near_row[a]][s];
+        far[a][s] = kOneOrigin ? nd.bounds[p.far_row[a]][s] - o : nd.bounds[p.far_row[a]][s];
+      }
+    }
+  }
+};
+
+// Slot s of a node (its planes) against the packet's rays:
+// test_node()'s arithmetic lane by lane; each ray's entry t goes to tn, and
+// the rays of `live` that hit come back as bits. Every lane is computed, a
+// fixed number of operations: skipping groups of kLanes rays with none
+// live cost more in loop steps than it saved.
 template <class Lanes, bool kOneOrigin, int W>
-RAYPICK_GEOMETRY_INLINE std::uint32_t packet_slot(const WideNodeOf<W>& nd, int s,
-                                                  const PacketRays& p, unsigned groups,
+RAYPICK_GEOMETRY_INLINE std::uint32_t packet_slot(const PacketPlanes<kOneOrigin, W>& planes,
+                                                  int s, const PacketRays& p,
                                                   std::uint32_t live, float* tn) {
   constexpr int L = Lanes::kLanes;
   typename Lanes::V bn[3], bf[3];
   for (int a = 0; a < 3; ++a) {
-    if constexpr (kOneOrigin) {
-      bn[a] = Lanes::set1(nd.bounds[p.near_row[a]][s] - p.org[a][0]);
-      bf[a] = Lanes::set1(nd.bounds[p.far_row[a]][s] - p.org[a][0]);
-    } else {
-      bn[a] = Lanes::set1(nd.bounds[p.near_row[a]][s]);
-      bf[a] = Lanes::set1(nd.bounds[p.far_row[a]][s]);
-    }
+    bn[a] = Lanes::set1(planes.near[a][s]);
+    bf[a] = Lanes::set1(planes.far[a][s]);
   }
   std::uint32_t m = 0;
-  for (unsigned gs = groups; gs != 0; gs &= gs - 1) {
-    const int g = std::countr_zero(gs);
+  for (int g = 0; g < kPacketRays / L; ++g) {
     auto t_near = Lanes::load(p.tmin + L * g), t_far = Lanes::load(p.tmax + L * g);
     for (int a = 0; a < 3; ++a) {
       const auto i = Lanes::load(p.inv[a] + L * g);
@@ -296,10 +308,6 @@ RAYPICK_GEOMETRY_INLINE void walk_packet(std::span<const WideNodeOf<W>> nodes, P
       for (std::uint32_t i = 0; i < cur_count; ++i) leaf(cur_index + i, cur_mask, p);
     } else {
       const WideNodeOf<W>& nd = nodes[cur_index];
-      unsigned groups = 0;
-      for (int g = 0; g < kGroups; ++g) {
-        if ((cur_mask >> (L * g)) & ((L == 32 ? 0u : 1u << L) - 1u)) groups |= 1u << g;
-      }
       std::uint32_t slot_mask[W];
       float key[W];
       unsigned hit_slots = 0;
@@ -307,10 +315,11 @@ RAYPICK_GEOMETRY_INLINE void walk_packet(std::span<const WideNodeOf<W>> nodes, P
       for (int s = 0; s < W; ++s) {
         used |= static_cast<unsigned>(nd.child[s] != WideNodeOf<W>::kInvalidSlot) << s;
       }
+      const PacketPlanes<kOneOrigin, W> planes(nd, p);
       for (; used != 0; used &= used - 1) {
         const int s = std::countr_zero(used);
         const std::uint32_t m =
-            packet_slot<Lanes, kOneOrigin>(nd, s, p, groups, cur_mask, slot_tn[s]);
+            packet_slot<Lanes, kOneOrigin>(planes, s, p, cur_mask, slot_tn[s]);
         slot_mask[s] = m;
         if (m != 0) {
           hit_slots |= 1u << s;
