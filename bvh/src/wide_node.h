@@ -48,6 +48,23 @@ struct alignas(64) WideNodeOf {
       bounds[3 + a][slot] = b.max[a];
     }
   }
+  // A bit per used slot (child not kInvalidSlot).
+  unsigned used_slots() const {
+#if RAYPICK_WIDE_SSE
+    const __m128i invalid = _mm_set1_epi32(static_cast<int>(kInvalidSlot));
+    unsigned unused = 0;
+    for (int h = 0; h < kWidth; h += 4) {
+      const __m128i c = _mm_load_si128(reinterpret_cast<const __m128i*>(child + h));
+      unused |= static_cast<unsigned>(_mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(c, invalid))))
+                << h;
+    }
+    return ~unused & ((1u << kWidth) - 1u);
+#else
+    unsigned used = 0;
+    for (int s = 0; s < kWidth; ++s) used |= static_cast<unsigned>(child[s] != kInvalidSlot) << s;
+    return used;
+#endif
+  }
   // The union of the slot boxes (unused slots are empty: no effect).
   Aabb box() const {
 #if RAYPICK_WIDE_SSE

@@ -165,6 +165,12 @@ struct PacketRays {
   alignas(64) float tmin[kPacketRays];
   alignas(64) float tmax[kPacketRays];
   int near_row[3], far_row[3];
+  // For packets with one origin and no zero direction component (`cull`):
+  // each axis's smallest and largest inverse over the rays, and the rays'
+  // smallest tmin and largest tmax (at the start; tmax only drops). A slot
+  // whose interval test with these fails is missed by every ray (below).
+  bool cull;
+  float inv_lo[3], inv_hi[3], t_lo, t_hi;
 };
 // A packet stack entry: a node or a leaf's run, the rays that entered its
 // box and where each of them entered it.
@@ -254,6 +260,35 @@ struct PacketPlanes {
   }
 };
 
+// The slots of a node that some ray of the packet may hit (p.cull): per
+// slot, the interval test of the rays' bounds. For each axis and slot,
+// x -> fl(d * x) is monotone, so each ray's fl(d * inv) lies between
+// fl(d * inv_lo) and fl(d * inv_hi): its entry t is at least the interval's
+// `lo` and its exit at most `hi`, and lo > hi means it misses the slot.
+// No NaN can arise (finite inverses; a used slot's planes are finite, an
+// unused one's infinite planes give infinities).
+template <int W>
+RAYPICK_GEOMETRY_INLINE unsigned packet_maybe_slots(const PacketPlanes<true, W>& planes,
+                                                    const PacketRays& p) {
+  // Four slots per SSE operation.
+  __m128 il[3], ih[3];
+  for (int a = 0; a < 3; ++a) {
+    il[a] = _mm_set1_ps(p.inv_lo[a]);
+    ih[a] = _mm_set1_ps(p.inv_hi[a]);
+  }
+  unsigned maybe = 0;
+  for (int h = 0; h < W; h += 4) {
+    __m128 lo = _mm_set1_ps(p.t_lo), hi = _mm_set1_ps(p.t_hi);
+    for (int a = 0; a < 3; ++a) {
+      const __m128 n = _mm_load_ps(planes.near[a] + h), f = _mm_load_ps(planes.far[a] + h);
+      lo = _mm_max_ps(lo, _mm_min_ps(_mm_mul_ps(n, il[a]), _mm_mul_ps(n, ih[a])));
+      hi = _mm_min_ps(hi, _mm_max_ps(_mm_mul_ps(f, il[a]), _mm_mul_ps(f, ih[a])));
+    }
+    maybe |= static_cast<unsigned>(_mm_movemask_ps(_mm_cmple_ps(lo, hi))) << h;
+  }
+  return maybe;
+}
+
 // Slot s of a node (its planes) against the packet's rays:
 // test_node()'s arithmetic lane by lane; each ray's entry t goes to tn, and
 // the rays of `live` that hit come back as bits. Every lane is computed, a
@@ -311,11 +346,11 @@ RAYPICK_GEOMETRY_INLINE void walk_packet(std::span<const WideNodeOf<W>> nodes, P
       std::uint32_t slot_mask[W];
       float key[W];
       unsigned hit_slots = 0;
-      unsigned used = 0;
-      for (int s = 0; s < W; ++s) {
-        used |= static_cast<unsigned>(nd.child[s] != WideNodeOf<W>::kInvalidSlot) << s;
-      }
+      unsigned used = nd.used_slots();
       const PacketPlanes<kOneOrigin, W> planes(nd, p);
+      if constexpr (kOneOrigin) {
+        if (p.cull) used &= packet_maybe_slots(planes, p);
+      }
       for (; used != 0; used &= used - 1) {
         const int s = std::countr_zero(used);
         const std::uint32_t m =
@@ -501,6 +536,20 @@ void WideBvhOf<W>::packets(std::span<const Ray> rays, Leaf& leaf, PacketLeaf& pa
         one_origin &= std::bit_cast<std::uint32_t>(p.org[a][k]) ==
                       std::bit_cast<std::uint32_t>(p.org[a][0]);
       }
+    }
+    // The rays' bounds for the interval test (packet_maybe_slots).
+    p.cull = one_origin;
+    p.t_lo = p.tmin[0];
+    p.t_hi = p.tmax[0];
+    for (int a = 0; a < 3; ++a) p.inv_lo[a] = p.inv_hi[a] = p.inv[a][0];
+    for (std::size_t k = 0; k < n; ++k) {
+      for (int a = 0; a < 3; ++a) {
+        p.cull &= std::abs(p.inv[a][k]) <= std::numeric_limits<float>::max();
+        p.inv_lo[a] = std::min(p.inv_lo[a], p.inv[a][k]);
+        p.inv_hi[a] = std::max(p.inv_hi[a], p.inv[a][k]);
+      }
+      p.t_lo = std::min(p.t_lo, p.tmin[k]);
+      p.t_hi = std::max(p.t_hi, p.tmax[k]);
     }
     auto offer = [&](std::uint32_t entry, std::uint32_t mask, PacketRays& rays_in) {
       packet_leaf(base, entry, mask, rays_in);

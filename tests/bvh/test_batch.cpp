@@ -102,10 +102,10 @@ std::vector<Picker> both_batch_paths(const Scene& scene) {
 // so that the slab test meets 0 * inf = NaN on the boxes' faces in that
 // plane. Of the other two axes, the rays go along the one after (direction
 // `sign`, from `along`) and drift slowly on the other (origin `across` +
-// 0.01 k, direction sign * (`dir_across` + `dir_step` k), k = 0..7):
-// coherent packets of 16.
+// `spread` k, direction sign * (`dir_across` + `dir_step` k), k = 0..7):
+// coherent packets of 16, of one origin when `spread` is 0.
 std::vector<Ray> in_plane_rays(float plane, float across, float along, float dir_across,
-                               float dir_step, float sign = 1.0f) {
+                               float dir_step, float sign = 1.0f, float spread = 0.01f) {
   std::vector<Ray> rays;
   for (int axis = 0; axis < 3; ++axis) {
     const int on = (axis + 2) % 3, off = (axis + 1) % 3;
@@ -113,7 +113,7 @@ std::vector<Ray> in_plane_rays(float plane, float across, float along, float dir
       for (int k = 0; k < 64; ++k) {
         Ray r;
         r.org[axis] = plane;
-        r.org[off] = across + 0.01f * static_cast<float>(k % 8);
+        r.org[off] = across + spread * static_cast<float>(k % 8);
         r.org[on] = along;
         r.dir[axis] = zero;
         r.dir[off] = sign * (dir_across + dir_step * static_cast<float>(k / 8));
@@ -360,7 +360,10 @@ TEST_CASE_TEMPLATE("packets of rays lying in the boxes' face planes (0 * inf in 
     }
   }
   const Tree tree = Tree::collapse(build_bvh(boxes));
-  const std::vector<Ray> rays = in_plane_rays(3.0f, -1.0f, -1.0f, 0.5f, 0.02f);
+  // Packets of several origins, and of one (the packets' interval test).
+  std::vector<Ray> rays = in_plane_rays(3.0f, -1.0f, -1.0f, 0.5f, 0.02f);
+  const std::vector<Ray> one_origin = in_plane_rays(3.0f, -1.0f, -1.0f, 0.5f, 0.02f, 1.0f, 0.0f);
+  rays.insert(rays.end(), one_origin.begin(), one_origin.end());
   const Aabb bounds = tree.bounds();
   const glm::vec3 size = bounds.max - bounds.min;
   const float extent = std::max(size.x, std::max(size.y, size.z));
