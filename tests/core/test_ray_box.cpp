@@ -203,3 +203,37 @@ TEST_CASE("hit_point is org + t * dir in double, NaN for a miss") {
   CHECK(raypick::hit_point(f, h) == glm::dvec3(3.5, 2.0, 3.0));
   CHECK(std::isnan(raypick::hit_point(f, raypick::Hit{}).x));
 }
+
+TEST_CASE("is_valid: finite origin and direction, a non-zero direction, 0 <= tmin <= tmax, tmax not NaN") {
+  // Against the rule written out with std::isfinite, on every field taking
+  // special values (zeros of both signs, the largest float, a denormal,
+  // infinities, NaN) over 200,000 seeded random rays.
+  const float inf = std::numeric_limits<float>::infinity();
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float big = std::numeric_limits<float>::max();
+  const float specials[] = {0.0f, -0.0f, 1.0f, -2.5f, big, -big, 1e-40f, inf, -inf, nan};
+  auto rule = [](const Ray& r) {
+    for (int a = 0; a < 3; ++a) {
+      if (!std::isfinite(r.org[a]) || !std::isfinite(r.dir[a])) return false;
+    }
+    if (r.dir.x == 0.0f && r.dir.y == 0.0f && r.dir.z == 0.0f) return false;
+    return std::isfinite(r.tmin) && r.tmin >= 0.0f && !std::isnan(r.tmax) && r.tmin <= r.tmax;
+  };
+  std::mt19937 rng(123);
+  std::uniform_int_distribution<int> pick(0, 9);
+  std::size_t valid = 0;
+  for (int i = 0; i < 200000; ++i) {
+    Ray r;
+    for (int a = 0; a < 3; ++a) {
+      // Mostly ordinary values, so that valid rays are common too.
+      r.org[a] = pick(rng) < 7 ? 1.0f : specials[pick(rng)];
+      r.dir[a] = pick(rng) < 5 ? 0.5f : specials[pick(rng)];
+    }
+    r.tmin = pick(rng) < 6 ? 0.0f : specials[pick(rng)];
+    r.tmax = pick(rng) < 6 ? inf : specials[pick(rng)];
+    REQUIRE(is_valid(r) == rule(r));
+    valid += rule(r) ? 1 : 0;
+  }
+  CHECK(valid > 1000);
+  CHECK(valid < 199000);
+}
