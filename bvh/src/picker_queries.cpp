@@ -173,11 +173,12 @@ std::vector<Hit> PickerCore::intersect_batch(std::span<const R> rays,
 template <class Tree, class R>
 void PickerCore::batch(const Tree& top, std::span<const R> rays, const QueryOptions& options,
                        std::vector<Hit>& out) const {
-  // A top level much larger than the caches makes every node a cache miss:
-  // each task then runs its rays interleaved, several in flight, so that
-  // one ray's misses overlap the others' work. A tree in cache gains
-  // nothing from that and coherent rays lose (their branches no longer
-  // repeat), so smaller trees take the rays one at a time.
+  // Coherent groups of rays walk as packets (below). A top level much
+  // larger than the caches makes every node a cache miss: each task then
+  // runs its other rays interleaved, several in flight, so that one ray's
+  // misses overlap the others' work. A tree in cache gains nothing from
+  // that (and coherent rays lost, their branches no longer repeating), so
+  // a smaller tree takes its other rays one at a time.
   const std::size_t top_bytes =
       top.nodes().size() * sizeof(typename Tree::Node) + leaf_.size() * sizeof(LeafObb);
   const bool interleave = top_bytes >= config_.batch_interleave_bytes;
@@ -286,14 +287,15 @@ void PickerCore::batch(const Tree& top, std::span<const R> rays, const QueryOpti
         // A large tree: its coherent groups of kPacket rays walk as
         // packets (each node fetched once for the group), the other rays
         // interleaved. Each kind is gathered when the task has both.
+        // (A task's range is not bounded by the grain size: TBB's default
+        // partitioner hands out larger ones.)
         constexpr std::size_t kPacket = Tree::kPacket;
-        std::uint64_t coherent[1024 / kPacket / 64 + 1] = {};
+        const std::size_t groups = node_rays.size() / kPacket;  // whole ones
+        std::vector<std::uint8_t> coherent(groups);
         std::size_t n_coherent = 0;
-        for (std::size_t g = 0; g + kPacket <= node_rays.size(); g += kPacket) {
-          if (Tree::packet_coherent(node_rays.subspan(g, kPacket), extent)) {
-            coherent[g / kPacket / 64] |= std::uint64_t{1} << (g / kPacket % 64);
-            ++n_coherent;
-          }
+        for (std::size_t g = 0; g < groups; ++g) {
+          coherent[g] = Tree::packet_coherent(node_rays.subspan(g * kPacket, kPacket), extent);
+          n_coherent += coherent[g];
         }
         if (n_coherent * kPacket == node_rays.size()) {
           packets(node_rays, same);
@@ -308,8 +310,7 @@ void PickerCore::batch(const Tree& top, std::span<const R> rays, const QueryOpti
           for (int pass = 0; pass < 2; ++pass) {
             for (std::size_t i = 0; i < node_rays.size(); ++i) {
               const std::size_t g = i / kPacket;
-              const bool in_packet = i / kPacket * kPacket + kPacket <= node_rays.size() &&
-                                     ((coherent[g / 64] >> (g % 64)) & 1u) != 0;
+              const bool in_packet = g < groups && coherent[g] != 0;
               if (in_packet == (pass == 0)) {
                 walked.push_back(node_rays[i]);
                 index.push_back(static_cast<std::uint32_t>(i));

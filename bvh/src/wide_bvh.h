@@ -263,8 +263,9 @@ class WideBvhOf {
   // Whether rays (at most kPacket) share their direction signs (required),
   // and their origins lie within 1/64 of the tree's box's largest side of
   // the first one's and their directions within an angle of sine 1/4 (about
-  // 14.5 degrees) of the first one's (rays whose paths through the tree
-  // mostly overlap).
+  // 14.5 degrees, not its supplement: the shared signs make the angle
+  // acute) of the first one's (rays whose paths through the tree mostly
+  // overlap).
   static bool packet_coherent(std::span<const Ray> rays, float extent);
 
  private:

@@ -8,6 +8,7 @@
 #include "wide_bvh.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <random>
 #include <span>
@@ -130,7 +131,9 @@ std::vector<Ray> in_plane_rays(float plane, float across, float along, float dir
 // width this CPU has (4, 8 and 16 rays per operation, on either node
 // width), with no tmax updates: then each ray must be offered the
 // very same leaf entries either way, since its box tests are the same
-// arithmetic. Returns how many entries the rays were offered.
+// arithmetic; and some leaves must reach several rays at once (the rays
+// are coherent: the packets ran). Returns how many entries the rays were
+// offered.
 template <class Tree>
 std::size_t require_packets_offer_single_leaves(Tree tree, std::span<const Ray> rays) {
   std::vector<std::vector<std::uint32_t>> single(rays.size());
@@ -151,9 +154,15 @@ std::size_t require_packets_offer_single_leaves(Tree tree, std::span<const Ray> 
     }
     CAPTURE(lanes);
     std::vector<std::vector<std::uint32_t>> packed(rays.size());
-    tree.traverse_packets(rays, [&](std::size_t i, std::uint32_t e, float&) {
-      packed[i].push_back(e);
-    });
+    // Leaves offered to several rays at once: the packets did run.
+    std::size_t shared = 0;
+    tree.traverse_packets(
+        rays, [&](std::size_t i, std::uint32_t e, float&) { packed[i].push_back(e); },
+        [&](std::size_t base, std::uint32_t e, std::uint32_t mask, wide_detail::PacketRays&) {
+          shared += std::popcount(mask) > 1 ? 1 : 0;
+          for (; mask != 0; mask &= mask - 1) packed[base + std::countr_zero(mask)].push_back(e);
+        });
+    CHECK(shared > 0);
     for (std::size_t i = 0; i < rays.size(); ++i) {
       CAPTURE(i);
       std::sort(packed[i].begin(), packed[i].end());
@@ -320,6 +329,27 @@ TEST_CASE("batches mixing coherent bundles and random rays, of every size, equal
       }
     }
   }
+}
+
+TEST_CASE("a batch of 300,000 mixed rays as for a large tree equals single queries (TBB's tasks then span thousands of rays)") {
+  // TBB's default partitioner stops splitting a range above its grain:
+  // here tasks get thousands of rays, and each task's packets and other
+  // rays must still be sorted apart for all of them.
+  const Scene scene = tools::make_boxes_scene(2000, 88);
+  const Aabb box = translations_box(scene);
+  const glm::vec3 center = 0.5f * (box.min + box.max);
+  const std::vector<Ray> camera = camera_rays(center + 0.8f * (box.max - box.min), center, 400, 400);
+  const std::vector<Ray> random = test::random_scene_rays(scene, 150000, 89);
+  std::vector<Ray> rays;
+  for (std::size_t i = 0; i < 150000; i += 250) {
+    rays.insert(rays.end(), camera.begin() + i, camera.begin() + i + 250);
+    rays.insert(rays.end(), random.begin() + i, random.begin() + i + 250);
+  }
+  PickerConfig config;
+  config.batch_interleave_bytes = 0;
+  const Picker picker(scene, config);
+  CHECK(require_batch_equals_single<Ray>(picker, rays, QueryOptions{PickMode::kObb}) > rays.size() / 20);
+  CHECK(coherent_groups(rays, scene) > rays.size() / WideBvh::kPacket / 4);
 }
 
 TEST_CASE_TEMPLATE("a packet offers each ray exactly the leaf entries a single traversal offers it",

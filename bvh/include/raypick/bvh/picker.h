@@ -319,10 +319,10 @@ class Picker {
 
   // intersect() for every ray, on all cores (TBB); result i is exactly
   // intersect(rays[i], options). The filter is called from worker threads.
-  // On large scenes the rays of each task are traversed interleaved (see
-  // PickerConfig::batch_interleave_bytes), which hides memory latency; on
-  // smaller ones, coherent groups of 16 consecutive rays (a camera's
-  // pixels in row order) walk an 8-wide tree as packets.
+  // Coherent groups of 16 consecutive rays (a camera's pixels in row order)
+  // walk the tree as packets; on large scenes the other rays of each task
+  // are traversed interleaved, which hides memory latency (see
+  // PickerConfig::batch_interleave_bytes).
   std::vector<Hit> intersect_batch(std::span<const Ray> rays,
                                    const QueryOptions& options = {}) const;
   std::vector<Hit> intersect_batch(std::span<const RayD> rays,
