@@ -48,6 +48,24 @@ Aabb translations_box(const Scene& scene) {
   return b;
 }
 
+// A camera's width x height rays (looking at the scene's translations from
+// off a corner of their box) in runs of `run`, alternating with runs of as
+// many random rays (seed `seed`).
+std::vector<Ray> mixed_rays(const Scene& scene, int width, int height, std::size_t run,
+                            std::uint64_t seed) {
+  const Aabb box = translations_box(scene);
+  const glm::vec3 center = 0.5f * (box.min + box.max);
+  const std::vector<Ray> camera =
+      camera_rays(center + 0.8f * (box.max - box.min), center, width, height);
+  const std::vector<Ray> random = test::random_scene_rays(scene, camera.size(), seed);
+  std::vector<Ray> rays;
+  for (std::size_t i = 0; i + run <= camera.size(); i += run) {
+    rays.insert(rays.end(), camera.begin() + i, camera.begin() + i + run);
+    rays.insert(rays.end(), random.begin() + i, random.begin() + i + run);
+  }
+  return rays;
+}
+
 // Every answer of the batch equals the single query's, field by field;
 // returns the number of hits.
 template <class R>
@@ -307,17 +325,9 @@ TEST_CASE("coherent batches of axis-parallel rays with zero direction components
 
 TEST_CASE("batches mixing coherent bundles and random rays, of every size, equal single queries") {
   const Scene scene = tools::make_mesh_scene(1200, 85);
-  const Aabb box = translations_box(scene);
-  const glm::vec3 center = 0.5f * (box.min + box.max);
-  const std::vector<Ray> camera = camera_rays(center + 0.8f * (box.max - box.min), center, 200, 30);
-  const std::vector<Ray> random = test::random_scene_rays(scene, 1000, 86);
-  std::vector<Ray> rays;
-  for (std::size_t i = 0; i < 1000; i += 50) {
-    // Runs of 50 camera rays and 50 random ones: packets of 16 that are
-    // coherent, incoherent and half and half.
-    rays.insert(rays.end(), camera.begin() + i, camera.begin() + i + 50);
-    rays.insert(rays.end(), random.begin() + i, random.begin() + i + 50);
-  }
+  // Runs of 50 camera rays and 50 random ones: packets of 16 that are
+  // coherent, incoherent and half and half.
+  const std::vector<Ray> rays = mixed_rays(scene, 200, 30, 50, 86);
   // Interleaved (bytes 0), a task's coherent packets and its other rays are
   // gathered apart.
   for (const Picker& picker : both_batch_paths(scene)) {
@@ -336,15 +346,7 @@ TEST_CASE("a batch of 300,000 mixed rays as for a large tree equals single queri
   // here tasks get thousands of rays, and each task's packets and other
   // rays must still be sorted apart for all of them.
   const Scene scene = tools::make_boxes_scene(2000, 88);
-  const Aabb box = translations_box(scene);
-  const glm::vec3 center = 0.5f * (box.min + box.max);
-  const std::vector<Ray> camera = camera_rays(center + 0.8f * (box.max - box.min), center, 400, 400);
-  const std::vector<Ray> random = test::random_scene_rays(scene, 150000, 89);
-  std::vector<Ray> rays;
-  for (std::size_t i = 0; i < 150000; i += 250) {
-    rays.insert(rays.end(), camera.begin() + i, camera.begin() + i + 250);
-    rays.insert(rays.end(), random.begin() + i, random.begin() + i + 250);
-  }
+  const std::vector<Ray> rays = mixed_rays(scene, 400, 375, 250, 89);
   PickerConfig config;
   config.batch_interleave_bytes = 0;
   const Picker picker(scene, config);
