@@ -4,11 +4,11 @@
 #   ./setup.sh demo    install what is missing, build, run the example job
 #   ./setup.sh test    install what is missing, build, run the whole test suite
 #                      (Release, with the Python module's pytest suite; every
-#                      fuzz corpus scene under ulimit -v; then under ASan + UBSan,
-#                      the Python module's tests included, and the
-#                      concurrency tests under TSan; the same answers from a
-#                      -march=native build; then the fuzz targets over their
-#                      corpora and for RAYPICK_FUZZ_SECONDS each)
+#                      fuzz corpus scene under ulimit -v; then under ASan + UBSan
+#                      the doctest suite, the Python module's tests and the
+#                      fuzz targets over their seeds and saved reproducers,
+#                      and the concurrency tests under TSan; then the same
+#                      answers from a clang -march=native build)
 #   ./setup.sh deps    only install what is missing (Debian 12 packages)
 #   ./setup.sh build   install what is missing and build (Release, ./build)
 #   ./setup.sh fuzz [SECONDS]
@@ -34,7 +34,11 @@ PACKAGES=(
   python3-dask python3-distributed   # apps/examples/dask_rays.py and its test
   assimp-testmodels   # real OBJ and glTF models the tests validate on
 )
-# Only for `fuzz` and `test`: libFuzzer comes with clang's runtime.
+# Only for `test`: clang builds the -march=native raypick that must answer
+# as the default build does, and brings FuzzedDataProvider.h, which two
+# fuzz targets read their input with (tests/fuzz/CMakeLists.txt).
+TEST_PACKAGES=(clang-14)
+# Only for `fuzz`: libFuzzer comes with clang's runtime.
 FUZZ_PACKAGES=(clang-14 libclang-rt-14-dev)
 FUZZ_DIR=${RAYPICK_FUZZ_DIR:-$BUILD_DIR-fuzz}
 read -r -a FUZZ_TARGETS <<<"${RAYPICK_FUZZ_TARGETS:-obj gltf glb json_scene saved rays picker trees}"
@@ -88,26 +92,24 @@ run_tests() {
   ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$JOBS"
   log "every corpus and regression scene under ulimit -v (memory budget + base)"
   tests/fuzz/under_ulimit.sh "$BUILD_DIR/apps/raypick"
+  install_deps "${TEST_PACKAGES[@]}"
   sanitizer_tests
   determinism_test
-  install_deps "${FUZZ_PACKAGES[@]}"
-  fuzz_build
-  log "fuzz targets: every seed and saved reproducer once"
-  fuzz_regressions
-  log "fuzz targets: ${RAYPICK_FUZZ_SECONDS:-15} s each"
-  fuzz_run "${RAYPICK_FUZZ_SECONDS:-15}"
 }
 
 # The doctest suite again under AddressSanitizer + UBSan (loaders fed
-# truncated and random files, every query path), the Python module's
-# tests under them too (beside the ThreadSanitizer build, which leaves a
-# core free), and the concurrent-query tests under ThreadSanitizer.
+# truncated and random files, every query path), with the fuzz targets run
+# once over their seeds and saved reproducers (tests/fuzz/replay_main.cpp:
+# no libFuzzer needed, so no build of its own; `./setup.sh fuzz` fuzzes),
+# the Python module's tests under them too (beside the ThreadSanitizer
+# build, which leaves a core free), and the concurrent-query tests under
+# ThreadSanitizer.
 sanitizer_tests() {
   local san dir python=0 pid status=0
   if [ -f "$BUILD_DIR/python/raypick.py" ] || ls "$BUILD_DIR"/python/raypick*.so >/dev/null 2>&1; then
     python=1
   fi
-  local -A targets=([address]="raypick_tests raypick" [thread]="raypick_concurrency_tests")
+  local -A targets=([address]="raypick_tests raypick raypick_fuzzers" [thread]="raypick_concurrency_tests")
   [ "$python" -eq 0 ] || targets[address]+=" raypick_python"
   for san in address thread; do
     dir="$BUILD_DIR-$san"
@@ -121,10 +123,11 @@ sanitizer_tests() {
   # shellcheck disable=SC2086  # several target names
   cmake --build "$BUILD_DIR-address" -j "$JOBS" --target ${targets[address]}
   # Each doctest case as its own ctest test (label "doctest": not the
-  # install, README, self-containment or pytest tests), $JOBS at a time.
-  log "ASan + UBSan: the whole doctest suite, one process per test case"
+  # install, README, self-containment or pytest tests) and each fuzz
+  # target's replay (label "fuzz"), $JOBS at a time.
+  log "ASan + UBSan: the whole doctest suite, one process per test case, and the fuzz targets' seeds and reproducers"
   ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-    ctest --test-dir "$BUILD_DIR-address" --output-on-failure -j "$JOBS" -L doctest
+    ctest --test-dir "$BUILD_DIR-address" --output-on-failure -j "$JOBS" -L 'doctest|fuzz'
   # The Python module under ASan + UBSan, in the background (its log is
   # printed below): the interpreter is not built with them, so their
   # runtimes are preloaded; Python's own allocations at exit are not leaks
@@ -152,16 +155,17 @@ sanitizer_tests() {
   fi
 }
 
-# Answers must not depend on compile flags: raypick built for this machine's
-# CPU (-march=native, FMA where it has one) must give the default build's
-# hits and t bit for bit. Only the raypick binary is built again.
+# Answers must not depend on the compiler or its flags: raypick built by
+# clang for this machine's CPU (-march=native, FMA where it has one) must
+# give the default (GCC) build's hits and t bit for bit. Only the raypick
+# binary is built again.
 determinism_test() {
-  local dir="$BUILD_DIR-native"
-  log "building raypick with -march=native in $dir"
-  cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Release -DRAYPICK_NATIVE=ON \
-    -DRAYPICK_BUILD_TESTS=OFF >/dev/null
+  local dir="$BUILD_DIR-clang-native"
+  log "building raypick with clang-14 -march=native in $dir"
+  CC=clang-14 CXX=clang++-14 cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Release \
+    -DRAYPICK_NATIVE=ON -DRAYPICK_BUILD_TESTS=OFF >/dev/null
   cmake --build "$dir" -j "$JOBS" --target raypick
-  log "the default and the -march=native build give the same answers"
+  log "the default and the clang -march=native build give the same answers"
   tests/determinism/compare_builds.sh "$BUILD_DIR/apps/raypick" \
     "$dir/apps/raypick" "$dir/determinism"
 }

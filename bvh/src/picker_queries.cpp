@@ -182,9 +182,6 @@ void PickerCore::batch(const Tree& top, std::span<const R> rays, const QueryOpti
   const std::size_t top_bytes =
       top.nodes().size() * sizeof(typename Tree::Node) + leaf_.size() * sizeof(LeafObb);
   const bool interleave = top_bytes >= config_.batch_interleave_bytes;
-  const Aabb root = top.bounds();
-  const glm::vec3 size = root.max - root.min;
-  const float extent = std::max(size.x, std::max(size.y, size.z));
   constexpr int kInFlight = 32;
   tbb::parallel_for(
       tbb::blocked_range<std::size_t>(0, rays.size(), 1024),
@@ -209,27 +206,13 @@ void PickerCore::batch(const Tree& top, std::span<const R> rays, const QueryOpti
           }
           node_rays = rounded;
         }
-        // Rays by index into part (and hits): `at` maps an index into the
-        // rays walked to one into part.
-        auto single_rays = [&](std::span<const Ray> walked, auto at) {
-          for (std::size_t i = 0; i < walked.size(); ++i) {
-            const std::size_t r = at(i);
-            top.traverse(walked[i], [&](std::uint32_t entry, float& tmax) {
-              return closest_leaf(entry, part[r], options, tmax, hits[r]);
-            });
-          }
-        };
         // Coherent groups of consecutive rays (a camera's pixels along a
-        // row) walk the tree as packets, the others one ray at a time. A
+        // row) walk the tree as packets; the others go to `diverged`. A
         // packet's rays meet an object's OBB in one SIMD test (float rays,
         // obb mode, no low part: obb_entry's arithmetic lane by lane), else
         // one ray at a time.
-        auto packets = [&](std::span<const Ray> walked, auto at) {
+        auto packets = [&](auto&& diverged) {
           const int lanes = top.packet_lanes();
-          auto one_ray = [&](std::size_t i, std::uint32_t entry, float& tmax) {
-            const std::size_t r = at(i);
-            closest_leaf(entry, part[r], options, tmax, hits[r]);
-          };
           auto packet = [&](std::size_t base, std::uint32_t entry, std::uint32_t mask,
                             wide_detail::PacketRays& p) {
             const LeafObb& leaf = leaf_[entry];
@@ -245,18 +228,19 @@ void PickerCore::batch(const Tree& top, std::span<const R> rays, const QueryOpti
                 Hit h;
                 h.object = leaf.object;
                 h.t = t[k];
-                keep_if_closer(h, p.tmax[k], hits[at(base + k)]);
+                keep_if_closer(h, p.tmax[k], hits[base + k]);
               }
               return;
             }
             for (; mask != 0; mask &= mask - 1) {
-              const int k = std::countr_zero(mask);
-              one_ray(base + k, entry, p.tmax[k]);
+              const std::size_t r = base + std::countr_zero(mask);
+              closest_leaf(entry, part[r], options, p.tmax[r - base], hits[r]);
             }
           };
-          top.traverse_packets(walked, one_ray, packet);
+          top.traverse_coherent(node_rays, packet, diverged);
         };
-        // Several rays in flight, each leaf's run of copies prefetched.
+        // Several rays in flight, each leaf's run of copies prefetched; `at`
+        // maps an index into the rays walked to one into part (and hits).
         auto interleaved = [&](std::span<const Ray> walked, auto at) {
           top.template traverse_interleaved<kInFlight>(
               walked,
@@ -273,54 +257,42 @@ void PickerCore::batch(const Tree& top, std::span<const R> rays, const QueryOpti
                 }
               });
         };
-        const auto same = [](std::size_t i) { return i; };
+        // Rays base .. base + n - 1 of node_rays, one at a time.
+        const auto one_at_a_time = [&](std::size_t base, std::size_t n) {
+          for (std::size_t i = base; i < base + n; ++i) {
+            top.traverse(node_rays[i], [&](std::uint32_t entry, float& tmax) {
+              return closest_leaf(entry, part[i], options, tmax, hits[i]);
+            });
+          }
+        };
         if (!interleave) {
           if constexpr (Tree::kWidth == 16) {
             // The 16-slot AVX-512 test, one ray at a time: faster than
             // packets there (boxes-30k camera batches; performance.md).
-            single_rays(node_rays, same);
+            one_at_a_time(0, node_rays.size());
           } else {
-            packets(node_rays, same);
+            packets(one_at_a_time);
           }
           return;
         }
         // A large tree: its coherent groups of kPacket rays walk as
-        // packets (each node fetched once for the group), the other rays
-        // interleaved. Each kind is gathered when the task has both.
-        // (A task's range is not bounded by the grain size: TBB's default
-        // partitioner hands out larger ones.)
-        constexpr std::size_t kPacket = Tree::kPacket;
-        const std::size_t groups = node_rays.size() / kPacket;  // whole ones
-        std::vector<std::uint8_t> coherent(groups);
-        std::size_t n_coherent = 0;
-        for (std::size_t g = 0; g < groups; ++g) {
-          coherent[g] = Tree::packet_coherent(node_rays.subspan(g * kPacket, kPacket), extent);
-          n_coherent += coherent[g];
-        }
-        if (n_coherent * kPacket == node_rays.size()) {
-          packets(node_rays, same);
-        } else if (n_coherent == 0) {
-          interleaved(node_rays, same);
-        } else {
-          std::vector<Ray> walked;
-          std::vector<std::uint32_t> index;
-          walked.reserve(node_rays.size());
-          index.reserve(node_rays.size());
-          const std::size_t packet_rays = n_coherent * kPacket;
-          for (int pass = 0; pass < 2; ++pass) {
-            for (std::size_t i = 0; i < node_rays.size(); ++i) {
-              const std::size_t g = i / kPacket;
-              const bool in_packet = g < groups && coherent[g] != 0;
-              if (in_packet == (pass == 0)) {
-                walked.push_back(node_rays[i]);
-                index.push_back(static_cast<std::uint32_t>(i));
-              }
-            }
+        // packets (each node fetched once for the group), then the other
+        // rays, gathered, walk interleaved. (A task's range is not bounded
+        // by the grain size: TBB's default partitioner hands out larger
+        // ones.)
+        std::vector<std::uint32_t> rest;
+        packets([&](std::size_t base, std::size_t n) {
+          for (std::size_t i = base; i < base + n; ++i) {
+            rest.push_back(static_cast<std::uint32_t>(i));
           }
-          const auto gathered = [&](std::size_t i) { return std::size_t{index[i]}; };
-          packets(std::span<const Ray>(walked).first(packet_rays), gathered);
-          const auto after = [&](std::size_t i) { return std::size_t{index[packet_rays + i]}; };
-          interleaved(std::span<const Ray>(walked).subspan(packet_rays), after);
+        });
+        if (rest.size() == node_rays.size()) {
+          interleaved(node_rays, [](std::size_t i) { return i; });
+        } else if (!rest.empty()) {
+          std::vector<Ray> walked;
+          walked.reserve(rest.size());
+          for (const std::uint32_t i : rest) walked.push_back(node_rays[i]);
+          interleaved(walked, [&](std::size_t i) { return std::size_t{rest[i]}; });
         }
       });
 }

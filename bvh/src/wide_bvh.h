@@ -15,6 +15,7 @@
 #include "saved_trees.h"
 #include "wide_node.h"
 
+#include "raypick/core/assert.h"
 #include "raypick/core/ray.h"
 
 #include <glm/geometric.hpp>
@@ -251,6 +252,14 @@ class WideBvhOf {
   // SIMD test for them all); leaf() still serves the rays that walk alone.
   template <class Leaf, class PacketLeaf>
   void traverse_packets(std::span<const Ray> rays, Leaf&& leaf, PacketLeaf&& packet_leaf) const;
+  // The same, the groups that cannot walk as a packet (a last group of one
+  // ray, or rays not coherent) left to the caller, as
+  //   void diverged(std::size_t base, std::size_t n)
+  // for the rays base .. base + n - 1 (a batch gathers them to walk
+  // interleaved). Each group's coherence is tested once, here.
+  template <class PacketLeaf, class Diverged>
+  void traverse_coherent(std::span<const Ray> rays, PacketLeaf&& packet_leaf,
+                         Diverged&& diverged) const;
   // Rays per SIMD operation in traverse_packets(): 4
   // (SSE, the default), 8 (AVX2) or 16 (AVX-512, the whole packet); a
   // width the CPU lacks falls back to the next narrower (to 4 in a Clang
@@ -260,12 +269,14 @@ class WideBvhOf {
   void set_packet_lanes(int lanes);
   int packet_lanes() const { return packet_lanes_; }
 
-  // Whether rays (at most kPacket) share their direction signs (required),
-  // and their origins lie within 1/64 of the tree's box's largest side of
-  // the first one's and their directions within an angle of sine 1/4 (about
-  // 14.5 degrees, not its supplement: the shared signs make the angle
-  // acute) of the first one's (rays whose paths through the tree mostly
-  // overlap).
+  // Whether rays (1 to kPacket) walk as one packet in traverse_packets():
+  // they share their direction signs (required), and their origins lie
+  // within 1/64 of the tree's box's largest side of the first one's and
+  // their directions within an angle of sine 1/4 (about 14.5 degrees, not
+  // its supplement: the shared signs make the angle acute) of the first
+  // one's (rays whose paths through the tree mostly overlap). The packet
+  // loop's own test (wide_detail::lanes_coherent), 4 rays per operation;
+  // false where there are no packets (no SSE).
   static bool packet_coherent(std::span<const Ray> rays, float extent);
 
  private:
@@ -283,19 +294,19 @@ class WideBvhOf {
   }
 
 #if RAYPICK_PACKET_AVX
-  template <class Leaf, class PacketLeaf>
-  RAYPICK_TARGET_AVX2 void traverse_packets_avx2(std::span<const Ray> rays, Leaf& leaf,
-                                                 PacketLeaf& packet_leaf) const;
+  template <class PacketLeaf, class Diverged>
+  RAYPICK_TARGET_AVX2 void traverse_packets_avx2(std::span<const Ray> rays,
+                                                 PacketLeaf& packet_leaf,
+                                                 Diverged& diverged) const;
+  template <class PacketLeaf, class Diverged>
+  RAYPICK_TARGET_AVX512 void traverse_packets_avx512(std::span<const Ray> rays,
+                                                     PacketLeaf& packet_leaf,
+                                                     Diverged& diverged) const;
 #endif
-#if RAYPICK_PACKET_AVX
-  template <class Leaf, class PacketLeaf>
-  RAYPICK_TARGET_AVX512 void traverse_packets_avx512(std::span<const Ray> rays, Leaf& leaf,
-                                                     PacketLeaf& packet_leaf) const;
-#endif
-  // traverse_packets() with Lanes' arithmetic (wide_packets.h).
-  template <class Lanes, class Leaf, class PacketLeaf>
-  RAYPICK_GEOMETRY_INLINE void packets(std::span<const Ray> rays, Leaf& leaf,
-                                       PacketLeaf& packet_leaf) const;
+  // traverse_coherent() with Lanes' arithmetic (wide_packets.h).
+  template <class Lanes, class PacketLeaf, class Diverged>
+  RAYPICK_GEOMETRY_INLINE void packets(std::span<const Ray> rays, PacketLeaf& packet_leaf,
+                                       Diverged& diverged) const;
 
   friend struct WideBvhInternals;  // tests/support/bvh_oracle.h
 

@@ -7,28 +7,6 @@
 
 namespace raypick {
 
-template <int W>
-inline bool WideBvhOf<W>::packet_coherent(std::span<const Ray> rays, float extent) {
-  // No early exit and no division or root: this runs on every group of a
-  // batch (it took a tenth of a crowd-300 camera batch with unit
-  // directions computed per ray). NaN fails every comparison.
-  const Ray& r0 = rays[0];
-  const float len0 = glm::dot(r0.dir, r0.dir);
-  const float origin_limit = extent * (1.0f / 64.0f);
-  bool ok = true;
-  for (const Ray& r : rays) {
-    // sin^2 of the angle between the directions at most 1/16.
-    const glm::vec3 c = glm::cross(r.dir, r0.dir);
-    ok &= glm::dot(c, c) <= (1.0f / 16.0f) * glm::dot(r.dir, r.dir) * len0;
-    for (int a = 0; a < 3; ++a) {
-      ok &= std::signbit(r.dir[a]) == std::signbit(r0.dir[a]);
-      ok &= std::abs(r.org[a] - r0.org[a]) <= origin_limit;
-    }
-  }
-  return ok;
-}
-
-
 // The generic packet loop below calls the AVX2 and AVX-512 policies'
 // vector functions, which GCC flags (-Wpsabi) as a vector ABI change. The
 // loop runs only inlined into functions of the policy's own target
@@ -181,9 +159,12 @@ struct PacketEntry {
   std::uint32_t mask;
 };
 
-// packet_coherent()'s test on a packet's rays already in p (lanes from n
-// on ignored), kLanes rays per operation: the same arithmetic in the same
-// order, so the same answer.
+// Whether a packet's rays already in p (lanes from n on ignored) walk as
+// one (WideBvhOf::packet_coherent() says when), kLanes rays per operation.
+// The same arithmetic in every policy, in the same order, so the same
+// answer at every width. No early exit and no division or root: this runs
+// on every group of a batch (it took a tenth of a crowd-300 camera batch
+// with unit directions computed per ray). NaN fails every comparison.
 template <class Lanes>
 RAYPICK_GEOMETRY_INLINE bool lanes_coherent(const PacketRays& p, std::size_t n, float extent) {
   constexpr int L = Lanes::kLanes;
@@ -223,6 +204,29 @@ RAYPICK_GEOMETRY_INLINE bool lanes_coherent(const PacketRays& p, std::size_t n, 
   }
   const std::uint32_t live = n == 32 ? 0xFFFFFFFFu : (1u << n) - 1u;
   return (ok & live) == live;
+}
+
+// The rays of group (at most kPacketRays) into p as structure of arrays;
+// padding lanes (never live) get finite values, a direction of 1 (so an
+// inverse of 1).
+RAYPICK_GEOMETRY_INLINE void load_packet(std::span<const Ray> group, PacketRays& p) {
+  for (int k = 0; k < kPacketRays; ++k) {
+    if (k < static_cast<int>(group.size())) {
+      const Ray& r = group[k];
+      for (int a = 0; a < 3; ++a) {
+        p.org[a][k] = r.org[a];
+        p.dir[a][k] = r.dir[a];
+      }
+      p.tmin[k] = r.tmin;
+      p.tmax[k] = r.tmax;
+    } else {
+      for (int a = 0; a < 3; ++a) {
+        p.org[a][k] = 0.0f;
+        p.dir[a][k] = 1.0f;
+      }
+      p.tmin[k] = p.tmax[k] = 0.0f;
+    }
+  }
 }
 
 // RayInv's values for a packet's rays already in p: inv = 1 / dir (the same
@@ -433,48 +437,76 @@ template <int W>
 template <class Leaf, class PacketLeaf>
 void WideBvhOf<W>::traverse_packets(std::span<const Ray> rays, Leaf&& leaf,
                                     PacketLeaf&& packet_leaf) const {
+  auto one_at_a_time = [&](std::size_t base, std::size_t n) {
+    for (std::size_t i = base; i < base + n; ++i) {
+      traverse(rays[i], [&](std::uint32_t entry, float& t) {
+        leaf(i, entry, t);
+        return false;
+      });
+    }
+  };
+  traverse_coherent(rays, packet_leaf, one_at_a_time);
+}
+
+template <int W>
+template <class PacketLeaf, class Diverged>
+void WideBvhOf<W>::traverse_coherent(std::span<const Ray> rays, PacketLeaf&& packet_leaf,
+                                     Diverged&& diverged) const {
 #if RAYPICK_PACKET_AVX
-  if (packet_lanes_ == 16) return traverse_packets_avx512(rays, leaf, packet_leaf);
-  if (packet_lanes_ == 8) return traverse_packets_avx2(rays, leaf, packet_leaf);
+  if (packet_lanes_ == 16) return traverse_packets_avx512(rays, packet_leaf, diverged);
+  if (packet_lanes_ == 8) return traverse_packets_avx2(rays, packet_leaf, diverged);
 #endif
 #if RAYPICK_WIDE_SSE
-  packets<wide_detail::LanesSse>(rays, leaf, packet_leaf);
+  packets<wide_detail::LanesSse>(rays, packet_leaf, diverged);
 #else
   (void)packet_leaf;
-  for (std::size_t i = 0; i < rays.size(); ++i) {
-    traverse(rays[i], [&](std::uint32_t entry, float& t) {
-      leaf(i, entry, t);
-      return false;
-    });
+  for (std::size_t base = 0; base < rays.size(); base += kPacket) {
+    diverged(base, std::min<std::size_t>(kPacket, rays.size() - base));
   }
 #endif
 }
 
 #if RAYPICK_PACKET_AVX
 template <int W>
-template <class Leaf, class PacketLeaf>
+template <class PacketLeaf, class Diverged>
 RAYPICK_TARGET_AVX2 void WideBvhOf<W>::traverse_packets_avx2(std::span<const Ray> rays,
-                                                             Leaf& leaf,
-                                                             PacketLeaf& packet_leaf) const
+                                                             PacketLeaf& packet_leaf,
+                                                             Diverged& diverged) const
 {
-  packets<wide_detail::LanesAvx2>(rays, leaf, packet_leaf);
+  packets<wide_detail::LanesAvx2>(rays, packet_leaf, diverged);
 }
 #endif
 #if RAYPICK_PACKET_AVX
 template <int W>
-template <class Leaf, class PacketLeaf>
+template <class PacketLeaf, class Diverged>
 RAYPICK_TARGET_AVX512 void WideBvhOf<W>::traverse_packets_avx512(std::span<const Ray> rays,
-                                                                 Leaf& leaf,
-                                                                 PacketLeaf& packet_leaf) const
+                                                                 PacketLeaf& packet_leaf,
+                                                                 Diverged& diverged) const
 {
-  packets<wide_detail::LanesAvx512>(rays, leaf, packet_leaf);
+  packets<wide_detail::LanesAvx512>(rays, packet_leaf, diverged);
 }
 #endif
 
+template <int W>
+bool WideBvhOf<W>::packet_coherent(std::span<const Ray> rays, float extent) {
+#if RAYPICK_WIDE_SSE
+  RAYPICK_ASSERT(!rays.empty() && rays.size() <= std::size_t{kPacket},
+                 "packet_coherent takes 1 to kPacket rays");
+  wide_detail::PacketRays p;
+  wide_detail::load_packet(rays, p);
+  return wide_detail::lanes_coherent<wide_detail::LanesSse>(p, rays.size(), extent);
+#else
+  (void)rays;
+  (void)extent;
+  return false;  // no packets without SSE: every group walks ray by ray
+#endif
+}
+
 #if RAYPICK_WIDE_SSE
 template <int W>
-template <class Lanes, class Leaf, class PacketLeaf>
-void WideBvhOf<W>::packets(std::span<const Ray> rays, Leaf& leaf, PacketLeaf& packet_leaf) const {
+template <class Lanes, class PacketLeaf, class Diverged>
+void WideBvhOf<W>::packets(std::span<const Ray> rays, PacketLeaf& packet_leaf,
+                           Diverged& diverged) const {
   using namespace wide_detail;
   if (nodes_.empty() || rays.empty()) return;
   static_assert(kPacket == kPacketRays);
@@ -488,39 +520,13 @@ void WideBvhOf<W>::packets(std::span<const Ray> rays, Leaf& leaf, PacketLeaf& pa
   for (std::size_t base = 0; base < rays.size(); base += kPacket) {
     const std::size_t n = std::min<std::size_t>(kPacket, rays.size() - base);
     const std::span<const Ray> group = rays.subspan(base, n);
-    auto one_at_a_time = [&] {
-      for (std::size_t i = 0; i < n; ++i) {
-        traverse(group[i], [&](std::uint32_t entry, float& t) {
-          leaf(base + i, entry, t);
-          return false;
-        });
-      }
-    };
     if (n == 1) {
-      one_at_a_time();
+      diverged(base, n);
       continue;
     }
-    // The rays as structure of arrays; padding lanes (never live) get
-    // finite values, a direction of 1 (so an inverse of 1).
-    for (int k = 0; k < kPacket; ++k) {
-      if (k < static_cast<int>(n)) {
-        const Ray& r = group[k];
-        for (int a = 0; a < 3; ++a) {
-          p.org[a][k] = r.org[a];
-          p.dir[a][k] = r.dir[a];
-        }
-        p.tmin[k] = r.tmin;
-        p.tmax[k] = r.tmax;
-      } else {
-        for (int a = 0; a < 3; ++a) {
-          p.org[a][k] = 0.0f;
-          p.dir[a][k] = 1.0f;
-        }
-        p.tmin[k] = p.tmax[k] = 0.0f;
-      }
-    }
+    load_packet(group, p);
     if (!lanes_coherent<Lanes>(p, n, extent)) {
-      one_at_a_time();
+      diverged(base, n);
       continue;
     }
     lanes_inverse<Lanes>(p);

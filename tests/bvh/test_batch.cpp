@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <limits>
 #include <random>
 #include <span>
 #include <vector>
@@ -404,4 +405,63 @@ TEST_CASE_TEMPLATE("packets of rays lying in the boxes' face planes (0 * inf in 
   }
   // Each ray grazes boxes on both sides of the plane: at least 2 per ray.
   CHECK(require_packets_offer_single_leaves(tree, rays) >= 2 * rays.size());
+}
+
+TEST_CASE("packet_coherent on hand-computed groups: signs and -0.0, NaN, the angle and origin limits, short groups") {
+  // extent 64: origins may lie 1.0 from the first one's.
+  constexpr float kExtent = 64.0f;
+  const float inf = std::numeric_limits<float>::infinity();
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const Ray first{glm::vec3{0.0f}, glm::vec3{1.0f, 0.0f, 0.0f}, 0.0f, inf};
+  // A full group of copies of `first` whose last ray is `last` (the last
+  // lane: a live mask one short would miss it).
+  auto coherent_with = [&](const Ray& last) {
+    std::vector<Ray> group(WideBvh::kPacket, first);
+    group.back() = last;
+    return WideBvh::packet_coherent(group, kExtent);
+  };
+  CHECK(coherent_with(first));
+  Ray r = first;
+  // sin^2 of the angle between (1, t, 0) and (1, 0, 0) is t^2 / (1 + t^2):
+  // at most 1/16 for t up to sqrt(1/15) = 0.258.
+  r.dir = {1.0f, 0.25f, 0.0f};
+  CHECK(coherent_with(r));
+  r.dir = {1.0f, 0.27f, 0.0f};
+  CHECK_FALSE(coherent_with(r));
+  // Length does not matter, only the angle.
+  r.dir = {40.0f, 10.0f, 0.0f};
+  CHECK(coherent_with(r));
+  // A sign that differs, including -0.0 against +0.0 (the packet's near
+  // and far planes per axis come from the first ray's signs).
+  r.dir = {-1.0f, 0.0f, 0.0f};
+  CHECK_FALSE(coherent_with(r));
+  r.dir = {1.0f, -0.0f, 0.0f};
+  CHECK_FALSE(coherent_with(r));
+  r.dir = {1.0f, 0.0f, -0.0f};
+  CHECK_FALSE(coherent_with(r));
+  // NaN anywhere fails.
+  r.dir = {1.0f, nan, 0.0f};
+  CHECK_FALSE(coherent_with(r));
+  r = first;
+  r.org = {0.0f, nan, 0.0f};
+  CHECK_FALSE(coherent_with(r));
+  // Origins: 1.0 away passes on each axis and sign, the next float fails.
+  for (int a = 0; a < 3; ++a) {
+    for (const float sign : {1.0f, -1.0f}) {
+      CAPTURE(a);
+      CAPTURE(sign);
+      r = first;
+      r.org[a] = sign * 1.0f;
+      CHECK(coherent_with(r));
+      r.org[a] = sign * std::nextafter(1.0f, 2.0f);
+      CHECK_FALSE(coherent_with(r));
+    }
+  }
+  // A short group: its lanes past the end are not looked at, and the rays
+  // it has are.
+  std::vector<Ray> three(3, first);
+  CHECK(WideBvh::packet_coherent(three, kExtent));
+  three[2].dir = {0.0f, 1.0f, 0.0f};
+  CHECK_FALSE(WideBvh::packet_coherent(three, kExtent));
+  CHECK(WideBvh::packet_coherent(std::span<const Ray>(three).first(2), kExtent));
 }

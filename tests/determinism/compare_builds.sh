@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Same answers from two raypick binaries built with different compile flags
-# (./setup.sh test compares the default build with a -march=native one).
+# (./setup.sh test compares the default GCC build with a clang -march=native
+# one).
 #
 #   tests/determinism/compare_builds.sh RAYPICK_A RAYPICK_B [WORK_DIR]
 #
