@@ -213,6 +213,7 @@ void PickerCore::batch(const Tree& top, std::span<const R> rays, const QueryOpti
         // one ray at a time.
         auto packets = [&](auto&& diverged) {
           const int lanes = top.packet_lanes();
+          const wide_detail::PacketStack<Tree::kWidth> stack;
           auto packet = [&](std::size_t base, std::uint32_t entry, std::uint32_t mask,
                             wide_detail::PacketRays& p) {
             const LeafObb& leaf = leaf_[entry];
@@ -237,7 +238,7 @@ void PickerCore::batch(const Tree& top, std::span<const R> rays, const QueryOpti
               closest_leaf(entry, part[r], options, p.tmax[r - base], hits[r]);
             }
           };
-          top.traverse_coherent(node_rays, packet, diverged);
+          top.traverse_coherent(node_rays, packet, diverged, stack);
         };
         // Several rays in flight, each leaf's run of copies prefetched; `at`
         // maps an index into the rays walked to one into part (and hits).

@@ -40,6 +40,12 @@
 
 namespace raypick {
 
+namespace wide_detail {  // the packets' types (wide_packets.h)
+struct PacketEntry;
+template <int W>
+class PacketStack;
+}  // namespace wide_detail
+
 // Sorts `keys` by their top 32 bits (a leaf slot's place), largest first,
 // stably: an LSD radix sort over the lowest `place_bits` bits of the place,
 // the higher ones being zero. `scratch` is its second buffer. Linear where
@@ -256,10 +262,11 @@ class WideBvhOf {
   // ray, or rays not coherent) left to the caller, as
   //   void diverged(std::size_t base, std::size_t n)
   // for the rays base .. base + n - 1 (a batch gathers them to walk
-  // interleaved). Each group's coherence is tested once, here.
+  // interleaved). Each group's coherence is tested once, here. `stack`:
+  // the walk's room, one per thread, reused from call to call.
   template <class PacketLeaf, class Diverged>
   void traverse_coherent(std::span<const Ray> rays, PacketLeaf&& packet_leaf,
-                         Diverged&& diverged) const;
+                         Diverged&& diverged, const wide_detail::PacketStack<W>& stack) const;
   // Rays per SIMD operation in traverse_packets(): 4
   // (SSE, the default), 8 (AVX2) or 16 (AVX-512, the whole packet); a
   // width the CPU lacks falls back to the next narrower (to 4 in a Clang
@@ -296,17 +303,17 @@ class WideBvhOf {
 #if RAYPICK_PACKET_AVX
   template <class PacketLeaf, class Diverged>
   RAYPICK_TARGET_AVX2 void traverse_packets_avx2(std::span<const Ray> rays,
-                                                 PacketLeaf& packet_leaf,
-                                                 Diverged& diverged) const;
+                                                 PacketLeaf& packet_leaf, Diverged& diverged,
+                                                 wide_detail::PacketEntry* stack) const;
   template <class PacketLeaf, class Diverged>
   RAYPICK_TARGET_AVX512 void traverse_packets_avx512(std::span<const Ray> rays,
-                                                     PacketLeaf& packet_leaf,
-                                                     Diverged& diverged) const;
+                                                     PacketLeaf& packet_leaf, Diverged& diverged,
+                                                     wide_detail::PacketEntry* stack) const;
 #endif
   // traverse_coherent() with Lanes' arithmetic (wide_packets.h).
   template <class Lanes, class PacketLeaf, class Diverged>
   RAYPICK_GEOMETRY_INLINE void packets(std::span<const Ray> rays, PacketLeaf& packet_leaf,
-                                       Diverged& diverged) const;
+                                       Diverged& diverged, wide_detail::PacketEntry* stack) const;
 
   friend struct WideBvhInternals;  // tests/support/bvh_oracle.h
 

@@ -159,6 +159,19 @@ struct PacketEntry {
   std::uint32_t mask;
 };
 
+// Room for one packet walk's stack on a tree of width W, made by the
+// caller once for many walks (WideBvhOf::traverse_coherent). On the heap:
+// kStackSizeOf<W> entries of 128 bytes could strain a small thread stack.
+template <int W>
+class PacketStack {
+ public:
+  PacketStack() : entries_(std::make_unique_for_overwrite<PacketEntry[]>(kStackSizeOf<W>)) {}
+  PacketEntry* get() const { return entries_.get(); }
+
+ private:
+  std::unique_ptr<PacketEntry[]> entries_;
+};
+
 // Whether a packet's rays already in p (lanes from n on ignored) walk as
 // one (WideBvhOf::packet_coherent() says when), kLanes rays per operation.
 // The same arithmetic in every policy, in the same order, so the same
@@ -445,21 +458,25 @@ void WideBvhOf<W>::traverse_packets(std::span<const Ray> rays, Leaf&& leaf,
       });
     }
   };
-  traverse_coherent(rays, packet_leaf, one_at_a_time);
+  wide_detail::PacketStack<W> stack;
+  traverse_coherent(rays, packet_leaf, one_at_a_time, stack);
 }
 
 template <int W>
 template <class PacketLeaf, class Diverged>
 void WideBvhOf<W>::traverse_coherent(std::span<const Ray> rays, PacketLeaf&& packet_leaf,
-                                     Diverged&& diverged) const {
+                                     Diverged&& diverged,
+                                     const wide_detail::PacketStack<W>& stack) const {
+  wide_detail::PacketEntry* entries = stack.get();
 #if RAYPICK_PACKET_AVX
-  if (packet_lanes_ == 16) return traverse_packets_avx512(rays, packet_leaf, diverged);
-  if (packet_lanes_ == 8) return traverse_packets_avx2(rays, packet_leaf, diverged);
+  if (packet_lanes_ == 16) return traverse_packets_avx512(rays, packet_leaf, diverged, entries);
+  if (packet_lanes_ == 8) return traverse_packets_avx2(rays, packet_leaf, diverged, entries);
 #endif
 #if RAYPICK_WIDE_SSE
-  packets<wide_detail::LanesSse>(rays, packet_leaf, diverged);
+  packets<wide_detail::LanesSse>(rays, packet_leaf, diverged, entries);
 #else
   (void)packet_leaf;
+  (void)entries;
   for (std::size_t base = 0; base < rays.size(); base += kPacket) {
     diverged(base, std::min<std::size_t>(kPacket, rays.size() - base));
   }
@@ -471,9 +488,10 @@ template <int W>
 template <class PacketLeaf, class Diverged>
 RAYPICK_TARGET_AVX2 void WideBvhOf<W>::traverse_packets_avx2(std::span<const Ray> rays,
                                                              PacketLeaf& packet_leaf,
-                                                             Diverged& diverged) const
+                                                             Diverged& diverged,
+                                                             wide_detail::PacketEntry* stack) const
 {
-  packets<wide_detail::LanesAvx2>(rays, packet_leaf, diverged);
+  packets<wide_detail::LanesAvx2>(rays, packet_leaf, diverged, stack);
 }
 #endif
 #if RAYPICK_PACKET_AVX
@@ -481,9 +499,10 @@ template <int W>
 template <class PacketLeaf, class Diverged>
 RAYPICK_TARGET_AVX512 void WideBvhOf<W>::traverse_packets_avx512(std::span<const Ray> rays,
                                                                  PacketLeaf& packet_leaf,
-                                                                 Diverged& diverged) const
+                                                                 Diverged& diverged,
+                                                                 wide_detail::PacketEntry* stack) const
 {
-  packets<wide_detail::LanesAvx512>(rays, packet_leaf, diverged);
+  packets<wide_detail::LanesAvx512>(rays, packet_leaf, diverged, stack);
 }
 #endif
 
@@ -506,13 +525,10 @@ bool WideBvhOf<W>::packet_coherent(std::span<const Ray> rays, float extent) {
 template <int W>
 template <class Lanes, class PacketLeaf, class Diverged>
 void WideBvhOf<W>::packets(std::span<const Ray> rays, PacketLeaf& packet_leaf,
-                           Diverged& diverged) const {
+                           Diverged& diverged, wide_detail::PacketEntry* stack) const {
   using namespace wide_detail;
   if (nodes_.empty() || rays.empty()) return;
   static_assert(kPacket == kPacketRays);
-  // On the heap: kStackSizeOf<W> entries of 128 bytes could strain a small
-  // thread stack.
-  const auto stack = std::make_unique_for_overwrite<PacketEntry[]>(kStackSizeOf<W>);
   const Aabb root = bounds();
   const glm::vec3 size = root.max - root.min;
   const float extent = std::max(size.x, std::max(size.y, size.z));
@@ -562,9 +578,9 @@ void WideBvhOf<W>::packets(std::span<const Ray> rays, PacketLeaf& packet_leaf,
     };
     const std::span<const Node> nodes(nodes_);
     if (one_origin) {
-      walk_packet<Lanes, true>(nodes, p, n, stack.get(), offer);
+      walk_packet<Lanes, true>(nodes, p, n, stack, offer);
     } else {
-      walk_packet<Lanes, false>(nodes, p, n, stack.get(), offer);
+      walk_packet<Lanes, false>(nodes, p, n, stack, offer);
     }
   }
 }
