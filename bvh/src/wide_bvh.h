@@ -36,6 +36,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace raypick {
@@ -190,7 +191,11 @@ class WideBvhOf {
   // may lower tmax to the best t found so far and returns true to stop the
   // whole traversal (any-hit queries). Box tests are inclusive (tnear <=
   // tmax), so a primitive at exactly the best t is still offered to the
-  // callback: ties are the callback's to break.
+  // callback: ties are the callback's to break. A leaf callable as
+  //   bool leaf(wide_detail::LeafRun run, float& tmax)
+  // is called once per leaf slot instead, with its run of entries
+  // run.index .. run.index + run.count - 1 (8-wide trees; the mesh trees'
+  // triangles, four per SIMD test).
   template <class Leaf>
   TraversalStats traverse(const Ray& ray, Leaf&& leaf) const;
   // Which node test traverse() runs: when set, the one that tests every

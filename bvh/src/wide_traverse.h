@@ -28,6 +28,13 @@ template <int W>
 inline constexpr int kStackSizeOf = (W - 1) * kBvhMaxDepth + W;
 inline constexpr int kStackSize = kStackSizeOf<8>;
 
+// A leaf slot's run of entries, for a traverse() leaf that takes a whole
+// run at a time.
+struct LeafRun {
+  std::uint32_t index;
+  std::uint32_t count;
+};
+
 // What a node test needs of a ray, computed once per ray.
 struct NodeRay {
   RayInv inv;
@@ -218,9 +225,14 @@ RAYPICK_GEOMETRY_INLINE TraversalStats walk(std::span<const Node> nodes, const R
   for (;;) {
     if (cur.count != 0) {
       ++st.leaves_visited;
-      for (std::uint32_t i = 0; i < cur.count; ++i) {
-        ++st.prims_tested;
-        if (leaf(cur.index + i, tmax)) return st;
+      if constexpr (std::is_invocable_v<Leaf&, LeafRun, float&>) {
+        st.prims_tested += cur.count;
+        if (leaf(LeafRun{cur.index, cur.count}, tmax)) return st;
+      } else {
+        for (std::uint32_t i = 0; i < cur.count; ++i) {
+          ++st.prims_tested;
+          if (leaf(cur.index + i, tmax)) return st;
+        }
       }
     } else {
       const Node& n = nodes[cur.index];
