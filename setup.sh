@@ -35,9 +35,10 @@ PACKAGES=(
   assimp-testmodels   # real OBJ and glTF models the tests validate on
 )
 # Only for `test`: clang builds the -march=native raypick that must answer
-# as the default build does, and brings FuzzedDataProvider.h, which two
-# fuzz targets read their input with (tests/fuzz/CMakeLists.txt).
-TEST_PACKAGES=(clang-14)
+# as the default build does, and clang's runtime package brings
+# FuzzedDataProvider.h, which two fuzz targets read their input with
+# (tests/fuzz/CMakeLists.txt).
+TEST_PACKAGES=(clang-14 libclang-rt-14-dev)
 # Only for `fuzz`: libFuzzer comes with clang's runtime.
 FUZZ_PACKAGES=(clang-14 libclang-rt-14-dev)
 FUZZ_DIR=${RAYPICK_FUZZ_DIR:-$BUILD_DIR-fuzz}
@@ -179,15 +180,6 @@ fuzz_build() {
     -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRAYPICK_FUZZ=ON \
     -DRAYPICK_BUILD_TESTS=OFF >/dev/null
   cmake --build "$FUZZ_DIR" -j "$JOBS" --target raypick_fuzzers
-}
-
-# Each target once over its seed corpus and its saved reproducers.
-fuzz_regressions() {
-  local t
-  for t in "${FUZZ_TARGETS[@]}"; do
-    tests/fuzz/run_regressions.sh "$FUZZ_DIR/tests/fuzz/fuzz_$t" \
-      "tests/fuzz/corpus/$t" "tests/fuzz/regressions/$t"
-  done
 }
 
 # fuzz_one TARGET SECONDS: fuzzes TARGET for SECONDS; its log goes to

@@ -1,11 +1,16 @@
 // The fuzz targets' main in builds without libFuzzer (GCC's ASan + UBSan
 // build, which setup.sh's test command makes anyway): runs the target once
 // on every file named on the command line, as libFuzzer does when it is
-// given files instead of a corpus folder. Of libFuzzer's options it keeps
-// the two that tests/fuzz/run_regressions.sh passes, -timeout=SECONDS (per
-// input) and -rss_limit_mb=MB (peak resident memory); it ignores the rest.
-// Exit status 0 when every input ran, 1 otherwise; the target's own checks
-// abort, and the sanitizers stop the process on what they find.
+// given files instead of a corpus folder, each input in a buffer of
+// exactly its size (so ASan sees a read past its end). Of libFuzzer's
+// options it keeps the two that tests/fuzz/run_regressions.sh passes,
+// -timeout=SECONDS (per input; 0: none) and -rss_limit_mb=MB (the
+// process's peak resident memory, checked after each input, so a report
+// names the first input after which the peak was over it); it ignores the
+// rest. libFuzzer's malloc limit (one allocation over the RSS limit, 2048
+// MB by default) is ASan's max_allocation_size_mb below. Exit status 0
+// when every input ran, 1 otherwise; the target's own checks abort, and
+// the sanitizers stop the process on what they find.
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -14,12 +19,20 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
-#include <iterator>
+#include <memory>
 #include <string>
 #include <vector>
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size);
+
+// As libFuzzer's default -malloc_limit_mb: an allocation over 2048 MB
+// stops the process with ASan's report (the environment's ASAN_OPTIONS
+// still win, flag by flag).
+extern "C" const char* __asan_default_options() {
+  return "max_allocation_size_mb=2048:allocator_may_return_null=0";
+}
 
 namespace {
 
@@ -34,12 +47,12 @@ void on_alarm(int) {
   _exit(1);
 }
 
-// The value of "-name=value" as a positive integer, or `fallback`.
+// The value of "-name=value" as a non-negative integer, or `fallback`.
 long option(const std::string& arg, const std::string& name, long fallback) {
   const std::string prefix = "-" + name + "=";
   if (arg.compare(0, prefix.size(), prefix) != 0) return fallback;
   const long value = std::strtol(arg.c_str() + prefix.size(), nullptr, 10);
-  return value > 0 ? value : fallback;
+  return value >= 0 ? value : fallback;
 }
 
 }  // namespace
@@ -59,16 +72,22 @@ int main(int argc, char** argv) {
   }
   std::signal(SIGALRM, on_alarm);
   for (const std::string& file : files) {
+    std::error_code error;
     std::ifstream in(file, std::ios::binary);
-    if (!in) {
+    const auto size = std::filesystem::file_size(file, error);
+    if (!in || error || !std::filesystem::is_regular_file(file, error)) {
+      std::fprintf(stderr, "fuzz replay: cannot read %s (not a regular file)\n", file.c_str());
+      return 1;
+    }
+    // Exactly size bytes (new[] of 0 is a valid, non-null pointer).
+    const std::unique_ptr<std::uint8_t[]> bytes(new std::uint8_t[size]);
+    if (!in.read(reinterpret_cast<char*>(bytes.get()), static_cast<std::streamsize>(size))) {
       std::fprintf(stderr, "fuzz replay: cannot read %s\n", file.c_str());
       return 1;
     }
-    const std::vector<char> bytes((std::istreambuf_iterator<char>(in)),
-                                  std::istreambuf_iterator<char>());
     g_current = file.c_str();
-    alarm(static_cast<unsigned>(timeout_s));
-    LLVMFuzzerTestOneInput(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size());
+    if (timeout_s > 0) alarm(static_cast<unsigned>(timeout_s));
+    LLVMFuzzerTestOneInput(bytes.get(), size);
     alarm(0);
     rusage usage{};
     getrusage(RUSAGE_SELF, &usage);
