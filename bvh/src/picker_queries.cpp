@@ -73,7 +73,7 @@ Hit PickerCore::mesh_hit(const LeafObb& leaf, const R& ray, float tmax) const {
     r.tmax = tmax;
     return r;
   }();
-  // The triangle test's ray, made at the first leaf the ray reaches: most
+  // The triangle test's ray, made at the first leaf the ray reaches: many
   // rays that enter an object's box reach none (a crowd's figures fill a
   // small part of their boxes), and it costs three divisions.
   std::optional<TriangleRay> tri_ray;
