@@ -266,8 +266,8 @@ void PickerCore::batch(const Tree& top, std::span<const R> rays, const QueryOpti
               return;
             }
             for (; mask != 0; mask &= mask - 1) {
-              const std::size_t r = base + std::countr_zero(mask);
-              closest_leaf(entry, part[r], options, p.tmax[r - base], hits[r]);
+              const int k = std::countr_zero(mask);
+              closest_leaf(entry, part[base + k], options, p.tmax[k], hits[base + k]);
             }
           };
           top.traverse_coherent(node_rays, packet, diverged, stack);
