@@ -99,8 +99,10 @@ class WideBvhOf {
     return prim_ids_.empty() ? entry : prim_ids_[entry];
   }
   // Declares that the caller has renumbered its primitives in entry order
-  // (primitive e is entry e from here on) and frees the id array.
-  void number_by_entry() { prim_ids_ = {}; }
+  // (primitive e is entry e from here on) and frees the id array. (Not
+  // `prim_ids_ = {}`: that assigns an empty initializer list and keeps the
+  // storage, 4 bytes per entry.)
+  void number_by_entry() { std::vector<std::uint32_t>().swap(prim_ids_); }
 
   // The box of everything (empty when the tree is).
   Aabb bounds() const;
