@@ -263,7 +263,7 @@ class PickerCore {
   // cache line each and full.
   std::vector<glm::vec3> low_;
   std::vector<MeshAccel> meshes_;            // by mesh id
-  std::vector<LeafObb> leaf_;                // by top-level entry
+  compiler::HugeVector<LeafObb> leaf_;       // by top-level entry
   std::vector<std::uint8_t> moved_;          // by entry: 1 if moved
   std::vector<std::uint32_t> dirty_;         // moved objects (in the tree)
   // The top level: 8-wide nodes, or 16-wide ones under the AVX-512 node

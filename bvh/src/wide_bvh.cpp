@@ -62,7 +62,7 @@ constexpr int kTopLevels = 2;
 // entry_place already sized, one per entry.
 template <int W>
 struct Arrays {
-  std::vector<WideNodeOf<W>>& nodes;
+  compiler::HugeVector<WideNodeOf<W>>& nodes;
   std::vector<std::uint32_t>& parent;
   std::vector<std::uint32_t>& entry_place;
 };

@@ -324,7 +324,7 @@ class WideBvhOf {
 
   friend struct WideBvhInternals;  // tests/support/bvh_oracle.h
 
-  std::vector<Node> nodes_;
+  compiler::HugeVector<Node> nodes_;
   // Empty means the identity (entry e is primitive e), which saves the
   // array for a caller that numbers its primitives in entry order.
   std::vector<std::uint32_t> prim_ids_;
