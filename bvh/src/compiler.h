@@ -98,11 +98,13 @@ inline bool cpu_has_avx512() {
 // be written whole soon: Linux backs its 2 MiB-aligned part with huge pages
 // where the system allows them on request (transparent huge pages in
 // "madvise" mode or "always"), one page fault per 2 MiB instead of 512.
-// For the builds' large arrays only (a huge page is 2 MiB of memory once
-// touched at all), and only from 32 MiB: glibc gives every allocation that
-// large a mapping of its own, unmapped when it is freed, so the hint never
-// outlives the array (a smaller one can come from the heap, whose memory
-// later serves other allocations). Does nothing elsewhere.
+// For the builds' large temporary arrays only (a huge page is 2 MiB of
+// memory once touched at all), and only from 32 MiB: glibc maps most
+// allocations that large on their own and unmaps them when they are
+// freed. Not all: a free chunk of the heap large enough is handed out
+// instead, its pages already there at 4 KiB, and the hint then does
+// nothing; the arrays that queries read use HugeAllocator (below), which
+// maps them itself. Does nothing elsewhere.
 inline void advise_huge_pages(void* p, std::size_t bytes) {
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
   constexpr std::uintptr_t kHuge = std::uintptr_t{2} << 20;
