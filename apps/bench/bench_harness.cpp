@@ -1023,8 +1023,8 @@ int load_files(const Bench& a, const std::vector<SceneSpec>& specs, Inputs& in) 
 // The header's words for --isa (the JSON rows name what each picker ran).
 std::string node_test(Isa requested) {
   if (requested == Isa::kAuto) {
-    return "auto (avx2; avx512, a 16-wide top level, from 20,000 objects where the CPU has "
-           "AVX-512)";
+    return "auto (avx2; avx512, a 16-wide top level, from 20,000 objects in obb mode and "
+           "1,000 in mesh mode where the CPU has AVX-512)";
   }
   return std::string(isa_name(requested)) + " (a CPU without it runs the next one down)";
 }

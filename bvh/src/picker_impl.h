@@ -149,6 +149,15 @@ class PickerCore {
   // to +4%, 30,000 +11 to +16%, 1,000,000 +42 to +47%; the bound lies
   // between the measured sizes).
   static constexpr std::size_t kAutoWide16Objects = 20000;
+  // The same bound for a picker that builds mesh trees (mesh_mode): there
+  // a top-level leaf costs a triangle tree's walk, and the 16-wide level
+  // pays from small trees on (crowd scenes, mesh mode, one thread, best of
+  // 7, 8-wide ns per ray over 16-wide: 300 objects 1.10x incoherent, 1.02x
+  // camera, 0.93x camera batch; 1,000 1.09x, 1.02x, 1.01x; 3,000 1.09x,
+  // 1.05x, 0.98x; 10,000 1.13x, 1.11x, 1.00x). In obb mode the 16-wide
+  // build costs more than it saves below the bound above (boxes-10k: 6.0-7.9
+  // against 8.6 ms, a goal row of the bench).
+  static constexpr std::size_t kAutoWide16MeshObjects = 1000;
   // Whether the 8-wide trees take the AVX node test.
   bool avx2() const { return config_.isa != Isa::kSse2 && compiler::cpu_has_avx2(); }
   // Rays per instruction in the batches' packets
@@ -159,10 +168,11 @@ class PickerCore {
   }
   // Whether a top level over n objects has 16-wide nodes (the AVX-512 node
   // test): config_.isa kAvx512, or kAuto from kAutoWide16Objects objects
-  // on, where the CPU has AVX-512 (and so AVX2).
+  // on (kAutoWide16MeshObjects with mesh trees), where the CPU has AVX-512
+  // (and so AVX2).
   bool wide16(std::size_t n) const {
-    const bool asked = config_.isa == Isa::kAvx512 ||
-                       (config_.isa == Isa::kAuto && n >= kAutoWide16Objects);
+    const std::size_t bound = config_.mesh_mode ? kAutoWide16MeshObjects : kAutoWide16Objects;
+    const bool asked = config_.isa == Isa::kAvx512 || (config_.isa == Isa::kAuto && n >= bound);
     return asked && compiler::cpu_has_avx2() && compiler::cpu_has_avx512();
   }
   // The node test the top level's queries run on (Picker::isa()).

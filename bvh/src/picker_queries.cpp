@@ -299,13 +299,9 @@ void PickerCore::batch(const Tree& top, std::span<const R> rays, const QueryOpti
           }
         };
         if (!interleave) {
-          if constexpr (Tree::kWidth == 16) {
-            // The 16-slot AVX-512 test, one ray at a time: faster than
-            // packets there (boxes-30k camera batches; performance.md).
-            one_at_a_time(0, node_rays.size());
-          } else {
-            packets(one_at_a_time);
-          }
+          // A small tree, 8 or 16 wide: coherent groups as packets, the
+          // other rays one at a time.
+          packets(one_at_a_time);
           return;
         }
         // A large tree: its coherent groups of kPacket rays walk as

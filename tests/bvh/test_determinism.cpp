@@ -164,6 +164,7 @@ TEST_CASE("the AVX2 node test visits the same nodes and gives the same hits as t
     PickerConfig sse, wide, automatic;
     sse.isa = Isa::kSse2;
     wide.isa = Isa::kAvx2;
+    automatic.mesh_mode = false;  // 3,000 objects: 8 wide without mesh trees
     CHECK(Picker(scene, sse).isa() == Isa::kSse2);
     CHECK(Picker(scene, wide).isa() == (avx2 ? Isa::kAvx2 : Isa::kSse2));
     CHECK(Picker(scene, automatic).isa() == (avx2 ? Isa::kAvx2 : Isa::kSse2));
@@ -295,25 +296,36 @@ TEST_CASE("the 16-wide top level of the AVX-512 node test answers every query as
   }
 }
 
-TEST_CASE("kAuto makes the top level 16 wide from 20,000 objects on, where the CPU has AVX-512") {
+TEST_CASE("kAuto makes the top level 16 wide from 20,000 objects on (1,000 with mesh trees), where the CPU has AVX-512") {
   // Decided at each build, from the objects in the tree: a picker that
-  // grows past the bound takes the other width at its next rebuild.
+  // grows past the bound takes the other width at its next rebuild. A
+  // picker that builds mesh trees (mesh_mode, the default) takes the
+  // lower bound.
   const bool avx512 = compiler::cpu_has_avx512() && compiler::cpu_has_avx2();
   const Isa small_isa = compiler::cpu_has_avx2() ? Isa::kAvx2 : Isa::kSse2;
+  const Isa wide_isa = avx512 ? Isa::kAvx512 : small_isa;
   const Scene big = tools::make_boxes_scene(20000, 86);
   Scene small = big;
   small.objects.resize(19999);
-  Picker grows{Scene(small)};
+  PickerConfig obb;
+  obb.mesh_mode = false;
+  Picker grows{Scene(small), obb};
   CHECK(grows.isa() == small_isa);
-  CHECK(Picker(big).isa() == (avx512 ? Isa::kAvx512 : small_isa));
-  PickerConfig avx2;
+  CHECK(Picker(big, obb).isa() == wide_isa);
+  PickerConfig avx2 = obb;
   avx2.isa = Isa::kAvx2;
   CHECK(Picker(big, avx2).isa() == small_isa);
   const Object& last = big.objects.back();
   grows.add_object(last.mesh, last.matrix);
   grows.commit();
-  CHECK(grows.isa() == (avx512 ? Isa::kAvx512 : small_isa));
-  // And the answers do not change with it.
+  CHECK(grows.isa() == wide_isa);
+  // With mesh trees: 999 objects 8 wide, 1,000 16 wide.
+  Scene mesh_small = big, mesh_big = big;
+  mesh_small.objects.resize(999);
+  mesh_big.objects.resize(1000);
+  CHECK(Picker(mesh_small).isa() == small_isa);
+  CHECK(Picker(mesh_big).isa() == wide_isa);
+  // And the answers do not change with the width.
   const Picker fixed(big, avx2);
   for (const Ray& ray : test::random_scene_rays(big, 2000, 87)) {
     const Hit x = grows.intersect(ray), y = fixed.intersect(ray);

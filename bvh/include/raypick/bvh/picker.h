@@ -49,10 +49,12 @@ class PickerCore;  // what a Picker holds: the library's own
 enum class Isa : std::uint8_t {
   // kAvx512 for a top level of 20,000 objects or more where the CPU has
   // AVX-512 (measured even at 10,000 boxes, 11-16% faster at 30,000; the
-  // bound lies between); else kAvx2 where the CPU has AVX2, else kSse2.
-  // Decided at each build (commit), from the objects in the tree. A batch's
-  // packets (see batch_interleave_bytes) test 16 rays per AVX-512
-  // instruction where the CPU has it.
+  // bound lies between), or of 1,000 or more when the picker builds mesh
+  // trees (mesh_mode: there a leaf costs a triangle tree, and the wider
+  // level pays from small scenes on); else kAvx2 where the CPU has AVX2,
+  // else kSse2. Decided at each build (commit), from the objects in the
+  // tree. A batch's packets (see batch_interleave_bytes) test 16 rays per
+  // AVX-512 instruction where the CPU has it.
   kAuto,
   kSse2,  // the x86-64 baseline (four slots, or packet rays, per instruction)
   // Eight slots, or packet rays, per instruction; kSse2 on a CPU without
