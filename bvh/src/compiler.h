@@ -120,7 +120,8 @@ inline void advise_huge_pages(void* p, std::size_t bytes) {
 }
 
 // Sizes v to n elements, its storage hinted to huge pages before they are
-// written (advise_huge_pages), when v has no storage yet.
+// written (advise_huge_pages), when v has no storage yet. For temporary
+// arrays: a HugeVector needs no hint (its allocator maps and hints).
 template <class Vector>
 void resize_huge(Vector& v, std::size_t n) {
   if (v.capacity() == 0) {

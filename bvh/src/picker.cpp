@@ -311,8 +311,9 @@ void PickerCore::rebuild_entries(Tree& top, const LeafObb* leaves, std::size_t n
   // sweep reads the boxes front to back: from here on prim == entry. Each
   // entry writes its own leaf copy and object: a parallel loop.
   RAYPICK_ASSERT(top.entry_count() == n, "the tree holds every primitive once");
-  compiler::HugeVector<LeafObb> by_entry;  // allocated at its size: no shrink copy
-  compiler::resize_huge(by_entry, n);
+  // Allocated at its size (no shrink copy); HugeAllocator maps and hints a
+  // large one itself.
+  compiler::HugeVector<LeafObb> by_entry(n);
   auto reorder = [&](const tbb::blocked_range<std::uint32_t>& r) {
     for (std::uint32_t e = r.begin(); e != r.end(); ++e) {
       const LeafObb& leaf = leaves[top.prim_id(e)];

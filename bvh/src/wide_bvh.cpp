@@ -245,7 +245,7 @@ class Collapser {
     for (std::size_t r = 0; r < regions_.size(); ++r) {
       offset[r + 1] = offset[r] + static_cast<std::uint32_t>(regions_[r].nodes.size());
     }
-    compiler::resize_huge(out.nodes, offset.back());
+    out.nodes.resize(offset.back());  // HugeAllocator maps and hints a large array
     out.parent.resize(offset.back());
     out.parent[0] = WideBvhOf<W>::place(0, 0);
     // Copy the regions into place, the children and entries renumbered:
