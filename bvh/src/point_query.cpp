@@ -11,6 +11,8 @@
 #include <tbb/parallel_for.h>
 
 #include <algorithm>
+#include <array>
+#include <bit>
 #include <cmath>
 #include <numbers>
 #include <queue>
@@ -103,79 +105,159 @@ bool inside(const Placement& place, const Aabb& local, const glm::dvec3& p) {
   return true;
 }
 
-// The squared distances from p to a node's W world slot boxes, in double
-// from the float boxes (lower bounds of the distance to anything inside);
-// +inf for empty slots. One pass the compiler vectorizes.
+// The walk below orders and prunes slots by float keys: a slot's key is
+// the squared distance, in float, from the query point rounded to float
+// to the slot's float box, and a `Bound` turns the best squared distance
+// so far into a float threshold: a slot whose key exceeds it lies farther
+// than the best, rounding included (bounds below). Float keys take four
+// slots per SSE operation and the threshold is recomputed only when the
+// best distance changes.
+
+// The key of each of a node's W slots for the point pf: the float squared
+// distance to the slot's box (any value for unused slots). Since each
+// float step rounds by at most u = 2^-24 (relative), the true distance
+// from the unrounded point, e off it on no axis by more than e, is at least
+//   sqrt(key) (1 - 3u) - 2e.
 template <int W>
-void world_slot_distances2(const WideNodeOf<W>& node, const glm::dvec3& p, double* out) {
+void slot_keys(const WideNodeOf<W>& node, const glm::vec3& pf, float* out) {
 #if RAYPICK_WIDE_SSE
-  // Two slots per SSE2 double register; the same operations, in the same
-  // order, as the scalar loop below, so the same bits.
-  __m128d sum[W / 2];
-  for (auto& v : sum) v = _mm_setzero_pd();
+  __m128 sum[W / 4];
+  for (auto& v : sum) v = _mm_setzero_ps();
   for (int a = 0; a < 3; ++a) {
-    const __m128d pa = _mm_set1_pd(p[a]);
+    const __m128 pa = _mm_set1_ps(pf[a]);
     for (int h = 0; h < W / 4; ++h) {
-      const __m128 lo = _mm_load_ps(node.bounds[a] + 4 * h);
-      const __m128 hi = _mm_load_ps(node.bounds[3 + a] + 4 * h);
-      const __m128d lo_pair[2] = {_mm_cvtps_pd(lo), _mm_cvtps_pd(_mm_movehl_ps(lo, lo))};
-      const __m128d hi_pair[2] = {_mm_cvtps_pd(hi), _mm_cvtps_pd(_mm_movehl_ps(hi, hi))};
-      for (int k = 0; k < 2; ++k) {
-        const __m128d below = _mm_sub_pd(lo_pair[k], pa);
-        const __m128d above = _mm_sub_pd(pa, hi_pair[k]);
-        const __m128d gap = _mm_max_pd(_mm_max_pd(below, above), _mm_setzero_pd());
-        sum[2 * h + k] = _mm_add_pd(sum[2 * h + k], _mm_mul_pd(gap, gap));
-      }
+      const __m128 below = _mm_sub_ps(_mm_load_ps(node.bounds[a] + 4 * h), pa);
+      const __m128 above = _mm_sub_ps(pa, _mm_load_ps(node.bounds[3 + a] + 4 * h));
+      const __m128 gap = _mm_max_ps(_mm_max_ps(below, above), _mm_setzero_ps());
+      sum[h] = _mm_add_ps(sum[h], _mm_mul_ps(gap, gap));
     }
   }
-  for (int k = 0; k < W / 2; ++k) _mm_storeu_pd(out + 2 * k, sum[k]);
+  for (int h = 0; h < W / 4; ++h) _mm_storeu_ps(out + 4 * h, sum[h]);
 #else
-  for (int s = 0; s < W; ++s) out[s] = 0.0;
+  for (int s = 0; s < W; ++s) out[s] = 0.0f;
   for (int a = 0; a < 3; ++a) {
     for (int s = 0; s < W; ++s) {
-      const double below = double(node.bounds[a][s]) - p[a];
-      const double above = p[a] - double(node.bounds[3 + a][s]);
-      const double d = below > above ? below : above;
-      const double gap = d > 0.0 ? d : 0.0;
+      const float below = node.bounds[a][s] - pf[a];
+      const float above = pf[a] - node.bounds[3 + a][s];
+      const float d = below > above ? below : above;
+      const float gap = d > 0.0f ? d : 0.0f;
       out[s] += gap * gap;
     }
   }
 #endif
 }
 
-// The same for a mesh tree's local slot boxes, each carried to a world box
-// by `place` (Placement::world_box), so that the world distance bounds the
-// world distance to the triangles inside.
-template <class Place>
-void placed_slot_distances2(const WideNode& node, const Place& place, const glm::dvec3& p,
-                            double* out) {
-  for (int s = 0; s < WideNode::kWidth; ++s) {
-    out[s] = node.child[s] == WideNode::kInvalidSlot
-                 ? std::numeric_limits<double>::infinity()
-                 : box_distance2(place.world_box(node.slot_box(s)), p);
-  }
+// The smallest float at least x >= 0 (+inf above the float range).
+float float_at_least(double x) {
+  if (!(x <= double(std::numeric_limits<float>::max()))) return std::numeric_limits<float>::infinity();
+  float f = static_cast<float>(x);
+  if (double(f) < x) f = std::nextafter(f, INFINITY);
+  return f;
 }
 
-// The same lower bounds measured in the mesh's own frame, far cheaper than
-// carrying each box to the world: with world = L x + o and q the local
-// point of p, |L x + o - p| = |L (x - q)| >= sigma |x - q|, sigma at most
-// the smallest singular value of L: the square root of a lower bound of
-// the smallest eigenvalue of G = L^T L. The closed form for a symmetric 3x3
-// rounds badly where two eigenvalues nearly meet (up to about 1.5e-8 of
-// the spread), so its value is lowered by 2^-20 and checked (G minus it
-// positive definite by its leading minors), or where that fails lowered
-// by 1% (at condition 100 or less the error is below 1.5e-4 of it) and
-// checked again, else the boxes are placed in the world instead. (The
-// bound prunes by it: 1% looser halves the speed of points near
-// surfaces.) q is known up to `q_slack` (the inverse's
-// and the product's rounding, bounded with a wide margin), and each placed
-// vertex up to `world_slack` (its double rounding), so the bound is
-//   (sigma (dist(q, box) - q_slack) - world_slack)^2, or 0,
-// shrunk by a relative 2^-40 for the rounding of the candidates' own
-// distances. Not `usable` (the caller then places each box) for a matrix
-// that is singular or whose condition exceeds 100, or when the check fails.
+// The largest float at most x >= 0 (+inf stays +inf).
+float float_at_most(double x) {
+  if (x == std::numeric_limits<double>::infinity()) return std::numeric_limits<float>::infinity();
+  if (!(x <= double(std::numeric_limits<float>::max()))) return std::numeric_limits<float>::max();
+  float f = static_cast<float>(x);
+  if (double(f) > x) f = std::nextafter(f, -INFINITY);
+  return f;
+}
+
+// x rounded to float; +-inf outside the float range.
+float nearest_float(double x) {
+  const float inf = std::numeric_limits<float>::infinity();
+  if (!(std::abs(x) <= double(std::numeric_limits<float>::max()))) return x > 0.0 ? inf : -inf;
+  return static_cast<float>(x);
+}
+
+// The query point rounded to float, and how far it moved on its worst axis
+// (+inf when a coordinate lies outside the float range).
+struct RoundedPoint {
+  glm::vec3 pf;
+  double e = 0.0;
+
+  explicit RoundedPoint(const glm::dvec3& p) {
+    for (int a = 0; a < 3; ++a) {
+      pf[a] = nearest_float(p[a]);
+      const double moved = std::abs(p[a] - double(pf[a]));
+      if (!(moved <= e)) e = moved;  // NaN too
+    }
+    if (!std::isfinite(e)) e = std::numeric_limits<double>::infinity();
+  }
+  // The threshold of a radius (a world or local distance): a slot whose
+  // key exceeds it holds no point within `radius` of the unrounded point,
+  // since by the bound above a key beyond ((radius + 2e) (1 + 2^-20))^2
+  // means a distance beyond radius. Negative radius: -inf, every slot
+  // pruned.
+  float threshold(double radius) const {
+    if (!(radius >= 0.0)) return -std::numeric_limits<float>::infinity();
+    const double r = (radius + 2.0 * e) * (1.0 + 0x1p-20);
+    return float_at_least(r * r);
+  }
+};
+
+// The world metric: p's distance to the world slot boxes of the top level
+// (padded, so they hold their objects).
+struct WorldBound {
+  static constexpr bool kSorted = false;
+  RoundedPoint point;
+
+  explicit WorldBound(const glm::dvec3& p) : point(p) {}
+  template <int W>
+  void keys(const WideNodeOf<W>& node, float* out) const { slot_keys(node, point.pf, out); }
+  float threshold(double best_d2) const {
+    return best_d2 < 0.0 ? -std::numeric_limits<float>::infinity()
+                         : point.threshold(std::sqrt(best_d2));
+  }
+};
+
+// A mesh tree's local slot boxes, each carried to a world box by `place`
+// (Placement::world_box): exact double world distances, the key each one
+// rounded down to float and the threshold the best rounded up.
+struct PlacedBound {
+  static constexpr bool kSorted = true;
+  const Placement& place;
+  glm::dvec3 p;
+
+  void keys(const WideNode& node, float* out) const {
+    for (int s = 0; s < WideNode::kWidth; ++s) {
+      if (node.child[s] == WideNode::kInvalidSlot) {
+        out[s] = std::numeric_limits<float>::infinity();
+        continue;
+      }
+      out[s] = float_at_most(box_distance2(place.world_box(node.slot_box(s)), p));
+    }
+  }
+  float threshold(double best_d2) const {
+    return best_d2 < 0.0 ? -std::numeric_limits<float>::infinity() : float_at_least(best_d2);
+  }
+};
+
+// Lower bounds of the world distance measured in the mesh's own frame, far
+// cheaper than carrying each box to the world: with world = L x + o and q
+// the local point of p, |L x + o - p| = |L (x - q)| >= sigma |x - q|, sigma
+// at most the smallest singular value of L: the square root of a lower
+// bound of the smallest eigenvalue of G = L^T L. The closed form for a
+// symmetric 3x3 rounds badly where two eigenvalues nearly meet (up to
+// about 1.5e-8 of the spread), so its value is lowered by 2^-20 and
+// checked (G minus it positive definite by its leading minors), or where
+// that fails lowered by 1% (at condition 100 or less the error is below
+// 1.5e-4 of it) and checked again, else the boxes are placed in the world
+// instead (PlacedBound). (The bound prunes by it: 1% looser halves the
+// speed of points near surfaces.) q is known up to `q_slack` (the
+// inverse's and the product's rounding, bounded with a wide margin), and
+// each placed vertex up to `world_slack` (its double rounding), so a slot
+// at local distance dl lies at least
+//   sigma (dl - q_slack) - world_slack
+// from p in the world. The threshold inverts that for the best distance
+// (widened by a relative 2^-30 for the rounding of the candidates' own
+// distances) and hands the local radius to RoundedPoint. Not `usable` for
+// a matrix that is singular or whose condition exceeds 100, or when the
+// check fails.
 struct LocalBound {
-  glm::dvec3 q{0.0};
+  static constexpr bool kSorted = true;
+  RoundedPoint point{glm::dvec3(0.0)};
   double sigma = 0.0;
   double q_slack = 0.0;
   double world_slack = 0.0;
@@ -220,7 +302,8 @@ struct LocalBound {
     if (!(trace < 1e4 * smallest)) return;
     const glm::dmat3 inv = glm::inverse(place.linear);
     const glm::dvec3 d = p - place.origin;
-    q = inv * d;
+    const glm::dvec3 q = inv * d;
+    point = RoundedPoint(q);
     sigma = std::sqrt(smallest);
     const double q_size = std::max({std::abs(q.x), std::abs(q.y), std::abs(q.z)});
     q_slack = (glm::length(d) / sigma + q_size) * 0x1p-30;
@@ -230,84 +313,158 @@ struct LocalBound {
       o_size = std::max(o_size, std::abs(place.origin[a]));
     }
     world_slack = (std::sqrt(trace) * v_size + o_size) * 0x1p-44;
-    usable = std::isfinite(q_slack) && std::isfinite(world_slack) && std::isfinite(sigma);
+    usable = std::isfinite(q_slack) && std::isfinite(world_slack) && std::isfinite(sigma) &&
+             std::isfinite(point.e);
   }
 
-  void slot_distances2(const WideNode& node, double* out) const {
-    world_slot_distances2(node, q, out);  // the same box distance, in the mesh's frame
-    for (int s = 0; s < WideNode::kWidth; ++s) {
-      if (out[s] == std::numeric_limits<double>::infinity()) continue;
-      const double d = sigma * (std::sqrt(out[s]) - q_slack) - world_slack;
-      out[s] = d > 0.0 ? d * d * (1.0 - 0x1p-40) : 0.0;
-    }
+  void keys(const WideNode& node, float* out) const { slot_keys(node, point.pf, out); }
+  float threshold(double best_d2) const {
+    if (best_d2 < 0.0) return -std::numeric_limits<float>::infinity();
+    const double world = std::sqrt(best_d2) * (1.0 + 0x1p-30) + world_slack;
+    return point.threshold(world / sigma + q_slack);
   }
 };
 
-// A mesh's slot distances for p: in its frame where the matrix allows
-// (LocalBound), else each box placed in the world.
+// A mesh's slot keys for p: in its frame where the matrix allows
+// (LocalBound), else each box placed in the world (PlacedBound).
 template <class Walk>
 void walk_mesh_slots(const Placement& place, const Aabb& mesh_box, const glm::dvec3& p,
                      Walk&& walk) {
   const LocalBound local(place, mesh_box, p);
   if (local.usable) {
-    walk([&](const WideNode& node, double* d2) { local.slot_distances2(node, d2); });
+    walk(local);
   } else {
-    walk([&](const WideNode& node, double* d2) { placed_slot_distances2(node, place, p, d2); });
+    walk(PlacedBound{place, p});
   }
 }
 
 // An open item of the walk: a node (count == 0) or a leaf slot's run of
-// entries [index, index + count), with its box's squared distance.
+// entries [index, index + count), with its slot's key.
 struct Open {
-  double d2;
+  float key;
   std::uint32_t index;
   std::uint32_t count;
 };
 
+// The number of bits set in x (< 2^16), by table: the library's baseline
+// target has no popcount instruction.
+inline int bit_count(unsigned x) {
+  static constexpr auto kTable = [] {
+    std::array<std::uint8_t, 256> t{};
+    for (int i = 0; i < 256; ++i) t[std::size_t(i)] = std::uint8_t(std::popcount(unsigned(i)));
+    return t;
+  }();
+  return kTable[x & 0xFFu] + kTable[(x >> 8) & 0xFFu];
+}
+
+// A bit for each of the W keys above k (equal: equal to k).
+template <int W>
+unsigned compare_keys(const float* key, float k, bool equal) {
+#if RAYPICK_WIDE_SSE
+  const __m128 v = _mm_set1_ps(k);
+  unsigned out = 0;
+  for (int h = 0; h < W; h += 4) {
+    const __m128 row = _mm_load_ps(key + h);
+    out |= unsigned(_mm_movemask_ps(equal ? _mm_cmpeq_ps(row, v) : _mm_cmpgt_ps(row, v))) << h;
+  }
+  return out;
+#else
+  unsigned out = 0;
+  for (int s = 0; s < W; ++s) out |= unsigned(equal ? key[s] == k : key[s] > k) << s;
+  return out;
+#endif
+}
+
+// The slots of `node` whose keys are at most `threshold`, a bit each.
+template <int W>
+unsigned slots_within(const WideNodeOf<W>& node, const float* key, float threshold) {
+#if RAYPICK_WIDE_SSE
+  const __m128 t = _mm_set1_ps(threshold);
+  unsigned within = 0;
+  for (int h = 0; h < W; h += 4) {
+    within |= unsigned(_mm_movemask_ps(_mm_cmple_ps(_mm_loadu_ps(key + h), t))) << h;
+  }
+  return within & node.used_slots();
+#else
+  unsigned within = 0;
+  for (int s = 0; s < W; ++s) within |= unsigned(key[s] <= threshold) << s;
+  return within & node.used_slots();
+#endif
+}
+
 // Nearest-first over a wide tree, depth first: a node's slots in order of
-// their box distance (nearest on top of the stack), slot_distances2(node,
-// d2) filling d2[s] with slot s's box distance squared (any value for
-// unused slots), leaf(first, count) for each leaf slot whose box is within
-// best_d2() (inclusive: equal distances are kept for the tie rule) when it
-// is popped. Depth first reaches a leaf at once, so the best distance
-// shrinks before most slots are looked at; a fixed stack, no allocation.
-template <class Node, class SlotDistances2, class BestD2, class Leaf>
-void best_first(std::span<const Node> nodes, SlotDistances2&& slot_distances2,
-                BestD2&& best_d2, Leaf&& leaf) {
+// their keys (nearest on top of the stack), `bound` giving the keys
+// (bound.keys(node, key)) and the threshold of a squared distance
+// (bound.threshold(d2)); leaf(first, count) for each leaf slot whose key
+// is within the threshold of best_d2() (inclusive: equal distances are
+// kept for the tie rule) when it is popped. Depth first reaches a leaf at
+// once, so the best distance shrinks before most slots are looked at; a
+// fixed stack, no allocation.
+template <class Node, class Bound, class BestD2, class Leaf>
+void best_first(std::span<const Node> nodes, const Bound& bound, BestD2&& best_d2, Leaf&& leaf) {
   if (nodes.empty()) return;
   constexpr int kWidth = Node::kWidth;
   // Each level leaves at most kWidth - 1 siblings behind.
   constexpr std::size_t kStack = std::size_t(wide_detail::kStackSizeOf<kWidth>);
   Open stack[kStack];
   std::size_t top = 0;
-  stack[top++] = {0.0, 0, 0};
+  stack[top++] = {0.0f, 0, 0};
+  // The threshold, recomputed when the best distance changes.
+  double seen = std::numeric_limits<double>::quiet_NaN();
+  float threshold = 0.0f;
+  const auto current = [&] {
+    const double d2 = best_d2();
+    if (!(d2 == seen)) {
+      seen = d2;
+      threshold = bound.threshold(d2);
+    }
+    return threshold;
+  };
   while (top > 0) {
     const Open item = stack[--top];
-    if (item.d2 > best_d2()) continue;
+    if (item.key > current()) continue;
     if (item.count != 0) {
       leaf(item.index, item.count);
       continue;
     }
     const Node& node = nodes[item.index];
-    double d2[kWidth];
-    slot_distances2(node, d2);
-    // The kept slots, sorted by distance, farthest first (insertion sort
-    // of at most kWidth), pushed so the nearest is popped first.
-    Open kept[kWidth];
-    int n = 0;
-    const double bound = best_d2();
-    for (int s = 0; s < kWidth; ++s) {
-      if (node.child[s] == Node::kInvalidSlot || d2[s] > bound) continue;
-      const Open o{d2[s], node.child[s], node.is_inner(s) ? 0u : node.count[s]};
-      int k = n++;
-      while (k > 0 && kept[k - 1].d2 < o.d2) {
-        kept[k] = kept[k - 1];
-        --k;
+    alignas(16) float key[kWidth];
+    bound.keys(node, key);
+    unsigned within = slots_within(node, key, current());
+    if (within == 0) continue;
+    static_assert(kWidth <= wide_detail::kStackSizeOf<kWidth>);
+    RAYPICK_ASSERT(top + std::size_t(kWidth) <= kStack, "point query stack overflow");
+    if constexpr (Bound::kSorted) {
+      // The kept slots sorted by key, farthest first, so that the nearest
+      // is popped first: each slot's place is the number of kept slots
+      // farther than it (or as far and before it), by SIMD compares, no
+      // branch on the keys.
+      const unsigned kept = within;
+      const int n = bit_count(kept);
+      for (; within != 0; within &= within - 1) {
+        const int s = std::countr_zero(within);
+        const unsigned farther = compare_keys<kWidth>(key, key[s], false);
+        const unsigned same = compare_keys<kWidth>(key, key[s], true) & ((1u << s) - 1u);
+        stack[top + std::size_t(bit_count((farther | same) & kept))] =
+            Open{key[s], node.child[s], node.count[s]};
       }
-      kept[k] = o;
+      top += std::size_t(n);
+    } else {
+      // The kept slots pushed in slot order, the nearest swapped to the top
+      // so that it is popped first; the others wait unsorted (by the time
+      // they are popped, the best distance has usually pruned them).
+      std::size_t nearest = top;
+      float nearest_key = std::numeric_limits<float>::infinity();
+      for (; within != 0; within &= within - 1) {
+        const int s = std::countr_zero(within);
+        if (key[s] < nearest_key) {
+          nearest_key = key[s];
+          nearest = top;
+        }
+        stack[top++] = Open{key[s], node.child[s], node.count[s]};
+      }
+      std::swap(stack[nearest], stack[top - 1]);
     }
-    RAYPICK_ASSERT(top + std::size_t(n) <= kStack, "point query stack overflow");
-    for (int k = 0; k < n; ++k) stack[top++] = kept[k];
   }
 }
 
@@ -359,8 +516,8 @@ bool on_surface(const MeshAccel& mesh, const Placement& place, const glm::dvec3&
     }
     return found;
   }
-  walk_mesh_slots(place, mesh.bounds, p, [&](auto&& slot_distances2) {
-    best_first(mesh.bvh.nodes(), slot_distances2, [&] { return found ? -1.0 : tol2; },
+  walk_mesh_slots(place, mesh.bounds, p, [&](const auto& bound) {
+    best_first(mesh.bvh.nodes(), bound, [&] { return found ? -1.0 : tol2; },
                [&](std::uint32_t first, std::uint32_t count) {
                  for (std::uint32_t e = first; e < first + count; ++e) {
                    test(mesh.verts[e][0], mesh.verts[e][1], mesh.verts[e][2]);
@@ -396,13 +553,12 @@ std::vector<Result> each_point(std::span<const glm::dvec3> points, std::size_t g
 }
 
 // Calls entries(first, count) for each top-level leaf slot of `core` whose
-// padded world box holds p (its entries' boxes may not).
+// padded world box holds p, and for any other within the rounding of p to
+// float (the callers test each entry exactly; its own box may not hold p).
 template <class Entries>
 void slots_holding(const PickerCore& core, const glm::dvec3& p, Entries&& entries) {
   core.with_top([&](const auto& top) {
-    best_first(
-        top.nodes(), [&](const auto& node, double* d2) { world_slot_distances2(node, p, d2); },
-        [] { return 0.0; }, entries);
+    best_first(top.nodes(), WorldBound(p), [] { return 0.0; }, entries);
   });
 }
 
@@ -527,8 +683,8 @@ PointHit PickerCore::closest_point(const glm::dvec3& p, const QueryOptions& opti
     }
     // Best-first over the mesh's tree, by lower bounds of the world
     // distance to each local box.
-    walk_mesh_slots(place, mesh.bounds, p, [&](auto&& slot_distances2) {
-      best_first(mesh.bvh.nodes(), slot_distances2, [&] { return best.d2; },
+    walk_mesh_slots(place, mesh.bounds, p, [&](const auto& bound) {
+      best_first(mesh.bvh.nodes(), bound, [&] { return best.d2; },
                  [&](std::uint32_t first, std::uint32_t count) {
                    for (std::uint32_t e = first; e < first + count; ++e) {
                      const auto& v = mesh.verts[e];
@@ -542,7 +698,7 @@ PointHit PickerCore::closest_point(const glm::dvec3& p, const QueryOptions& opti
   // boxes (which contain the objects).
   with_top([&](const auto& top) {
     best_first(
-        top.nodes(), [&](const auto& node, double* d2) { world_slot_distances2(node, p, d2); }, [&] { return best.d2; },
+        top.nodes(), WorldBound(p), [&] { return best.d2; },
         [&](std::uint32_t first, std::uint32_t count) {
           for (std::uint32_t e = first; e < first + count; ++e) visit_object(e, count > 1);
         });

@@ -219,6 +219,75 @@ TEST_CASE("closest_point with placements beyond float equals brute force in doub
   }
 }
 
+TEST_CASE("closest_point near 2^24, where float moves the point by up to 1, equals brute force") {
+  // The walk orders and prunes its slots by distances from the point
+  // rounded to float: near 2^24 that moves it by up to 1 (floats there are
+  // 2 apart). Cubes of side 1 placed in double along x: the point at
+  // 2^24 + 0.95 rounds to 2^24, nearer to cube B (face at 2^24 - 0.2, 1.15
+  // from the point) than to cube A (face at 2^24 + 2.05, 1.1 from it). (The
+  // boxes' padding of a few ulps keeps A here as well; the walk's bound
+  // does not count on it.) Then a row of such cubes and spheres, and points
+  // between the floats.
+  const double base = 16777216.0;  // 2^24
+  Scene scene;
+  scene.meshes.push_back(tools::unit_cube_mesh());
+  scene.meshes.push_back(tools::sphere_mesh(2));
+  auto add = [&](double x, double y, std::uint32_t mesh) {
+    Object o;
+    o.mesh = mesh;
+    glm::dmat4 m{1.0};
+    m[3] = glm::dvec4(x, y, 0.0, 1.0);
+    o.place(m);
+    scene.objects.push_back(o);
+  };
+  add(base + 2.55, 0.0, 0);  // A: faces at x = base + 2.05 and base + 3.05
+  add(base - 0.7, 0.0, 0);   // B: faces at x = base - 1.2 and base - 0.2
+  for (int k = 0; k < 40; ++k) add(base + 7.3 * (k - 20) + 0.37, 5.0 + 1.1 * (k % 3), k % 2);
+  PickerConfig config;
+  config.mesh_mode = true;
+  const Picker picker(scene, config);
+  for (PickMode mode : {PickMode::kObb, PickMode::kMesh}) {
+    CAPTURE(int(mode));
+    const PointHit a = picker.closest_point({base + 0.95, 0.0, 0.0}, QueryOptions{mode});
+    REQUIRE(a.hit());
+    CHECK(a.object == 0);
+    CHECK(a.distance == doctest::Approx(1.1).epsilon(1e-6));  // the low part is a float
+    std::mt19937_64 rng(5);
+    std::uniform_real_distribution<double> u(-1.0, 1.0);
+    for (int i = 0; i < 300; ++i) {
+      const glm::dvec3 p{base + 150.0 * u(rng), 5.0 + 3.0 * u(rng), 2.0 * u(rng)};
+      const PointHit got = picker.closest_point(p, QueryOptions{mode});
+      const PointHit want = brute(scene, p, mode, std::numeric_limits<double>::infinity());
+      CAPTURE(i);
+      REQUIRE(got.hit());
+      CHECK(got.object == want.object);
+      CHECK(got.triangle == want.triangle);
+      CHECK(got.distance == doctest::Approx(want.distance).epsilon(1e-9).scale(1.0));
+    }
+  }
+}
+
+TEST_CASE("closest_point from points beyond float's range finds the nearest object") {
+  // Coordinates past float's largest value: the walk's float keys cannot
+  // hold them and must keep every slot, so that the exact measure decides.
+  const Scene scene = point_mixed_scene(4, 100);
+  const Picker picker(scene);
+  for (const double far : {1e39, -1e39, 1e300}) {
+    for (PickMode mode : {PickMode::kObb, PickMode::kMesh}) {
+      for (const glm::dvec3 p : {glm::dvec3(far, 0.0, 0.0), glm::dvec3(1.0, far, -far)}) {
+        const PointHit got = picker.closest_point(p, QueryOptions{mode});
+        const PointHit want = brute(scene, p, mode, std::numeric_limits<double>::infinity());
+        CAPTURE(far);
+        CAPTURE(int(mode));
+        REQUIRE(got.hit() == want.hit());
+        if (!want.hit()) continue;
+        CHECK(got.object == want.object);
+        CHECK(got.distance == want.distance);
+      }
+    }
+  }
+}
+
 TEST_CASE("closest_point's bound in a mesh's frame never prunes the nearest of two near-equal triangles") {
   // Under diag(1, 1 + gap, 999) the two smallest singular values nearly
   // meet, where the closed-form eigenvalue rounds worst. Group A faces the
