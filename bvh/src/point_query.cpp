@@ -238,7 +238,8 @@ struct PlacedBound {
 // cheaper than carrying each box to the world: with world = L x + o and q
 // the local point of p, |L x + o - p| = |L (x - q)| >= sigma |x - q|, sigma
 // at most the smallest singular value of L: the square root of a lower
-// bound of the smallest eigenvalue of G = L^T L. The closed form for a
+// bound of the smallest eigenvalue of G = L^T L. Gershgorin's bound where
+// it is that close (below), else the closed form. The closed form for a
 // symmetric 3x3 rounds badly where two eigenvalues nearly meet (up to
 // about 1.5e-8 of the spread), so its value is lowered by 2^-20 and
 // checked (G minus it positive definite by its leading minors), or where
@@ -292,11 +293,26 @@ struct LocalBound {
       const double minor2 = m[0][0] * m[1][1] - m[0][1] * m[1][0];
       return value > 0.0 && m[0][0] > 0.0 && minor2 > 0.0 && glm::determinant(m) > 0.0;
     };
-    const double estimate = smallest_eigenvalue(gram);
-    double smallest = estimate * (1.0 - 0x1p-20);  // the closed form is usually this close
-    if (!below(smallest)) {
-      smallest = estimate * 0.99;  // two nearly equal: its worst rounding
-      if (!below(smallest)) return;
+    // First Gershgorin's disc bound (lowered by 2^-39 of the trace, so
+    // that an exact one passes the check), which for a rotation and a
+    // uniform scale (G nearly a multiple of I, the common case) or an
+    // axis-aligned scale is within a hair of the smallest eigenvalue and
+    // costs no trigonometry; where the off-diagonal entries loosen it by
+    // more than 2^-10, the closed form.
+    double smallest = std::numeric_limits<double>::infinity(), diagonal = smallest;
+    for (int i = 0; i < 3; ++i) {
+      const double off = std::abs(gram[(i + 1) % 3][i]) + std::abs(gram[(i + 2) % 3][i]);
+      smallest = std::min(smallest, gram[i][i] - off);
+      diagonal = std::min(diagonal, gram[i][i]);
+    }
+    smallest -= trace * 0x1p-39;
+    if (!(smallest >= diagonal * (1.0 - 0x1p-10)) || !below(smallest)) {
+      const double estimate = smallest_eigenvalue(gram);
+      smallest = estimate * (1.0 - 0x1p-20);  // the closed form is usually this close
+      if (!below(smallest)) {
+        smallest = estimate * 0.99;  // two nearly equal: its worst rounding
+        if (!below(smallest)) return;
+      }
     }
     // The largest eigenvalue is at most the trace: condition^2 <= 1e4.
     if (!(trace < 1e4 * smallest)) return;
