@@ -436,11 +436,33 @@ void best_first(std::span<const Node> nodes, const Bound& bound, BestD2&& best_d
     }
     return threshold;
   };
+  // First down the nearest slots to a leaf, whose measure gives the walk
+  // below a finite best distance from its start, so that it pushes only
+  // the slots within it; that leaf is not measured again.
+  std::uint32_t first_leaf = Node::kInvalidSlot;
+  for (std::uint32_t index = 0;;) {
+    const Node& node = nodes[index];
+    alignas(16) float key[kWidth];
+    bound.keys(node, key);
+    unsigned within = slots_within(node, key, current());
+    if (within == 0) break;
+    int nearest = std::countr_zero(within);
+    for (within &= within - 1; within != 0; within &= within - 1) {
+      const int s = std::countr_zero(within);
+      if (key[s] < key[nearest]) nearest = s;
+    }
+    if (node.count[nearest] != 0) {
+      first_leaf = node.child[nearest];
+      leaf(first_leaf, node.count[nearest]);
+      break;
+    }
+    index = node.child[nearest];
+  }
   while (top > 0) {
     const Open item = stack[--top];
     if (item.key > current()) continue;
     if (item.count != 0) {
-      leaf(item.index, item.count);
+      if (item.index != first_leaf) leaf(item.index, item.count);
       continue;
     }
     const Node& node = nodes[item.index];
