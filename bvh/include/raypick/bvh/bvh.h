@@ -38,6 +38,9 @@ struct BvhStats {
 struct TraversalStats {
   std::uint32_t nodes_visited = 0;   // nodes whose box was tested
   std::uint32_t leaves_visited = 0;  // leaves whose primitives were tested
+  // Primitives handed to the leaf test. A leaf whose primitives go to the
+  // test as one run (a mesh tree's triangles, four at a time) counts whole,
+  // even where an any-hit query stops inside it.
   std::uint32_t prims_tested = 0;
 };
 
