@@ -1,5 +1,6 @@
 // Point queries: the object nearest to a point (Picker::closest_point).
 #include "picker_impl.h"
+#include "point_keys.h"
 
 #include "raypick/core/assert.h"
 #include "raypick/core/closest_point.h"
@@ -21,6 +22,11 @@
 
 namespace raypick {
 namespace {
+
+using point_keys::float_down;
+using point_keys::float_up;
+using point_keys::RoundedPoint;
+using point_keys::slot_keys;
 
 // Squared distance from p to the box, 0 inside or on it; +inf for an empty
 // box. In double from the float box, so a lower bound of the distance to
@@ -57,11 +63,14 @@ struct Placement {
     // Widened by a relative 2^-40 so that the rounding of the sums above
     // (a few double ulps) never leaves a corner outside.
     const glm::dvec3 slack = (glm::abs(wc) + we) * 0x1p-40;
+    // Rounded to float (outward past the float range's ends), then a step
+    // outward where the rounding went inward.
+    constexpr float kMax = std::numeric_limits<float>::max();
     Aabb out;
-    out.min = glm::vec3(wc - we - slack);
-    out.max = glm::vec3(wc + we + slack);
-    // Rounding to float outward.
     for (int a = 0; a < 3; ++a) {
+      const double lo = wc[a] - we[a] - slack[a], hi = wc[a] + we[a] + slack[a];
+      out.min[a] = lo > double(kMax) ? kMax : point_keys::nearest_float(lo);
+      out.max[a] = hi < -double(kMax) ? -kMax : point_keys::nearest_float(hi);
       if (double(out.min[a]) > wc[a] - we[a]) out.min[a] = std::nextafter(out.min[a], -INFINITY);
       if (double(out.max[a]) < wc[a] + we[a]) out.max[a] = std::nextafter(out.max[a], INFINITY);
     }
@@ -105,97 +114,11 @@ bool inside(const Placement& place, const Aabb& local, const glm::dvec3& p) {
   return true;
 }
 
-// The walk below orders and prunes slots by float keys: a slot's key is
-// the squared distance, in float, from the query point rounded to float
-// to the slot's float box, and a `Bound` turns the best squared distance
-// so far into a float threshold: a slot whose key exceeds it lies farther
-// than the best, rounding included (bounds below). Float keys take four
-// slots per SSE operation and the threshold is recomputed only when the
-// best distance changes.
-
-// The key of each of a node's W slots for the point pf: the float squared
-// distance to the slot's box (any value for unused slots). Since each
-// float step rounds by at most u = 2^-24 (relative), the true distance
-// from the unrounded point, e off it on no axis by more than e, is at least
-//   sqrt(key) (1 - 3u) - 2e.
-template <int W>
-void slot_keys(const WideNodeOf<W>& node, const glm::vec3& pf, float* out) {
-#if RAYPICK_WIDE_SSE
-  __m128 sum[W / 4];
-  for (auto& v : sum) v = _mm_setzero_ps();
-  for (int a = 0; a < 3; ++a) {
-    const __m128 pa = _mm_set1_ps(pf[a]);
-    for (int h = 0; h < W / 4; ++h) {
-      const __m128 below = _mm_sub_ps(_mm_load_ps(node.bounds[a] + 4 * h), pa);
-      const __m128 above = _mm_sub_ps(pa, _mm_load_ps(node.bounds[3 + a] + 4 * h));
-      const __m128 gap = _mm_max_ps(_mm_max_ps(below, above), _mm_setzero_ps());
-      sum[h] = _mm_add_ps(sum[h], _mm_mul_ps(gap, gap));
-    }
-  }
-  for (int h = 0; h < W / 4; ++h) _mm_storeu_ps(out + 4 * h, sum[h]);
-#else
-  for (int s = 0; s < W; ++s) out[s] = 0.0f;
-  for (int a = 0; a < 3; ++a) {
-    for (int s = 0; s < W; ++s) {
-      const float below = node.bounds[a][s] - pf[a];
-      const float above = pf[a] - node.bounds[3 + a][s];
-      const float d = below > above ? below : above;
-      const float gap = d > 0.0f ? d : 0.0f;
-      out[s] += gap * gap;
-    }
-  }
-#endif
-}
-
-// The smallest float at least x >= 0 (+inf above the float range).
-float float_at_least(double x) {
-  if (!(x <= double(std::numeric_limits<float>::max()))) return std::numeric_limits<float>::infinity();
-  float f = static_cast<float>(x);
-  if (double(f) < x) f = std::nextafter(f, INFINITY);
-  return f;
-}
-
-// The largest float at most x >= 0 (+inf stays +inf).
-float float_at_most(double x) {
-  if (x == std::numeric_limits<double>::infinity()) return std::numeric_limits<float>::infinity();
-  if (!(x <= double(std::numeric_limits<float>::max()))) return std::numeric_limits<float>::max();
-  float f = static_cast<float>(x);
-  if (double(f) > x) f = std::nextafter(f, -INFINITY);
-  return f;
-}
-
-// x rounded to float; +-inf outside the float range.
-float nearest_float(double x) {
-  const float inf = std::numeric_limits<float>::infinity();
-  if (!(std::abs(x) <= double(std::numeric_limits<float>::max()))) return x > 0.0 ? inf : -inf;
-  return static_cast<float>(x);
-}
-
-// The query point rounded to float, and how far it moved on its worst axis
-// (+inf when a coordinate lies outside the float range).
-struct RoundedPoint {
-  glm::vec3 pf;
-  double e = 0.0;
-
-  explicit RoundedPoint(const glm::dvec3& p) {
-    for (int a = 0; a < 3; ++a) {
-      pf[a] = nearest_float(p[a]);
-      const double moved = std::abs(p[a] - double(pf[a]));
-      if (!(moved <= e)) e = moved;  // NaN too
-    }
-    if (!std::isfinite(e)) e = std::numeric_limits<double>::infinity();
-  }
-  // The threshold of a radius (a world or local distance): a slot whose
-  // key exceeds it holds no point within `radius` of the unrounded point,
-  // since by the bound above a key beyond ((radius + 2e) (1 + 2^-20))^2
-  // means a distance beyond radius. Negative radius: -inf, every slot
-  // pruned.
-  float threshold(double radius) const {
-    if (!(radius >= 0.0)) return -std::numeric_limits<float>::infinity();
-    const double r = (radius + 2.0 * e) * (1.0 + 0x1p-20);
-    return float_at_least(r * r);
-  }
-};
+// The walk (best_first, below) orders and prunes slots by float keys
+// (point_keys.h) through a `Bound`: keys(node, out) fills a node's keys,
+// threshold(d2) turns the best squared distance so far into the largest
+// key a slot that could still hold a nearer or equally near point can
+// have. kSorted: whether a node's kept slots wait sorted by key.
 
 // The world metric: p's distance to the world slot boxes of the top level
 // (padded, so they hold their objects).
@@ -226,11 +149,12 @@ struct PlacedBound {
         out[s] = std::numeric_limits<float>::infinity();
         continue;
       }
-      out[s] = float_at_most(box_distance2(place.world_box(node.slot_box(s)), p));
+      const double d2 = box_distance2(place.world_box(node.slot_box(s)), p);
+      out[s] = std::isnan(d2) ? 0.0f : float_down(d2);  // NaN: kept, measured exactly
     }
   }
   float threshold(double best_d2) const {
-    return best_d2 < 0.0 ? -std::numeric_limits<float>::infinity() : float_at_least(best_d2);
+    return best_d2 < 0.0 ? -std::numeric_limits<float>::infinity() : float_up(best_d2);
   }
 };
 
@@ -293,12 +217,14 @@ struct LocalBound {
       const double minor2 = m[0][0] * m[1][1] - m[0][1] * m[1][0];
       return value > 0.0 && m[0][0] > 0.0 && minor2 > 0.0 && glm::determinant(m) > 0.0;
     };
-    // First Gershgorin's disc bound (lowered by 2^-39 of the trace, so
-    // that an exact one passes the check), which for a rotation and a
-    // uniform scale (G nearly a multiple of I, the common case) or an
-    // axis-aligned scale is within a hair of the smallest eigenvalue and
-    // costs no trigonometry; where the off-diagonal entries loosen it by
-    // more than 2^-10, the closed form.
+    // First Gershgorin's disc bound, which for a rotation and a uniform
+    // scale (G nearly a multiple of I, the common case) or an axis-aligned
+    // scale is within a hair of the smallest eigenvalue and costs no
+    // trigonometry; where the off-diagonal entries loosen it by more than
+    // 2^-10, the closed form. Lowered by 2^-39 of the trace, far more than
+    // the rounding of G's entries and of the sums, it is a lower bound as
+    // it stands; the check below confirms it (an exact bound would fail it
+    // without the lowering).
     double smallest = std::numeric_limits<double>::infinity(), diagonal = smallest;
     for (int i = 0; i < 3; ++i) {
       const double off = std::abs(gram[(i + 1) % 3][i]) + std::abs(gram[(i + 2) % 3][i]);
@@ -408,12 +334,12 @@ unsigned slots_within(const WideNodeOf<W>& node, const float* key, float thresho
 #endif
 }
 
-// Nearest-first over a wide tree, depth first: a node's slots in order of
-// their keys (nearest on top of the stack), `bound` giving the keys
-// (bound.keys(node, key)) and the threshold of a squared distance
-// (bound.threshold(d2)); leaf(first, count) for each leaf slot whose key
-// is within the threshold of best_d2() (inclusive: equal distances are
-// kept for the tie rule) when it is popped. Depth first reaches a leaf at
+// Nearest-first over a wide tree, depth first: of a node's kept slots the
+// nearest is popped next, the others wait on the stack (sorted by key
+// where Bound::kSorted, else in slot order), `bound` giving the keys and
+// thresholds; leaf(first, count) for each leaf slot whose key is within
+// the threshold of best_d2() (inclusive: equal distances are kept for the
+// tie rule) when it is popped. Depth first reaches a leaf at
 // once, so the best distance shrinks before most slots are looked at; a
 // fixed stack, no allocation.
 template <class Node, class Bound, class BestD2, class Leaf>
@@ -436,9 +362,10 @@ void best_first(std::span<const Node> nodes, const Bound& bound, BestD2&& best_d
     }
     return threshold;
   };
-  // First down the nearest slots to a leaf, whose measure gives the walk
-  // below a finite best distance from its start, so that it pushes only
-  // the slots within it; that leaf is not measured again.
+  // First down the nearest slots to a leaf, whose measure usually gives
+  // the walk below a finite best distance from its start (not where masks
+  // or a bound on the distance leave it out), so that it pushes only the
+  // slots within it; that leaf is not measured again.
   std::uint32_t first_leaf = Node::kInvalidSlot;
   for (std::uint32_t index = 0;;) {
     const Node& node = nodes[index];

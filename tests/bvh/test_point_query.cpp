@@ -1,6 +1,7 @@
 // Picker::closest_point against brute force in double.
 #include "test_util.h"
 
+#include "point_keys.h"
 #include "raypick/bvh/picker.h"
 #include "raypick/core/closest_point.h"
 #include "scene_gen.h"
@@ -214,7 +215,8 @@ TEST_CASE("closest_point with placements beyond float equals brute force in doub
       REQUIRE(got.hit());
       CHECK(got.object == want.object);
       CHECK(got.triangle == want.triangle);
-      CHECK(got.distance == doctest::Approx(want.distance).epsilon(1e-9).scale(1.0));
+      CHECK(got.distance == want.distance);
+      CHECK(got.point == want.point);
     }
   }
 }
@@ -262,9 +264,93 @@ TEST_CASE("closest_point near 2^24, where float moves the point by up to 1, equa
       REQUIRE(got.hit());
       CHECK(got.object == want.object);
       CHECK(got.triangle == want.triangle);
-      CHECK(got.distance == doctest::Approx(want.distance).epsilon(1e-9).scale(1.0));
+      CHECK(got.distance == want.distance);
+      CHECK(got.point == want.point);
     }
   }
+}
+
+TEST_CASE("the walk's float keys never exceed the threshold of the true distance, at every scale") {
+  // point_keys.h: a slot whose key exceeds threshold(radius) must lie
+  // farther than radius from the unrounded point. Boxes and points from
+  // 2^-100 (squares in float's subnormal range) to 2^70 (squares past
+  // float's range), points with more digits than float keeps, and points
+  // beyond float's range; radius = the distance to the box in double,
+  // widened by 2^-40 for its own rounding.
+  std::mt19937_64 rng(17);
+  std::uniform_real_distribution<double> u(-1.0, 1.0), v(0.0, 1.0);
+  WideNode node;
+  std::size_t checked = 0, tiny = 0;
+  for (int round = 0; round < 20000; ++round) {
+    const double scale = std::ldexp(1.0, int(rng() % 171) - 100);
+    for (int s = 0; s < WideNode::kWidth; ++s) {
+      for (int a = 0; a < 3; ++a) {
+        const float lo = float(scale * u(rng));
+        node.bounds[a][s] = lo;
+        node.bounds[3 + a][s] = float(double(lo) + scale * v(rng) * v(rng));
+      }
+    }
+    glm::dvec3 p{scale * 1.5 * u(rng), scale * 1.5 * u(rng), scale * 1.5 * u(rng)};
+    if (round % 97 == 0) p.x = round % 2 ? 1e39 : -1e300;
+    const point_keys::RoundedPoint rounded(p);
+    alignas(16) float key[WideNode::kWidth];
+    point_keys::slot_keys(node, rounded.pf, key);
+    for (int s = 0; s < WideNode::kWidth; ++s) {
+      double d2 = 0.0;
+      for (int a = 0; a < 3; ++a) {
+        const double gap = std::max({double(node.bounds[a][s]) - p[a], 0.0,
+                                     p[a] - double(node.bounds[3 + a][s])});
+        d2 += gap * gap;
+      }
+      const double radius = std::sqrt(d2) * (1.0 + 0x1p-40);
+      CAPTURE(round);
+      CAPTURE(s);
+      CAPTURE(scale);
+      REQUIRE(key[s] <= rounded.threshold(radius));
+      ++checked;
+      tiny += d2 > 0.0 && d2 < 0x1p-126;
+    }
+  }
+  CHECK(checked == 20000 * WideNode::kWidth);
+  CHECK(tiny > 1000);  // squares in float's subnormal range were checked
+}
+
+TEST_CASE("closest_point in a mesh's frame is exact where the keys' squares are subnormal floats") {
+  // Triangles about 2^-72 across, the point 2^-75 from them: the squared
+  // distances lie near 2^-149, where float rounds a square by up to half
+  // of its smallest step outright. Group A (planes x = x1 - k h) is
+  // measured first; the nearest triangle is group B's first (a corner at
+  // the origin), whose key rounds up past A's measured distance.
+  const float g = std::ldexp(1.015625f, -75);
+  const float d1 = std::ldexp(1.9375f, -75);
+  const float h = std::ldexp(1.0f, -72);
+  Mesh mesh;
+  auto add = [&](const glm::vec3& a, const glm::vec3& b, const glm::vec3& c) {
+    const auto first = static_cast<std::uint32_t>(mesh.positions.size());
+    mesh.positions.insert(mesh.positions.end(), {a, b, c});
+    mesh.triangles.push_back({first, first + 1, first + 2});
+  };
+  for (int k = 0; k < 8; ++k) {  // A
+    const float x = -g - d1 - float(k) * h;
+    add({x, -g - h, -g - h}, {x, -g + 2 * h, -g - h}, {x, -g - h, -g + 2 * h});
+  }
+  for (int k = 0; k < 8; ++k) {  // B
+    const float o = float(k) * h;
+    add({o, o, o}, {o + h, o, o}, {o, o + h, o});
+  }
+  Scene scene;
+  scene.meshes.push_back(mesh);
+  scene.objects.push_back(Object{});
+  PickerConfig config;
+  config.mesh_mode = true;
+  const Picker picker(scene, config);
+  const glm::dvec3 p{-double(g), -double(g), -double(g)};
+  const PointHit got = picker.closest_point(p, QueryOptions{PickMode::kMesh});
+  const PointHit want = brute(scene, p, PickMode::kMesh, std::numeric_limits<double>::infinity());
+  REQUIRE(want.triangle == 8);  // B's first
+  CHECK(got.triangle == want.triangle);
+  CHECK(got.distance == want.distance);
+  CHECK(got.point == want.point);
 }
 
 TEST_CASE("closest_point from points beyond float's range finds the nearest object") {

@@ -1,0 +1,105 @@
+// The float keys of the point queries' walk (point_query.cpp): a slot's key
+// is the squared distance, in float, from the query point rounded to float
+// to the slot's float box, and a threshold turns a radius into the largest
+// key a slot within that radius can have, rounding included. Float keys
+// take four slots per SSE operation. Private to the library; here so that
+// the tests can check the bound on its own.
+#pragma once
+
+#include "wide_node.h"
+
+#include <glm/vec3.hpp>
+
+#include <cmath>
+#include <limits>
+
+namespace raypick::point_keys {
+
+// The key of each of a node's W slots for the point pf: the float squared
+// distance to the slot's box (any value for unused slots). Each float step
+// rounds by at most u = 2^-24 of its result, and a square or a sum in the
+// subnormal range by at most 2^-150 outright, so the true distance from
+// the unrounded point, e off pf on no axis by more than e, is at least
+//   sqrt(max(key - 2^-146, 0)) (1 - 3u) - 2e.
+template <int W>
+void slot_keys(const WideNodeOf<W>& node, const glm::vec3& pf, float* out) {
+#if RAYPICK_WIDE_SSE
+  __m128 sum[W / 4];
+  for (auto& v : sum) v = _mm_setzero_ps();
+  for (int a = 0; a < 3; ++a) {
+    const __m128 pa = _mm_set1_ps(pf[a]);
+    for (int h = 0; h < W / 4; ++h) {
+      const __m128 below = _mm_sub_ps(_mm_load_ps(node.bounds[a] + 4 * h), pa);
+      const __m128 above = _mm_sub_ps(pa, _mm_load_ps(node.bounds[3 + a] + 4 * h));
+      const __m128 gap = _mm_max_ps(_mm_max_ps(below, above), _mm_setzero_ps());
+      sum[h] = _mm_add_ps(sum[h], _mm_mul_ps(gap, gap));
+    }
+  }
+  for (int h = 0; h < W / 4; ++h) _mm_storeu_ps(out + 4 * h, sum[h]);
+#else
+  for (int s = 0; s < W; ++s) out[s] = 0.0f;
+  for (int a = 0; a < 3; ++a) {
+    for (int s = 0; s < W; ++s) {
+      const float below = node.bounds[a][s] - pf[a];
+      const float above = pf[a] - node.bounds[3 + a][s];
+      const float d = below > above ? below : above;
+      const float gap = d > 0.0f ? d : 0.0f;
+      out[s] += gap * gap;
+    }
+  }
+#endif
+}
+
+// The largest float at most x (the largest float above the float range,
+// -inf below it).
+inline float float_down(double x) {
+  constexpr double kMax = std::numeric_limits<float>::max();
+  if (x == std::numeric_limits<double>::infinity()) return std::numeric_limits<float>::infinity();
+  if (x > kMax) return std::numeric_limits<float>::max();
+  if (x < -kMax) return -std::numeric_limits<float>::infinity();
+  float f = static_cast<float>(x);
+  if (double(f) > x) f = std::nextafter(f, -INFINITY);
+  return f;
+}
+
+// The smallest float at least x (+inf above the float range, the lowest
+// float below it).
+inline float float_up(double x) {
+  return -float_down(-x);
+}
+
+// x rounded to float; +-inf outside the float range.
+inline float nearest_float(double x) {
+  const float inf = std::numeric_limits<float>::infinity();
+  if (!(std::abs(x) <= double(std::numeric_limits<float>::max()))) return x > 0.0 ? inf : -inf;
+  return static_cast<float>(x);
+}
+
+// The query point rounded to float, and how far it moved on its worst axis
+// (+inf when a coordinate lies outside the float range or is NaN).
+struct RoundedPoint {
+  glm::vec3 pf{0.0f};
+  double e = 0.0;
+
+  explicit RoundedPoint(const glm::dvec3& p) {
+    for (int a = 0; a < 3; ++a) {
+      pf[a] = nearest_float(p[a]);
+      const double moved = std::abs(p[a] - double(pf[a]));
+      e = std::isnan(moved) || std::isnan(e) ? std::numeric_limits<double>::quiet_NaN()
+                                             : std::max(e, moved);
+    }
+    if (!std::isfinite(e)) e = std::numeric_limits<double>::infinity();
+  }
+  // The threshold of a radius (a world or local distance): a slot whose
+  // key exceeds it holds no point within `radius` of the unrounded point,
+  // since by the bound above a key beyond ((radius + 2e) (1 + 2^-20))^2 +
+  // 2^-146 means a distance beyond radius. Negative radius: -inf, every
+  // slot pruned.
+  float threshold(double radius) const {
+    if (!(radius >= 0.0)) return -std::numeric_limits<float>::infinity();
+    const double r = (radius + 2.0 * e) * (1.0 + 0x1p-20);
+    return float_up(r * r + 0x1p-146);
+  }
+};
+
+}  // namespace raypick::point_keys
