@@ -337,6 +337,12 @@ std::optional<glm::vec<N, double>> parse_point(std::string_view text, std::strin
       error = "the point is not finite";
       return std::nullopt;
     }
+    // Within the scenes' range: the answers' distances and points are
+    // printed as floats, which a point beyond about 1e38 would overflow.
+    if (!(std::abs(p[a]) <= 1e11)) {  // kMaxCoordinate, read in double
+      error = "the point lies outside the supported range (|x| <= 1e11)";
+      return std::nullopt;
+    }
   }
   return p;
 }

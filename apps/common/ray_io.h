@@ -98,7 +98,8 @@ RayList read_rays_text(std::string_view text, const std::string& source);
 // One point of N finite numbers, separated as parse_numbers separates
 // them; `what` names the fields in messages (default "X Y" for pixels,
 // "x y z" for world points). nullopt with `error` set ("expected 3 numbers
-// (x y z), found 2", "the point is not finite") on failure.
+// (x y z), found 2", "the point is not finite", or a coordinate beyond
+// kMaxCoordinate) on failure.
 template <int N>
 std::optional<glm::vec<N, double>> parse_point(std::string_view text, std::string& error,
                                                const std::string& what = {});

@@ -659,7 +659,8 @@ class Scene {
     return arrays_dict({{"ray", ray}, {"object", object}, {"triangle", triangle}, {"t", t}});
   }
 
-  // `points` as world points: (N, 3), finite.
+  // `points` as world points: (N, 3), finite and within kMaxCoordinate (the
+  // scenes' range, as for rays).
   static std::vector<glm::dvec3> world_points(const py::handle& points) {
     const auto a = as_array<double>(points, "points", "(N, 3)");
     require_shape(a, "points", 3, "(N, 3)");
@@ -667,8 +668,11 @@ class Scene {
     const double* d = a.data();
     for (std::size_t i = 0; i < p.size(); ++i) {
       p[i] = {d[3 * i], d[3 * i + 1], d[3 * i + 2]};
-      if (!std::isfinite(p[i].x) || !std::isfinite(p[i].y) || !std::isfinite(p[i].z)) {
-        throw py::value_error("points[" + std::to_string(i) + "]: must be finite");
+      for (int axis = 0; axis < 3; ++axis) {
+        if (!(std::abs(p[i][axis]) <= 1e11)) {  // kMaxCoordinate, read in double
+          throw py::value_error("points[" + std::to_string(i) +
+                                "]: not finite or outside the supported range (|x| <= 1e11)");
+        }
       }
     }
     return p;

@@ -104,6 +104,14 @@ struct Best {
 // coordinates, solved in double by the 3x3 inverse, within the box (a box
 // of zero extent on an axis holds the points of its plane only up to the
 // rounding of the solve; the faces' triangles measure those anyway).
+// Whether the point queries measure p (kMaxPointCoordinate; NaN is not).
+bool measurable(const glm::dvec3& p) {
+  for (int a = 0; a < 3; ++a) {
+    if (!(std::abs(p[a]) <= kMaxPointCoordinate)) return false;
+  }
+  return true;
+}
+
 bool inside(const Placement& place, const Aabb& local, const glm::dvec3& p) {
   const double det = glm::determinant(place.linear);
   if (!(std::abs(det) > 0.0) || !std::isfinite(det)) return false;
@@ -532,7 +540,7 @@ void slots_holding(const PickerCore& core, const glm::dvec3& p, Entries&& entrie
 std::uint32_t PickerCore::containing_object(const glm::dvec3& p,
                                               const QueryOptions& options) const {
   RAYPICK_ASSERT(!structure_dirty_ && dirty_.empty(), "commit() the picker before querying it");
-  if (!std::isfinite(p.x) || !std::isfinite(p.y) || !std::isfinite(p.z)) return kInvalidId;
+  if (!measurable(p)) return kInvalidId;
   std::uint32_t found = kInvalidId;
   // Every entry whose padded world box holds p (distance 0).
   slots_holding(*this, p, [&](std::uint32_t first, std::uint32_t count) {
@@ -566,7 +574,7 @@ double PickerCore::signed_distance(const glm::dvec3& p, const QueryOptions& opti
   }
   // obb mode: outside every box, the distance to the nearest; inside, minus
   // the depth in the box that holds p deepest.
-  if (!std::isfinite(p.x) || !std::isfinite(p.y) || !std::isfinite(p.z) ||
+  if (!measurable(p) ||
       !(max_distance >= 0.0)) {
     return inf;
   }
@@ -594,7 +602,7 @@ PointHit PickerCore::closest_point(const glm::dvec3& p, const QueryOptions& opti
                                      double max_distance) const {
   RAYPICK_ASSERT(!structure_dirty_ && dirty_.empty(), "commit() the picker before querying it");
   Best best{std::numeric_limits<double>::infinity(), PointHit{}};
-  if (!std::isfinite(p.x) || !std::isfinite(p.y) || !std::isfinite(p.z) ||
+  if (!measurable(p) ||
       !(max_distance >= 0.0)) {
     return best.hit;
   }

@@ -596,6 +596,16 @@ TEST_CASE("nearest refuses bad points with file and line, and bad options with e
   r = run_raypick("nearest '" + scene.string() + "' --point 0,nan,0");
   CHECK(r.status == 1);
   CHECK(r.out.empty());
+  // Beyond the scenes' range: its distance would print as a float "inf".
+  const fs::path far = write("far_points.txt", "0 0 0\n1 2 3e38\n");
+  r = run_raypick("nearest '" + scene.string() + "' --points '" + far.string() + "' --format jsonl");
+  CHECK(r.status == 1);
+  CHECK(r.out.empty());
+  CHECK(r.err.find("far_points.txt:2: the point lies outside the supported range (|x| <= 1e11)") !=
+        std::string::npos);
+  r = run_raypick("nearest '" + scene.string() + "' --point 1e11,-1e11,0 --format jsonl");
+  CHECK(r.status == 0);
+  CHECK(r.out.find("inf") == std::string::npos);
   r = run_raypick("nearest '" + scene.string() + "' --point 0,0,0 --max-distance -1");
   CHECK(r.status == 2);
   r = run_raypick("nearest '" + scene.string() + "' --points '" + points.string() + "' --format json");

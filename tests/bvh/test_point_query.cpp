@@ -353,23 +353,33 @@ TEST_CASE("closest_point in a mesh's frame is exact where the keys' squares are 
   CHECK(got.point == want.point);
 }
 
-TEST_CASE("closest_point from points beyond float's range finds the nearest object") {
+TEST_CASE("closest_point from points beyond float's range finds the nearest object; beyond 1e150 a miss") {
   // Coordinates past float's largest value: the walk's float keys cannot
   // hold them and must keep every slot, so that the exact measure decides.
+  // Past kMaxPointCoordinate the squared distances would overflow: a miss.
   const Scene scene = point_mixed_scene(4, 100);
-  const Picker picker(scene);
-  for (const double far : {1e39, -1e39, 1e300}) {
-    for (PickMode mode : {PickMode::kObb, PickMode::kMesh}) {
+  PickerConfig config;
+  config.mesh_mode = true;
+  const Picker picker(scene, config);
+  for (PickMode mode : {PickMode::kObb, PickMode::kMesh}) {
+    CAPTURE(int(mode));
+    for (const double far : {1e39, -1e39, 1e100, -kMaxPointCoordinate}) {
       for (const glm::dvec3 p : {glm::dvec3(far, 0.0, 0.0), glm::dvec3(1.0, far, -far)}) {
+        CAPTURE(far);
         const PointHit got = picker.closest_point(p, QueryOptions{mode});
         const PointHit want = brute(scene, p, mode, std::numeric_limits<double>::infinity());
-        CAPTURE(far);
-        CAPTURE(int(mode));
-        REQUIRE(got.hit() == want.hit());
-        if (!want.hit()) continue;
+        REQUIRE(want.hit());
+        REQUIRE(got.hit());
         CHECK(got.object == want.object);
         CHECK(got.distance == want.distance);
+        CHECK(std::isfinite(got.distance));
       }
+    }
+    for (const double beyond : {1.0000001e150, -1e300}) {
+      const glm::dvec3 p{0.0, beyond, 0.0};
+      CHECK_FALSE(picker.closest_point(p, QueryOptions{mode}).hit());
+      CHECK(picker.containing_object(p, QueryOptions{mode}) == kInvalidId);
+      CHECK(picker.signed_distance(p, QueryOptions{mode}) == std::numeric_limits<double>::infinity());
     }
   }
 }

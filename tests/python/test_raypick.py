@@ -176,6 +176,8 @@ def test_errors_name_the_argument_and_the_shapes(tmp_path):
         s.cast_rays(np.array([[0, 0, 0, 0, 0, 1], [0, 0, 0, np.nan, 0, 1]]))
     with pytest.raises(ValueError, match=r"rays\[0\]"):
         s.occluded(np.array([[0, 0, 0, 0, 0, 0]]))
+    with pytest.raises(ValueError, match=r"points\[1\]: not finite or outside the supported range"):
+        s.closest_points(np.array([[0.0, 0.0, 0.0], [2e11, 0.0, 0.0]]))
     with pytest.raises(ValueError, match=r"matrix: expected shape \(4, 4\), got \(3, 3\)"):
         s.set_matrix(0, np.eye(3))
     with pytest.raises(ValueError, match="affine"):

@@ -355,8 +355,8 @@ class Picker {
   // within max_distance (inclusive) count; the mask, filter and mode of
   // `options` apply as for rays; objects that can never be hit (singular
   // matrix, no triangles) are never nearest. Ties go to the lower object
-  // id, then the lower triangle id. A non-finite p or a NaN or negative
-  // max_distance is a miss. Best-first over the top level by box distance,
+  // id, then the lower triangle id. A p that is not finite or lies beyond
+  // kMaxPointCoordinate, or a NaN or negative max_distance, is a miss. Best-first over the top level by box distance,
   // pruned by the best distance so far; in mesh mode the same over the
   // object's triangle BVH (config.mesh_mode; else its triangles one by
   // one). Cost: O(log n) boxes for a point near the objects.
@@ -375,7 +375,8 @@ class Picker {
                   double max_distance = std::numeric_limits<double>::infinity()) const;
 
   // The inside test: the lowest id of the objects that hold the world
-  // point p, kInvalidId when none does (or p is not finite). The mask,
+  // point p, kInvalidId when none does (or p is not finite or lies beyond
+  // kMaxPointCoordinate). The mask,
   // filter and mode of `options` apply as for rays.
   //   obb mode: p inside or on the object's OBB (its local coordinates,
   //     solved in double, within the box).

@@ -113,6 +113,13 @@ struct Scene {
 // test of the OBB mode overflows from about 1.7e38.
 inline constexpr float kMaxCoordinate = 1e11f;
 
+// The point queries (Picker::closest_point and the others) measure points
+// whose coordinates lie within this bound: their squared distances to a
+// scene within kMaxCoordinate stay far inside a double's range (beyond
+// about 1e154 they overflow). A point beyond it, like a non-finite one, is
+// a miss. (The CLI and Python take points within kMaxCoordinate, as rays.)
+inline constexpr double kMaxPointCoordinate = 1e150;
+
 // Checks what the engine relies on: every object's mesh exists, every
 // triangle index is in range, every used position is finite and within
 // kMaxCoordinate, and so is every object's world box (its mesh's box
