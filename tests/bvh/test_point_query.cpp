@@ -66,6 +66,38 @@ PointHit brute(const Scene& scene, const glm::dvec3& p, PickMode mode, double ma
   return best;
 }
 
+// The same answer bit for bit (the walk prunes without changing it).
+void check_same(const PointHit& got, const PointHit& want) {
+  CHECK(got.object == want.object);
+  CHECK(got.triangle == want.triangle);
+  CHECK(got.distance == want.distance);
+  CHECK(got.point == want.point);
+}
+
+// closest_point(p) with no bound against brute force: a hit, the same
+// bit for bit.
+void check_brute(const Picker& picker, const Scene& scene, const glm::dvec3& p, PickMode mode) {
+  const PointHit got = picker.closest_point(p, QueryOptions{mode});
+  const PointHit want = brute(scene, p, mode, std::numeric_limits<double>::infinity());
+  REQUIRE(got.hit());
+  check_same(got, want);
+}
+
+// A scene of one object of `mesh`, placed by the identity.
+Scene one_object(const Mesh& mesh) {
+  Scene scene;
+  scene.meshes.push_back(mesh);
+  scene.objects.push_back(Object{});
+  return scene;
+}
+
+// A picker configuration that builds the meshes' trees (mesh mode's walk).
+PickerConfig with_mesh_trees() {
+  PickerConfig config;
+  config.mesh_mode = true;
+  return config;
+}
+
 Scene point_mixed_scene(std::uint64_t seed, std::size_t n) {
   Scene scene = tools::make_boxes_scene(n, seed, tools::mixed_options());
   scene.meshes.push_back(tools::sphere_mesh(2));
@@ -124,10 +156,7 @@ TEST_CASE("closest_point equals brute force in double, both modes, random scenes
         CAPTURE(i);
         REQUIRE(got.hit() == want.hit());
         if (!want.hit()) continue;
-        CHECK(got.object == want.object);
-        CHECK(got.triangle == want.triangle);
-        CHECK(got.distance == want.distance);
-        CHECK(got.point == want.point);
+        check_same(got, want);
         inside += want.distance == 0.0;
       }
       if (mode == PickMode::kObb) CHECK(inside > 20);  // points inside boxes were tested
@@ -178,10 +207,7 @@ TEST_CASE("closest_point in mesh mode equals brute force across matrix condition
         const PointHit want = brute(scene, p, PickMode::kMesh, std::numeric_limits<double>::infinity());
         CAPTURE(i);
         REQUIRE(got.hit());
-        CHECK(got.object == want.object);
-        CHECK(got.triangle == want.triangle);
-        CHECK(got.distance == want.distance);
-        CHECK(got.point == want.point);
+        check_same(got, want);
       }
     }
   }
@@ -209,14 +235,8 @@ TEST_CASE("closest_point with placements beyond float equals brute force in doub
   for (PickMode mode : {PickMode::kObb, PickMode::kMesh}) {
     for (int i = 0; i < 200; ++i) {
       const glm::dvec3 p = scene.objects[i % 8].translation() + 1.5 * glm::dvec3(u(rng), u(rng), u(rng));
-      const PointHit got = picker.closest_point(p, QueryOptions{mode});
-      const PointHit want = brute(scene, p, mode, std::numeric_limits<double>::infinity());
       CAPTURE(i);
-      REQUIRE(got.hit());
-      CHECK(got.object == want.object);
-      CHECK(got.triangle == want.triangle);
-      CHECK(got.distance == want.distance);
-      CHECK(got.point == want.point);
+      check_brute(picker, scene, p, mode);
     }
   }
 }
@@ -258,14 +278,8 @@ TEST_CASE("closest_point near 2^24, where float moves the point by up to 1, equa
     std::uniform_real_distribution<double> u(-1.0, 1.0);
     for (int i = 0; i < 300; ++i) {
       const glm::dvec3 p{base + 150.0 * u(rng), 5.0 + 3.0 * u(rng), 2.0 * u(rng)};
-      const PointHit got = picker.closest_point(p, QueryOptions{mode});
-      const PointHit want = brute(scene, p, mode, std::numeric_limits<double>::infinity());
       CAPTURE(i);
-      REQUIRE(got.hit());
-      CHECK(got.object == want.object);
-      CHECK(got.triangle == want.triangle);
-      CHECK(got.distance == want.distance);
-      CHECK(got.point == want.point);
+      check_brute(picker, scene, p, mode);
     }
   }
 }
@@ -338,12 +352,8 @@ TEST_CASE("closest_point in a mesh's frame is exact where the keys' squares are 
     const float o = float(k) * h;
     add({o, o, o}, {o + h, o, o}, {o, o + h, o});
   }
-  Scene scene;
-  scene.meshes.push_back(mesh);
-  scene.objects.push_back(Object{});
-  PickerConfig config;
-  config.mesh_mode = true;
-  const Picker picker(scene, config);
+  const Scene scene = one_object(mesh);
+  const Picker picker(scene, with_mesh_trees());
   const glm::dvec3 p{-double(g), -double(g), -double(g)};
   const PointHit got = picker.closest_point(p, QueryOptions{PickMode::kMesh});
   const PointHit want = brute(scene, p, PickMode::kMesh, std::numeric_limits<double>::infinity());
@@ -624,12 +634,7 @@ TEST_CASE("winding number of an open box from its centre is the solid angle of f
   // above.
   Mesh open = box_mesh(Aabb{glm::vec3{-1.0f}, glm::vec3{1.0f}});
   open.triangles.resize(10);  // box_mesh's last two triangles are +z
-  Scene scene;
-  scene.meshes.push_back(open);
-  scene.objects.push_back(Object{});
-  PickerConfig config;
-  config.mesh_mode = true;
-  const Picker picker(scene, config);
+  const Picker picker(one_object(open), with_mesh_trees());
   const QueryOptions mesh{PickMode::kMesh};
   const double gap = 4.0 * std::atan(1.0 / (0.5 * std::sqrt(2.25))) / (4.0 * std::numbers::pi);
   CHECK(picker.winding_number(0, {0.0, 0.0, 0.0}) == doctest::Approx(5.0 / 6.0));
