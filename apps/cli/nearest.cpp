@@ -117,7 +117,7 @@ int NearestCommand::run() const {
   std::vector<glm::dvec3> points;
   if (a.point) {
     std::string error;
-    const std::optional<glm::dvec3> p = tools::parse_point<3>(*a.point, error, "x,y,z");
+    const std::optional<glm::dvec3> p = tools::parse_point<3>(*a.point, error, "x,y,z", kMaxInputPoint);
     if (!p) return fail(kExitBadInput, "--point '" + printable(*a.point, 80) + "': " + error);
     points.push_back(*p);
   } else {

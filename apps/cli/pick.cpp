@@ -423,7 +423,7 @@ int PixelPick::run(const std::string& scene_file, const PickArgs& a) const {
   tools::PointList points;
   if (one) {
     std::string why;
-    const std::optional<glm::dvec2> p = tools::parse_point<2>(pixel_, why, "X,Y");
+    const std::optional<glm::dvec2> p = tools::parse_point<2>(pixel_, why, "X,Y", kMaxInputPoint);
     if (!p) return fail(kExitUsage, "pick: --pixel " + in_quotes(pixel_) + ": " + why);
     points.points.push_back(*p);
   } else {

@@ -326,7 +326,7 @@ RayList read_rays_text(std::string_view text, const std::string& source) {
 
 template <int N>
 std::optional<glm::vec<N, double>> parse_point(std::string_view text, std::string& error,
-                                               const std::string& what) {
+                                               const std::string& what, double limit) {
   const std::optional<std::vector<double>> v =
       parse_numbers(text, N, !what.empty() ? what : N == 2 ? "X Y" : "x y z", error);
   if (!v) return std::nullopt;
@@ -337,10 +337,10 @@ std::optional<glm::vec<N, double>> parse_point(std::string_view text, std::strin
       error = "the point is not finite";
       return std::nullopt;
     }
-    // Within the scenes' range: the answers' distances and points are
-    // printed as floats, which a point beyond about 1e38 would overflow.
-    if (!(std::abs(p[a]) <= 1e11)) {  // kMaxCoordinate, read in double
-      error = "the point lies outside the supported range (|x| <= 1e11)";
+    if (!(std::abs(p[a]) <= limit)) {
+      char message[80];
+      std::snprintf(message, sizeof message, "each coordinate must lie within +-%g", limit);
+      error = message;
       return std::nullopt;
     }
   }
@@ -355,7 +355,7 @@ PointsFile<N> read_points(const std::string& path) {
         const std::string_view body = trim(line);
         if (body.empty() || body.front() == '#') return {};
         std::string why;
-        const std::optional<glm::vec<N, double>> p = parse_point<N>(body, why);
+        const std::optional<glm::vec<N, double>> p = parse_point<N>(body, why, "", kMaxInputPoint);
         if (!p) return why;
         out.points.push_back(*p);
         out.lines.push_back(number);
@@ -370,9 +370,9 @@ PointsFile<N> read_points(const std::string& path) {
 }
 
 template std::optional<glm::dvec2> parse_point<2>(std::string_view, std::string&,
-                                                  const std::string&);
+                                                  const std::string&, double);
 template std::optional<glm::dvec3> parse_point<3>(std::string_view, std::string&,
-                                                  const std::string&);
+                                                  const std::string&, double);
 template PointList read_points<2>(const std::string&);
 template Point3List read_points<3>(const std::string&);
 

@@ -8,6 +8,7 @@
 #include <glm/ext/vector_double3.hpp>
 #include <glm/vec2.hpp>
 
+#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -95,14 +96,16 @@ RayList read_rays(const std::string& path);
 // The same on text already in memory, named `source` in messages.
 RayList read_rays_text(std::string_view text, const std::string& source);
 
-// One point of N finite numbers, separated as parse_numbers separates
-// them; `what` names the fields in messages (default "X Y" for pixels,
-// "x y z" for world points). nullopt with `error` set ("expected 3 numbers
-// (x y z), found 2", "the point is not finite", or a coordinate beyond
-// kMaxCoordinate) on failure.
+// One point of N finite numbers, each within +-limit, separated as
+// parse_numbers separates them; `what` names the fields in messages
+// (default "X Y" for pixels, "x y z" for world points). nullopt with
+// `error` set ("expected 3 numbers (x y z), found 2", "the point is not
+// finite", "each coordinate must lie within +-1e+11") on failure. Points
+// and pixels for queries take kMaxInputPoint; a camera's vectors none.
 template <int N>
-std::optional<glm::vec<N, double>> parse_point(std::string_view text, std::string& error,
-                                               const std::string& what = {});
+std::optional<glm::vec<N, double>> parse_point(
+    std::string_view text, std::string& error, const std::string& what = {},
+    double limit = std::numeric_limits<double>::infinity());
 
 template <int N>
 struct PointsFile {
@@ -114,7 +117,8 @@ struct PointsFile {
 using PointList = PointsFile<2>;   // image-plane points (X, Y): --pixels
 using Point3List = PointsFile<3>;  // world points (x, y, z): nearest --points
 
-// Reads a points file: one point per line as parse_point<N> reads it;
+// Reads a points file: one point per line as parse_point<N> reads it,
+// within kMaxInputPoint;
 // blank lines and '#' lines skipped, as read_rays. `path` as for
 // read_lines (so the same bounds apply: lines of at most kMaxLineBytes).
 // An error leaves `points` empty.

@@ -210,8 +210,9 @@ class PyCamera {
     const double* p = a.data();
     std::vector<Ray> out(static_cast<std::size_t>(a.shape(0)));
     for (std::size_t i = 0; i < out.size(); ++i) {
-      if (!std::isfinite(p[2 * i]) || !std::isfinite(p[2 * i + 1])) {
-        throw py::value_error("pixels[" + std::to_string(i) + "]: must be finite");
+      if (!(std::abs(p[2 * i]) <= kMaxInputPoint) || !(std::abs(p[2 * i + 1]) <= kMaxInputPoint)) {
+        throw py::value_error("pixels[" + std::to_string(i) +
+                              "]: not finite or outside the supported range (|x| <= 1e11)");
       }
       out[i] = camera_.ray(p[2 * i], p[2 * i + 1]);
     }
@@ -659,8 +660,8 @@ class Scene {
     return arrays_dict({{"ray", ray}, {"object", object}, {"triangle", triangle}, {"t", t}});
   }
 
-  // `points` as world points: (N, 3), finite and within kMaxCoordinate (the
-  // scenes' range, as for rays).
+  // `points` as world points: (N, 3), finite and within kMaxInputPoint (the
+  // scenes' range, as for vertices).
   static std::vector<glm::dvec3> world_points(const py::handle& points) {
     const auto a = as_array<double>(points, "points", "(N, 3)");
     require_shape(a, "points", 3, "(N, 3)");
@@ -669,7 +670,7 @@ class Scene {
     for (std::size_t i = 0; i < p.size(); ++i) {
       p[i] = {d[3 * i], d[3 * i + 1], d[3 * i + 2]};
       for (int axis = 0; axis < 3; ++axis) {
-        if (!(std::abs(p[i][axis]) <= 1e11)) {  // kMaxCoordinate, read in double
+        if (!(std::abs(p[i][axis]) <= kMaxInputPoint)) {
           throw py::value_error("points[" + std::to_string(i) +
                                 "]: not finite or outside the supported range (|x| <= 1e11)");
         }

@@ -100,10 +100,6 @@ struct Best {
   }
 };
 
-// Whether p lies inside or on the box `local` placed by `place`: its local
-// coordinates, solved in double by the 3x3 inverse, within the box (a box
-// of zero extent on an axis holds the points of its plane only up to the
-// rounding of the solve; the faces' triangles measure those anyway).
 // Whether the point queries measure p (kMaxPointCoordinate; NaN is not).
 bool measurable(const glm::dvec3& p) {
   for (int a = 0; a < 3; ++a) {
@@ -112,6 +108,10 @@ bool measurable(const glm::dvec3& p) {
   return true;
 }
 
+// Whether p lies inside or on the box `local` placed by `place`: its local
+// coordinates, solved in double by the 3x3 inverse, within the box (a box
+// of zero extent on an axis holds the points of its plane only up to the
+// rounding of the solve; the faces' triangles measure those anyway).
 bool inside(const Placement& place, const Aabb& local, const glm::dvec3& p) {
   const double det = glm::determinant(place.linear);
   if (!(std::abs(det) > 0.0) || !std::isfinite(det)) return false;
@@ -593,7 +593,7 @@ double PickerCore::signed_distance(const glm::dvec3& p, const QueryOptions& opti
 }
 
 double PickerCore::winding_number(std::uint32_t id, const glm::dvec3& p) const {
-  if (id >= objects_.size() || !objects_[id].alive) return 0.0;
+  if (id >= objects_.size() || !objects_[id].alive || !measurable(p)) return 0.0;
   const ObjectRec& rec = objects_[id];
   return winding(meshes_[rec.mesh], Placement(world_matrix(id)), p);
 }

@@ -601,11 +601,21 @@ TEST_CASE("nearest refuses bad points with file and line, and bad options with e
   r = run_raypick("nearest '" + scene.string() + "' --points '" + far.string() + "' --format jsonl");
   CHECK(r.status == 1);
   CHECK(r.out.empty());
-  CHECK(r.err.find("far_points.txt:2: the point lies outside the supported range (|x| <= 1e11)") !=
+  CHECK(r.err.find("far_points.txt:2: each coordinate must lie within +-1e+11") !=
+        std::string::npos);
+  r = run_raypick("nearest '" + scene.string() + "' --point 2e11,0,0");
+  CHECK(r.status == 1);
+  CHECK(r.err.find("--point '2e11,0,0': each coordinate must lie within +-1e+11") !=
         std::string::npos);
   r = run_raypick("nearest '" + scene.string() + "' --point 1e11,-1e11,0 --format jsonl");
   CHECK(r.status == 0);
   CHECK(r.out.find("inf") == std::string::npos);
+  // The same bound for pixels, none for a camera's vectors.
+  const std::string cam = " --eye 0,0,-5 --target 0,0,0 --size 8x8";
+  r = run_raypick("pick '" + scene.string() + "'" + cam + " --pixel 4,2e11");
+  CHECK(r.status != 0);
+  CHECK(r.err.find("each coordinate must lie within +-1e+11") != std::string::npos);
+  CHECK(run_raypick("pick '" + scene.string() + "'" + cam + " --up 0,1e12,0 --pixel 4,4").status == 0);
   r = run_raypick("nearest '" + scene.string() + "' --point 0,0,0 --max-distance -1");
   CHECK(r.status == 2);
   r = run_raypick("nearest '" + scene.string() + "' --points '" + points.string() + "' --format json");

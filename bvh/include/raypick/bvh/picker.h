@@ -356,10 +356,11 @@ class Picker {
   // `options` apply as for rays; objects that can never be hit (singular
   // matrix, no triangles) are never nearest. Ties go to the lower object
   // id, then the lower triangle id. A p that is not finite or lies beyond
-  // kMaxPointCoordinate, or a NaN or negative max_distance, is a miss. Best-first over the top level by box distance,
-  // pruned by the best distance so far; in mesh mode the same over the
-  // object's triangle BVH (config.mesh_mode; else its triangles one by
-  // one). Cost: O(log n) boxes for a point near the objects.
+  // kMaxPointCoordinate, or a NaN or negative max_distance, is a miss.
+  // Nearest-first over the top level by box distance, pruned by the best
+  // distance so far; in mesh mode the same over the object's triangle BVH
+  // (config.mesh_mode; else its triangles one by one). Cost: O(log n)
+  // boxes for a point near the objects.
   PointHit closest_point(const glm::dvec3& p, const QueryOptions& options = {},
                          double max_distance = std::numeric_limits<double>::infinity()) const;
 
@@ -376,8 +377,8 @@ class Picker {
 
   // The inside test: the lowest id of the objects that hold the world
   // point p, kInvalidId when none does (or p is not finite or lies beyond
-  // kMaxPointCoordinate). The mask,
-  // filter and mode of `options` apply as for rays.
+  // kMaxPointCoordinate). The mask, filter and mode of `options` apply as
+  // for rays.
   //   obb mode: p inside or on the object's OBB (its local coordinates,
   //     solved in double, within the box).
   //   mesh mode: p on one of the object's triangles (a closest point, as
@@ -411,7 +412,8 @@ class Picker {
   double signed_distance(const glm::dvec3& p, const QueryOptions& options = {},
                          double max_distance = std::numeric_limits<double>::infinity()) const;
   // Object `object`'s generalized winding number at p (mesh mode's inside
-  // rule above, without the box cull): 0 for a removed object.
+  // rule above, without the box cull): 0 for a removed object, and for a
+  // p that is not finite or lies beyond kMaxPointCoordinate.
   double winding_number(std::uint32_t object, const glm::dvec3& p) const;
   // Batch forms on all cores (TBB): result i is exactly the single query's.
   std::vector<std::uint32_t> containing_objects(std::span<const glm::dvec3> points,

@@ -117,8 +117,13 @@ inline constexpr float kMaxCoordinate = 1e11f;
 // whose coordinates lie within this bound: their squared distances to a
 // scene within kMaxCoordinate stay far inside a double's range (beyond
 // about 1e154 they overflow). A point beyond it, like a non-finite one, is
-// a miss. (The CLI and Python take points within kMaxCoordinate, as rays.)
+// a miss.
 inline constexpr double kMaxPointCoordinate = 1e150;
+
+// The bound the CLI and Python put on the points and pixels they are given
+// for point queries and picks: the scenes' own range (kMaxCoordinate, as
+// the double 1e11), so that the answers print well within float's range.
+inline constexpr double kMaxInputPoint = 1e11;
 
 // Checks what the engine relies on: every object's mesh exists, every
 // triangle index is in range, every used position is finite and within
