@@ -170,8 +170,9 @@ struct PlacedBound {
 // cheaper than carrying each box to the world: with world = L x + o and q
 // the local point of p, |L x + o - p| = |L (x - q)| >= sigma |x - q|, sigma
 // at most the smallest singular value of L: the square root of a lower
-// bound of the smallest eigenvalue of G = L^T L. Gershgorin's bound where
-// it is that close (below), else the closed form. The closed form for a
+// bound of the smallest eigenvalue of G = L^T L: Gershgorin's disc bound
+// where it is within 2^-10 of G's smallest diagonal entry (below), else the
+// closed form. The closed form for a
 // symmetric 3x3 rounds badly where two eigenvalues nearly meet (up to
 // about 1.5e-8 of the spread), so its value is lowered by 2^-20 and
 // checked (G minus it positive definite by its leading minors), or where
@@ -347,9 +348,9 @@ unsigned slots_within(const WideNodeOf<W>& node, const float* key, float thresho
 // where Bound::kSorted, else in slot order), `bound` giving the keys and
 // thresholds; leaf(first, count) for each leaf slot whose key is within
 // the threshold of best_d2() (inclusive: equal distances are kept for the
-// tie rule) when it is popped. Depth first reaches a leaf at
-// once, so the best distance shrinks before most slots are looked at; a
-// fixed stack, no allocation.
+// tie rule) when it is popped. Depth first reaches a leaf at once, so the
+// best distance shrinks before most slots are looked at; a fixed stack, no
+// allocation.
 template <class Node, class Bound, class BestD2, class Leaf>
 void best_first(std::span<const Node> nodes, const Bound& bound, BestD2&& best_d2, Leaf&& leaf) {
   if (nodes.empty()) return;
@@ -574,8 +575,7 @@ double PickerCore::signed_distance(const glm::dvec3& p, const QueryOptions& opti
   }
   // obb mode: outside every box, the distance to the nearest; inside, minus
   // the depth in the box that holds p deepest.
-  if (!measurable(p) ||
-      !(max_distance >= 0.0)) {
+  if (!measurable(p) || !(max_distance >= 0.0)) {
     return inf;
   }
   double deepest = -1.0;
@@ -602,8 +602,7 @@ PointHit PickerCore::closest_point(const glm::dvec3& p, const QueryOptions& opti
                                      double max_distance) const {
   RAYPICK_ASSERT(!structure_dirty_ && dirty_.empty(), "commit() the picker before querying it");
   Best best{std::numeric_limits<double>::infinity(), PointHit{}};
-  if (!measurable(p) ||
-      !(max_distance >= 0.0)) {
+  if (!measurable(p) || !(max_distance >= 0.0)) {
     return best.hit;
   }
   best.d2 = max_distance * max_distance;  // +inf stays +inf
@@ -654,7 +653,7 @@ PointHit PickerCore::closest_point(const glm::dvec3& p, const QueryOptions& opti
       }
       return;
     }
-    // Best-first over the mesh's tree, by lower bounds of the world
+    // Nearest-first over the mesh's tree, by lower bounds of the world
     // distance to each local box.
     walk_mesh_slots(place, mesh.bounds, p, [&](const auto& bound) {
       best_first(mesh.bvh.nodes(), bound, [&] { return best.d2; },
@@ -667,14 +666,13 @@ PointHit PickerCore::closest_point(const glm::dvec3& p, const QueryOptions& opti
     });
   };
 
-  // Best-first over the top level by the distance to the padded world
+  // Nearest-first over the top level by the distance to the padded world
   // boxes (which contain the objects).
   with_top([&](const auto& top) {
-    best_first(
-        top.nodes(), WorldBound(p), [&] { return best.d2; },
-        [&](std::uint32_t first, std::uint32_t count) {
-          for (std::uint32_t e = first; e < first + count; ++e) visit_object(e, count > 1);
-        });
+    best_first(top.nodes(), WorldBound(p), [&] { return best.d2; },
+               [&](std::uint32_t first, std::uint32_t count) {
+                 for (std::uint32_t e = first; e < first + count; ++e) visit_object(e, count > 1);
+               });
   });
   if (best.hit.hit()) best.hit.distance = std::sqrt(best.d2);
   return best.hit;
