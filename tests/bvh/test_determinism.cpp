@@ -244,12 +244,23 @@ TEST_CASE("the 16-wide top level of the AVX-512 node test answers every query as
       CHECK(!sa.empty());
       CHECK(sa == b.select(region, rule, QueryOptions(PickMode::kObb)));
     }
-    for (std::size_t i = 0; i < rays.size(); i += 30) {
-      const glm::dvec3 p = glm::dvec3(rays[i].org);
-      const PointHit pa = a.closest_point(p), pb = b.closest_point(p);
-      REQUIRE(pa.object == pb.object);
-      REQUIRE(pa.distance == pb.distance);
-      REQUIRE(a.containing_object(p) == b.containing_object(p));
+    // Points: the rays' origins and points next to objects, both modes
+    // (mesh mode here without mesh trees), the whole answer.
+    std::vector<glm::dvec3> points;
+    for (std::size_t i = 0; i < rays.size(); i += 30) points.push_back(glm::dvec3(rays[i].org));
+    for (std::size_t k = 0; k < scene.objects.size(); k += 29) {
+      points.push_back(scene.objects[k].translation() + glm::dvec3(0.3, -0.2, 0.7));
+    }
+    for (PickMode mode : {PickMode::kObb, PickMode::kMesh}) {
+      const QueryOptions options{mode};
+      for (const glm::dvec3& p : points) {
+        const PointHit pa = a.closest_point(p, options), pb = b.closest_point(p, options);
+        REQUIRE(pa.object == pb.object);
+        REQUIRE(pa.triangle == pb.triangle);
+        REQUIRE(pa.distance == pb.distance);
+        REQUIRE(pa.point == pb.point);
+        REQUIRE(a.containing_object(p, options) == b.containing_object(p, options));
+      }
     }
   };
   compare(sse, wide);
