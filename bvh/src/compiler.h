@@ -179,7 +179,7 @@ struct HugeAllocator {
 #endif
     return static_cast<T*>(::operator new(bytes, std::align_val_t{alignof(T)}));
   }
-  void deallocate(T* p, std::size_t n) noexcept {
+  void deallocate(T* p, [[maybe_unused]] std::size_t n) noexcept {
 #if defined(__linux__) && defined(MADV_HUGEPAGE) && !defined(RAYPICK_SANITIZED)
     if (n * sizeof(T) >= kMapped) {
       munmap(p, mapped_length(n * sizeof(T)));

@@ -100,6 +100,17 @@ struct Best {
   }
 };
 
+// Whether everything in `box` lies farther from p than sqrt(best_d2), by
+// more than the rounding of a distance measured on triangles there (2^-36
+// of the coordinates' size).
+bool beyond_best(const Aabb& box, const glm::dvec3& p, double best_d2) {
+  double size = 0.0;
+  for (int a = 0; a < 3; ++a) {
+    size = std::max({size, std::abs(p[a]), std::abs(double(box.min[a])), std::abs(double(box.max[a]))});
+  }
+  return std::sqrt(box_distance2(box, p)) > std::sqrt(best_d2) + size * 0x1p-36;
+}
+
 // Whether the point queries measure p (kMaxPointCoordinate; NaN is not).
 bool measurable(const glm::dvec3& p) {
   for (int a = 0; a < 3; ++a) {
@@ -617,8 +628,12 @@ PointHit PickerCore::closest_point(const glm::dvec3& p, const QueryOptions& opti
     const MeshAccel& mesh = meshes_[leaf.mesh];
     const Placement place(world_matrix(leaf.object));
     // A leaf slot's box holds all its entries: this object's own box may
-    // be farther than the best so far.
-    if (shared && box_distance2(place.world_box(mesh.bounds), p) > best.d2) return;
+    // be farther than the best so far. Farther by a margin: the box can be
+    // exactly as far as the object (a corner on its face) while the best
+    // distance, measured on triangles, rounded a little below the exact
+    // one, and an object at the same distance must still be measured for
+    // the tie rule.
+    if (shared && beyond_best(place.world_box(mesh.bounds), p, best.d2)) return;
     if (options.mode == PickMode::kObb) {
       const Aabb& local = mesh.bounds;
       if (inside(place, local, p)) {

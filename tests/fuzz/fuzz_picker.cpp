@@ -1,20 +1,24 @@
 // libFuzzer target: the embedding API. The input is read as a program of
 // add_mesh / add_object / remove_object / set_matrix / set_mask / commit
 // calls and queries; after each query the Picker's answers (intersect,
-// occluded, intersect_all, intersect_batch, in both modes, with masks and
-// filters) must equal a brute force over every live object and triangle,
-// bit for bit. A mismatch prints both answers and aborts.
+// occluded, intersect_all, intersect_batch, closest_point and, in obb mode,
+// containing_object, in both modes, with masks and filters) must equal a
+// brute force over every live object and triangle, bit for bit. A mismatch
+// prints both answers and aborts.
 //
 // Numbers come from small grids (coordinates in steps of 1/8, scales that
 // may be 0 or negative, direction components that may be +-0), scaled now
 // and then by a power of two, so that ties, flat boxes, singular matrices
 // and zero direction components are common rather than never drawn.
 #include "raypick/bvh/picker.h"
+#include "raypick/core/closest_point.h"
 #include "raypick/core/obb.h"
 #include "raypick/core/ray_triangle.h"
 
 #include <fuzzer/FuzzedDataProvider.h>
 #include <glm/ext/matrix_transform.hpp>
+#include <glm/mat3x3.hpp>
+#include <glm/matrix.hpp>
 
 #include <algorithm>
 #include <bit>
@@ -22,7 +26,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <deque>
+#include <limits>
 #include <string>
+#include <tuple>
 #include <vector>
 
 using namespace raypick;
@@ -171,6 +177,69 @@ std::vector<Hit> brute_all(const Model& model, const Ray& ray, const QueryOption
   return hits;
 }
 
+// The object nearest to p as the contract measures it, every live object
+// that passes the options (brute force in double; ties to the lower object,
+// then triangle); and in `inside` the lowest id whose OBB holds p.
+PointHit brute_point(const Model& model, const glm::dvec3& p, const QueryOptions& options,
+                     std::uint32_t& inside) {
+  PointHit best;
+  double best_d2 = std::numeric_limits<double>::infinity();
+  inside = kInvalidId;
+  auto offer = [&](double d2, std::uint32_t id, std::uint32_t tri, const glm::dvec3& q) {
+    if (!(std::tuple(d2, id, tri) < std::tuple(best_d2, best.object, best.triangle))) return;
+    best_d2 = d2;
+    best.object = id;
+    best.triangle = tri;
+    best.point = q;
+  };
+  for (std::uint32_t id = 0; id < model.objects.size(); ++id) {
+    const ObjectData& o = model.objects[id];
+    if (!o.alive || (o.mask & options.mask) == 0) continue;
+    if (options.filter && !options.filter(id)) continue;
+    const MeshData& mesh = model.meshes[o.mesh];
+    if (mesh.triangles.empty() || !Obb::make(mesh.bounds, o.matrix).invertible) continue;
+    const glm::dmat3 lin{glm::dvec3(o.matrix[0]), glm::dvec3(o.matrix[1]), glm::dvec3(o.matrix[2])};
+    const glm::dvec3 origin{o.matrix[3]};
+    auto place = [&](const glm::vec3& v) { return lin * glm::dvec3(v) + origin; };
+    if (options.mode == PickMode::kMesh) {
+      for (std::uint32_t k = 0; k < mesh.triangles.size(); ++k) {
+        const glm::uvec3& t = mesh.triangles[k];
+        const TrianglePoint tp = closest_point_on_triangle(
+            p, place(mesh.positions[t.x]), place(mesh.positions[t.y]), place(mesh.positions[t.z]));
+        offer(tp.distance2, id, k, tp.point);
+      }
+      continue;
+    }
+    const glm::dvec3 x = glm::inverse(lin) * (p - origin);
+    bool in = true;
+    for (int a = 0; a < 3; ++a) in = in && x[a] >= mesh.bounds.min[a] && x[a] <= mesh.bounds.max[a];
+    if (in) {
+      inside = std::min(inside, id);
+      offer(0.0, id, kInvalidId, p);
+      continue;
+    }
+    glm::dvec3 corner[8];
+    for (int i = 0; i < 8; ++i) corner[i] = place(box_corner(mesh.bounds, i));
+    for (const glm::uvec3& t : box_triangles()) {
+      const TrianglePoint tp = closest_point_on_triangle(p, corner[t.x], corner[t.y], corner[t.z]);
+      offer(tp.distance2, id, kInvalidId, tp.point);
+    }
+  }
+  if (best.hit()) best.distance = std::sqrt(best_d2);
+  return best;
+}
+
+[[noreturn]] void fail_point(const std::string& what, const PointHit& got, const PointHit& expected) {
+  std::fprintf(stderr,
+               "raypick fuzz check failed: %s\n"
+               "  picker: object %u triangle %u distance %.17g point %.17g %.17g %.17g\n"
+               "  brute:  object %u triangle %u distance %.17g point %.17g %.17g %.17g\n",
+               what.c_str(), got.object, got.triangle, got.distance, got.point.x, got.point.y,
+               got.point.z, expected.object, expected.triangle, expected.distance,
+               expected.point.x, expected.point.y, expected.point.z);
+  std::abort();
+}
+
 bool same(const Hit& a, const Hit& b) {
   return a.object == b.object && a.triangle == b.triangle &&
          std::bit_cast<std::uint32_t>(a.t) == std::bit_cast<std::uint32_t>(b.t);
@@ -201,6 +270,23 @@ void check_queries(const Picker& picker, const Model& model, const std::vector<R
     const std::vector<Hit> expected = brute_all(model, rays[i], options);
     const Hit nearest = expected.empty() ? Hit{} : expected.front();
     if (!same(batch[i], nearest)) fail("intersect_batch", batch[i], nearest);
+  }
+  // The rays' origins, and one step along each ray, as points (on the
+  // grid: on faces, edges and corners as often as not).
+  for (const Ray& ray : rays) {
+    for (const glm::dvec3 p : {glm::dvec3(ray.org), glm::dvec3(ray.org) + glm::dvec3(ray.dir)}) {
+      std::uint32_t inside = kInvalidId;
+      const PointHit want = brute_point(model, p, options, inside);
+      const PointHit got = picker.closest_point(p, options);
+      if (got.object != want.object || got.triangle != want.triangle ||
+          !(got.distance == want.distance || (!got.hit() && !want.hit())) || got.point != want.point) {
+        fail_point("closest_point", got, want);
+      }
+      if (options.mode == PickMode::kObb && picker.containing_object(p, options) != inside) {
+        fail_point("containing_object", PointHit{picker.containing_object(p, options)},
+                   PointHit{inside});
+      }
+    }
   }
 }
 

@@ -3,10 +3,16 @@
 // every ray it returns must be valid and must be what parse_ray makes of its
 // line. The first line also serves as an object name for the result
 // writers, whose JSON must parse back with that name whatever its bytes.
+// Each line is also read as a point (parse_point, as nearest --points and
+// pick --pixels read them): a point or one error, never both, and a point
+// finite and within the bound given.
 #include "ray_io.h"
+
+#include "raypick/core/scene.h"
 
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -58,6 +64,20 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     std::string error;
     const std::optional<RayD> again = tools::parse_ray(body, error);
     if (!again || !same_bits(*again, ray)) fail("parse_ray disagrees with read_rays");
+  }
+  for (const std::string_view line : lines) {
+    std::string error3, error2;
+    const auto p3 = tools::parse_point<3>(line, error3, "", kMaxInputPoint);
+    const auto p2 = tools::parse_point<2>(line, error2, "", kMaxInputPoint);
+    if (p3.has_value() == !error3.empty() || p2.has_value() == !error2.empty()) {
+      fail("parse_point gave both or neither of a point and an error");
+    }
+    for (int a = 0; p3 && a < 3; ++a) {
+      if (!(std::abs((*p3)[a]) <= kMaxInputPoint)) fail("parse_point let a coordinate out of bounds");
+    }
+    for (int a = 0; p2 && a < 2; ++a) {
+      if (!(std::abs((*p2)[a]) <= kMaxInputPoint)) fail("parse_point let a coordinate out of bounds");
+    }
   }
   // Any name gives JSON that reads back to the same name (invalid UTF-8 is
   // replaced, so compare only when the name is valid JSON text itself).
