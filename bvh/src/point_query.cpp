@@ -100,15 +100,23 @@ struct Best {
   }
 };
 
-// Whether everything in `box` lies farther from p than sqrt(best_d2), by
-// more than the rounding of a distance measured on triangles there (2^-36
-// of the coordinates' size).
-bool beyond_best(const Aabb& box, const glm::dvec3& p, double best_d2) {
+// How far a distance measured on triangles within `box` may round below
+// the exact one: 2^-36 of the size of the coordinates involved (p's and the
+// box's), far above their double rounding. A box exactly as far as its
+// object (a corner on its face) must not be skipped against a best
+// distance that rounded a hair below, or a tie at that distance is lost.
+double rounding_margin(const Aabb& box, const glm::dvec3& p) {
   double size = 0.0;
   for (int a = 0; a < 3; ++a) {
     size = std::max({size, std::abs(p[a]), std::abs(double(box.min[a])), std::abs(double(box.max[a]))});
   }
-  return std::sqrt(box_distance2(box, p)) > std::sqrt(best_d2) + size * 0x1p-36;
+  return size * 0x1p-36;
+}
+
+// Whether everything in `box` lies farther from p than sqrt(best_d2), by
+// more than the rounding margin.
+bool beyond_best(const Aabb& box, const glm::dvec3& p, double best_d2) {
+  return std::sqrt(box_distance2(box, p)) > std::sqrt(best_d2) + rounding_margin(box, p);
 }
 
 // Whether the point queries measure p (kMaxPointCoordinate; NaN is not).
@@ -156,11 +164,13 @@ struct WorldBound {
 
 // A mesh tree's local slot boxes, each carried to a world box by `place`
 // (Placement::world_box): exact double world distances, the key each one
-// rounded down to float and the threshold the best rounded up.
+// rounded down to float and the threshold the best distance widened by the
+// rounding margin of the mesh's world box (as beyond_best), rounded up.
 struct PlacedBound {
   static constexpr bool kSorted = true;
   const Placement& place;
   glm::dvec3 p;
+  double margin;  // rounding_margin of the mesh's world box
 
   void keys(const WideNode& node, float* out) const {
     for (int s = 0; s < WideNode::kWidth; ++s) {
@@ -173,7 +183,9 @@ struct PlacedBound {
     }
   }
   float threshold(double best_d2) const {
-    return best_d2 < 0.0 ? -std::numeric_limits<float>::infinity() : float_up(best_d2);
+    if (best_d2 < 0.0) return -std::numeric_limits<float>::infinity();
+    const double r = std::sqrt(best_d2) + margin;
+    return float_up(r * r);
   }
 };
 
@@ -296,7 +308,7 @@ void walk_mesh_slots(const Placement& place, const Aabb& mesh_box, const glm::dv
   if (local.usable) {
     walk(local);
   } else {
-    walk(PlacedBound{place, p});
+    walk(PlacedBound{place, p, rounding_margin(place.world_box(mesh_box), p)});
   }
 }
 
@@ -628,11 +640,7 @@ PointHit PickerCore::closest_point(const glm::dvec3& p, const QueryOptions& opti
     const MeshAccel& mesh = meshes_[leaf.mesh];
     const Placement place(world_matrix(leaf.object));
     // A leaf slot's box holds all its entries: this object's own box may
-    // be farther than the best so far. Farther by a margin: the box can be
-    // exactly as far as the object (a corner on its face) while the best
-    // distance, measured on triangles, rounded a little below the exact
-    // one, and an object at the same distance must still be measured for
-    // the tie rule.
+    // be farther than the best so far (beyond its rounding margin).
     if (shared && beyond_best(place.world_box(mesh.bounds), p, best.d2)) return;
     if (options.mode == PickMode::kObb) {
       const Aabb& local = mesh.bounds;
