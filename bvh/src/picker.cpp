@@ -1,4 +1,5 @@
 #include "picker_impl.h"
+#include "leaf_batch.h"
 #include "padding.h"
 
 #include "raypick/core/assert.h"
@@ -154,6 +155,15 @@ void PickerCore::set_matrix(std::uint32_t id, const glm::mat4& matrix, const glm
 }
 
 void PickerCore::store_low(std::uint32_t id, const glm::vec3& low) {
+  if (low == glm::vec3{0.0f}) {
+    // significant_low() of zero is zero: no read of the object or its mesh
+    // (a move of every object by a float matrix comes here for each).
+    if (!low_.empty()) {
+      low_.resize(objects_.size(), glm::vec3{0.0f});  // a new object's place
+      low_[id] = glm::vec3{0.0f};
+    }
+    return;
+  }
   const ObjectRec& o = objects_[id];
   const glm::vec3 l = significant_low(o.to_world, meshes_[o.mesh].bounds, low);
   if (low_.empty() && l == glm::vec3{0.0f}) return;
@@ -340,6 +350,53 @@ Aabb PickerCore::update_entry(std::uint32_t e, std::uint32_t id) {
   return make_leaf(id, leaf_[e]);
 }
 
+void PickerCore::make_leaves(std::uint32_t begin, std::uint32_t end, const std::uint8_t* want,
+                             Aabb* out, int lanes) {
+  // The moved entries placed by a float matrix alone, kLeafBatch at a time
+  // (leaf_batch.h: make_leaf()'s frames and boxes, bit for bit); the
+  // others, and the few the batch hands back, one at a time.
+  std::uint32_t batch[kLeafBatch];
+  std::size_t n = 0;
+  auto flush = [&] {
+    const glm::mat4x3* m[kLeafBatch];
+    const Aabb* local[kLeafBatch];
+    LocalFrame* frames[kLeafBatch];
+    Aabb boxes[kLeafBatch];
+    for (std::size_t k = 0; k < n; ++k) {
+      const ObjectRec& o = objects_[leaf_[batch[k]].object];
+      m[k] = &o.to_world;
+      local[k] = &meshes_[o.mesh].bounds;
+      frames[k] = &leaf_[batch[k]].frame;
+    }
+    const unsigned back = leaf_frames_and_boxes(lanes, n, m, local, pad_centre_, frames, boxes);
+    for (std::size_t k = 0; k < n; ++k) {
+      const std::uint32_t e = batch[k];
+      LeafObb& l = leaf_[e];
+      if ((back >> k) & 1u) {
+        out[e - begin] = make_leaf(l.object, l);
+      } else {
+        const ObjectRec& o = objects_[l.object];
+        l.mask = o.mask;
+        l.mesh = o.mesh;
+        out[e - begin] = boxes[k];
+      }
+    }
+    n = 0;
+  };
+  for (std::uint32_t e = begin; e < end; ++e) {
+    if (want[e - begin] == 0) continue;
+    if (moved_[e] == 0) {
+      out[e - begin] = entry_box(e);
+    } else if (!low_.empty() && low_[leaf_[e].object] != glm::vec3{0.0f}) {
+      out[e - begin] = make_leaf(leaf_[e].object, leaf_[e]);
+    } else {
+      batch[n++] = e;
+      if (n == kLeafBatch) flush();
+    }
+  }
+  flush();
+}
+
 Aabb PickerCore::entry_box(std::uint32_t e) const {
   const LeafObb& l = leaf_[e];
   return l.mesh == kInvalidId ? Aabb{} : padded_box(objects_[l.object], low(l.object));
@@ -395,15 +452,16 @@ std::size_t PickerCore::refit_moved(Tree& top, std::span<const std::uint32_t> mo
   // the sweep, only after it.
   const std::size_t entries = leaf_.size();
   constexpr std::size_t kAhead = 16;  // object reads in flight
-  const typename Tree::SweepResult r = top.refit_sweep(
+  const int lanes = packet_lanes();
+  const typename Tree::SweepResult r = top.refit_sweep_blocks(
       [&](std::uint32_t e) {
         if (e + kAhead < entries && moved_[e + kAhead] != 0) {
           compiler::prefetch(&objects_[leaf_[e + kAhead].object]);
         }
         return moved_[e] != 0;
       },
-      [&](std::uint32_t e) {
-        return moved_[e] != 0 ? make_leaf(leaf_[e].object, leaf_[e]) : entry_box(e);
+      [&](std::uint32_t begin, std::uint32_t end, const std::uint8_t* want, Aabb* out) {
+        make_leaves(begin, end, want, out, lanes);
       },
       config_.top);
   // Cleared in one sequential pass: a pass over the moved objects' records

@@ -197,6 +197,12 @@ class PickerCore {
   // Fills l with object id's leaf copy; returns its padded world box
   // (empty when the matrix is singular).
   Aabb make_leaf(std::uint32_t id, LeafObb& l) const;
+  // For the entries e in [begin, end) with want[e - begin] set: a moved
+  // one's leaf copy made (make_leaf()), every one's padded world box into
+  // out[e - begin]; many moved ones at a time (leaf_batch.h), `lanes` the
+  // ISA's (packet_lanes()). The sweep refit's entry_boxes.
+  void make_leaves(std::uint32_t begin, std::uint32_t end, const std::uint8_t* want, Aabb* out,
+                   int lanes);
   // Recomputes entry e's leaf copy from its object; returns its world box.
   Aabb update_entry(std::uint32_t e, std::uint32_t id);
   // The padded world box of top-level entry e (there is no array of them:

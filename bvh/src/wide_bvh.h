@@ -184,6 +184,15 @@ class WideBvhOf {
   // is one range's. O(entries + nodes).
   template <class Changed, class EntryBox>
   SweepResult refit_sweep(Changed&& changed, EntryBox&& entry_box, const BvhConfig& config);
+  // The same, the entries' boxes asked for a block of whole slots at a
+  // time (some 64 entries), so that the caller can make many at once:
+  //   void entry_boxes(std::uint32_t begin, std::uint32_t end,
+  //                    const std::uint8_t* want, Aabb* out)
+  // sets out[e - begin] for each entry e in [begin, end) with
+  // want[e - begin] != 0 (the entries of the block's changed slots).
+  template <class Changed, class EntryBoxes>
+  SweepResult refit_sweep_blocks(Changed&& changed, EntryBoxes&& entry_boxes,
+                                 const BvhConfig& config);
 
   // The traversal loop: visits every leaf slot whose box the ray meets
   // within [ray.tmin, tmax], nearest box first, where tmax starts at
@@ -502,31 +511,72 @@ template <int W>
 template <class Changed, class EntryBox>
 typename WideBvhOf<W>::SweepResult WideBvhOf<W>::refit_sweep(Changed&& changed, EntryBox&& entry_box,
                                           const BvhConfig& config) {
+  return refit_sweep_blocks(
+      changed,
+      [&](std::uint32_t begin, std::uint32_t end, const std::uint8_t* want, Aabb* out) {
+        for (std::uint32_t e = begin; e < end; ++e) {
+          if (want[e - begin] != 0) out[e - begin] = entry_box(e);
+        }
+      },
+      config);
+}
+
+template <int W>
+template <class Changed, class EntryBoxes>
+typename WideBvhOf<W>::SweepResult WideBvhOf<W>::refit_sweep_blocks(Changed&& changed,
+                                                                    EntryBoxes&& entry_boxes,
+                                                                    const BvhConfig& config) {
   SweepResult result;
   if (nodes_.empty()) return result;
   const std::size_t entries = entry_place_.size();
   std::atomic<std::size_t> leaf_slots{0};
+  constexpr std::size_t kBlock = 64;  // entries per call of entry_boxes, at least
   auto sweep_range = [&](std::size_t begin, std::size_t end) {
     // Ranges are moved to slot boundaries, so that each slot's entries
     // belong to one range only.
     while (!first_of_slot(begin)) ++begin;
     while (!first_of_slot(end)) ++end;
     std::size_t slots = 0;
-    for (std::size_t e = begin; e < end;) {
-      // The slot's entries, found from the entry arrays (read in order)
-      // rather than the node (a cache miss).
-      std::size_t last = e + 1;
-      bool any = changed(static_cast<std::uint32_t>(e));
-      for (; !first_of_slot(last); ++last) {
-        any = changed(static_cast<std::uint32_t>(last)) || any;
+    // A block's wants and boxes; longer only for a slot of over kBlock
+    // entries (a leaf slot holds at most max_leaf_size).
+    std::vector<std::uint8_t> want(2 * kBlock);
+    std::vector<Aabb> boxes(2 * kBlock);
+    for (std::size_t b = begin; b < end;) {
+      std::size_t stop = std::min(b + kBlock, end);
+      while (!first_of_slot(stop)) ++stop;
+      if (stop - b > want.size()) {
+        want.resize(stop - b);
+        boxes.resize(stop - b);
       }
-      if (any) {
-        Aabb box;
-        for (std::size_t k = e; k < last; ++k) box.extend(entry_box(static_cast<std::uint32_t>(k)));
-        nodes_[place_node(entry_place_[e])].set_slot_box(place_slot(entry_place_[e]), box);
-        ++slots;
+      // Each slot's entries, found from the entry arrays (read in order)
+      // rather than the node (a cache miss): wanted when one changed.
+      bool any_block = false;
+      for (std::size_t e = b; e < stop;) {
+        std::size_t last = e + 1;
+        bool any = changed(static_cast<std::uint32_t>(e));
+        for (; !first_of_slot(last); ++last) {
+          any = changed(static_cast<std::uint32_t>(last)) || any;
+        }
+        std::fill(want.begin() + (e - b), want.begin() + (last - b), std::uint8_t{any});
+        any_block = any_block || any;
+        e = last;
       }
-      e = last;
+      if (any_block) {
+        entry_boxes(static_cast<std::uint32_t>(b), static_cast<std::uint32_t>(stop), want.data(),
+                    boxes.data());
+        for (std::size_t e = b; e < stop;) {
+          std::size_t last = e + 1;
+          while (!first_of_slot(last)) ++last;
+          if (want[e - b] != 0) {
+            Aabb box;
+            for (std::size_t k = e; k < last; ++k) box.extend(boxes[k - b]);
+            nodes_[place_node(entry_place_[e])].set_slot_box(place_slot(entry_place_[e]), box);
+            ++slots;
+          }
+          e = last;
+        }
+      }
+      b = stop;
     }
     leaf_slots += slots;
   };

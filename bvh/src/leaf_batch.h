@@ -1,0 +1,35 @@
+// The leaf copies' frames and padded world boxes of many moved objects at
+// once: what a commit after many moves computes for each of them
+// (make_local_frame() and pad_transformed_box()), several objects per SIMD
+// operation, each lane bit for bit the one-object code's answer. Private to
+// the library.
+#pragma once
+
+#include "raypick/core/aabb.h"
+#include "raypick/core/obb.h"
+
+#include <glm/mat4x3.hpp>
+#include <glm/vec3.hpp>
+
+#include <cstddef>
+
+namespace raypick {
+
+// Objects per call of leaf_frames_and_boxes().
+inline constexpr std::size_t kLeafBatch = 8;
+
+// For objects k < n (n <= kLeafBatch), each placed by *m[k] over the local
+// box *local[k]: make_local_frame(*m[k], *frames[k]) and
+// pad_transformed_box(*m[k], *local[k], centre) into boxes[k], for the
+// objects whose frame is invertible and whose box is an ordinary one (not
+// empty, no NaN or infinity on the way). The others are left untouched and
+// come back as bits (bit k: object k), for the caller to make one at a time.
+// `lanes` is the Picker's packet width (its ISA, chosen once): 16 runs the
+// eight objects in one AVX-512 pass where the CPU has it; otherwise every
+// object comes back (the one-object code, SSE2, is as fast as a batch of
+// AVX2's or the baseline's was).
+unsigned leaf_frames_and_boxes(int lanes, std::size_t n, const glm::mat4x3* const* m,
+                               const Aabb* const* local, const glm::vec3& centre,
+                               LocalFrame* const* frames, Aabb* boxes);
+
+}  // namespace raypick

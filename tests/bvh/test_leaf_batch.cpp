@@ -1,0 +1,113 @@
+// The commit's batch of leaf frames and padded boxes (bvh/src/leaf_batch.h)
+// against make_local_frame() and pad_transformed_box(), object by object and
+// bit for bit, on matrices and boxes that stress them.
+#include <doctest/doctest.h>
+
+#include "compiler.h"
+#include "support/frame_oracle.h"
+#include "leaf_batch.h"
+#include "padding.h"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+
+using namespace raypick;
+
+namespace {
+
+// A local box: ordinary most of the time, else flat on an axis, a point,
+// empty, huge, or with a NaN or an infinite bound.
+Aabb stress_box(std::mt19937_64& rng) {
+  std::uniform_real_distribution<float> u(-4.0f, 4.0f);
+  Aabb b;
+  for (int a = 0; a < 3; ++a) {
+    const float x = u(rng), y = u(rng);
+    b.min[a] = std::min(x, y);
+    b.max[a] = std::max(x, y);
+  }
+  const int axis = int(rng() % 3);
+  switch (rng() % 12) {
+    case 0: b.max[axis] = b.min[axis]; break;
+    case 1: b.max = b.min; break;
+    case 2: std::swap(b.min[axis], b.max[axis]); break;  // empty (unless equal)
+    case 3: b = Aabb{}; break;
+    case 4: b.min *= 1e30f; b.max *= 1e30f; break;
+    case 5: b.max[axis] = std::numeric_limits<float>::quiet_NaN(); break;
+    case 6: b.min[axis] = -std::numeric_limits<float>::infinity(); break;
+    default: break;
+  }
+  return b;
+}
+
+}  // namespace
+
+TEST_CASE("the commit's batch of leaf frames and padded boxes equals the one-object code bit for bit") {
+  const bool batched = RAYPICK_PACKET_AVX + 0 == 1 && compiler::cpu_has_avx512();
+  std::mt19937_64 rng(2611);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  int kept = 0, back_count = 0;
+  for (int round = 0; round < 6000; ++round) {
+    const int kind = round % 6;
+    const std::size_t n = 1 + rng() % kLeafBatch;
+    glm::mat4x3 m[kLeafBatch];
+    Aabb local[kLeafBatch];
+    const glm::mat4x3* mp[kLeafBatch];
+    const Aabb* lp[kLeafBatch];
+    LocalFrame frames[kLeafBatch];
+    LocalFrame* fp[kLeafBatch];
+    Aabb boxes[kLeafBatch];
+    // One box for all (the usual case: instances of one mesh) or one each.
+    const bool shared = rng() % 2 == 0;
+    for (std::size_t k = 0; k < n; ++k) {
+      m[k] = test::stress_matrix(rng, kind);
+      local[k] = stress_box(rng);
+      mp[k] = &m[k];
+      lp[k] = shared ? &local[0] : &local[k];
+      fp[k] = &frames[k];
+    }
+    const glm::vec3 centre = glm::vec3{u(rng), u(rng), u(rng)} * 100.0f;
+    // Garbage first: a lane handed back must be left as it was.
+    std::memset(static_cast<void*>(frames), 0x5A, sizeof frames);
+    std::memset(static_cast<void*>(boxes), 0xA5, sizeof boxes);
+    const unsigned back =
+        leaf_frames_and_boxes(batched ? 16 : 4, n, mp, lp, centre, fp, boxes);
+    CAPTURE(round);
+    REQUIRE((back >> n) == 0u);
+    for (std::size_t k = 0; k < n; ++k) {
+      CAPTURE(k);
+      LocalFrame want_frame;
+      const bool invertible = make_local_frame(*mp[k], want_frame);
+      const Aabb want_box = pad_transformed_box(*mp[k], *lp[k], centre);
+      if ((back >> k) & 1u) {
+        ++back_count;
+        unsigned char garbage[sizeof(LocalFrame)];
+        std::memset(garbage, 0x5A, sizeof garbage);
+        CHECK(std::memcmp(&frames[k], garbage, sizeof garbage) == 0);
+        // Handed back only where the one-object code takes another branch.
+        if (batched) {
+          auto finite = [](const Aabb& b) {
+            return !b.empty() && std::isfinite(b.min.x) && std::isfinite(b.min.y) &&
+                   std::isfinite(b.min.z) && std::isfinite(b.max.x) &&
+                   std::isfinite(b.max.y) && std::isfinite(b.max.z);
+          };
+          CHECK_FALSE((invertible && finite(*lp[k]) && finite(want_box)));
+        }
+        continue;
+      }
+      ++kept;
+      REQUIRE(invertible);
+      REQUIRE(std::memcmp(&frames[k], &want_frame, sizeof want_frame) == 0);
+      REQUIRE(std::memcmp(&boxes[k], &want_box, sizeof want_box) == 0);
+    }
+  }
+  if (batched) {
+    // Most objects are ordinary: the batch made them.
+    CHECK(kept > 10000);
+    CHECK(back_count > 0);
+  } else {
+    MESSAGE("no AVX-512 here: every object is handed back to the one-object code");
+    CHECK(kept == 0);
+  }
+}
