@@ -573,6 +573,13 @@ typename WideBvhOf<W>::SweepResult WideBvhOf<W>::refit_sweep_blocks(Changed&& ch
             nodes_[place_node(entry_place_[e])].set_slot_box(place_slot(entry_place_[e]), box);
             ++slots;
           }
+          // The box rows of the slot a block ahead, which a later block
+          // writes (the nodes are met in about the entries' order).
+          if (e + kBlock < end) {
+            const std::uint32_t ahead = entry_place_[e + kBlock];
+            const Node& nd = nodes_[place_node(ahead)];
+            for (int r = 0; r < 6; ++r) compiler::prefetch(&nd.bounds[r][place_slot(ahead)]);
+          }
           e = last;
         }
       }
