@@ -92,7 +92,7 @@ RenderedView render_view(const Picker& picker, const Camera& cam, PickMode mode,
     for (int j = j0; j < j1; ++j) {
       for (int i = 0; i < W; ++i) rays.push_back(cam.ray(i + 0.5, j + 0.5));
     }
-    const std::vector<Hit> hits = picker.intersect_batch(rays, options);
+    const std::vector<Hit> hits = picker.intersect_image(rays, std::size_t(W), options);
     for (std::size_t k = 0; k < hits.size(); ++k) {
       const Hit& h = hits[k];
       const int i = int(k % W), j = j0 + int(k / W);

@@ -122,10 +122,25 @@ class PickerCore {
   template <class R>
   std::vector<Hit> intersect_batch(std::span<const R> rays,
                                         const QueryOptions& options) const;
+  template <class R>
+  std::vector<Hit> intersect_image(std::span<const R> rays, std::size_t width,
+                                   const QueryOptions& options) const;
   // intersect_batch() on the top level `top`, into out (rays' size).
   template <class Tree, class R>
   void batch(const Tree& top, std::span<const R> rays, const QueryOptions& options,
              std::vector<Hit>& out) const;
+  // intersect_image() on `top` (width >= 4), into out (rays' size).
+  template <class Tree, class R>
+  void image(const Tree& top, std::span<const R> rays, std::size_t width,
+             const QueryOptions& options, std::vector<Hit>& out) const;
+  // Whether a batch on `top` walks its rays that are not in packets
+  // interleaved (a top level past config_.batch_interleave_bytes).
+  template <class Tree>
+  bool batch_interleaves(const Tree& top) const;
+  // One task's rays of a batch, their answers into hits[0 .. size).
+  template <class Tree, class R>
+  void batch_part(const Tree& top, std::span<const R> part, Hit* hits,
+                  const QueryOptions& options, bool interleave) const;
   std::vector<std::uint32_t> select(const Frustum& region, SelectRule rule,
                                     const QueryOptions& options) const;
   glm::vec3 world_normal(const Hit& hit) const;

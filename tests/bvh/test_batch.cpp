@@ -229,6 +229,67 @@ TEST_CASE("camera batches equal single queries in obb and mesh mode, with masks 
   }
 }
 
+TEST_CASE("image batches (4x4 tiles on a large tree) equal single queries, rows and tiles of every shape") {
+  Scene scene = tools::make_mesh_scene(600, 82);
+  for (std::size_t i = 0; i < scene.objects.size(); ++i) {
+    scene.objects[i].mask = 1u << (i % 3);
+  }
+  const Aabb box = translations_box(scene);
+  const glm::vec3 center = 0.5f * (box.min + box.max);
+  const glm::vec3 eye = center + glm::vec3{-0.4f, 0.5f, 1.1f} * (box.max - box.min);
+  // Every ray of the image against intersect(), field by field.
+  auto require_image_equals_single = [](const Picker& picker, auto rays, std::size_t width,
+                                        const QueryOptions& options) {
+    const std::vector<Hit> image = picker.intersect_image(rays, width, options);
+    REQUIRE(image.size() == rays.size());
+    std::size_t hits = 0;
+    for (std::size_t i = 0; i < rays.size(); ++i) {
+      CAPTURE(i);
+      const Hit single = picker.intersect(rays[i], options);
+      REQUIRE(image[i].object == single.object);
+      REQUIRE(image[i].t == single.t);
+      REQUIRE(image[i].triangle == single.triangle);
+      REQUIRE(image[i].u == single.u);
+      REQUIRE(image[i].v == single.v);
+      hits += single.hit();
+    }
+    return hits;
+  };
+  // Widths with and without a partial last tile, a band of fewer than 4
+  // rows at the bottom, a last row cut short, widths under a tile, one row.
+  struct Shape {
+    int width, height;
+    std::size_t cut;  // rays dropped from the end
+  };
+  for (const Shape shape : {Shape{64, 32, 0}, Shape{157, 45, 0}, Shape{61, 23, 37},
+                            Shape{4, 50, 0}, Shape{3, 40, 1}, Shape{1, 30, 0},
+                            Shape{200, 1, 0}}) {
+    CAPTURE(shape.width);
+    CAPTURE(shape.height);
+    std::vector<Ray> rays = camera_rays(eye, center, shape.width, shape.height);
+    rays.resize(rays.size() - shape.cut);
+    // A bad ray inside: a miss in its place.
+    if (rays.size() > 40) rays[37].dir = glm::vec3{std::nanf(""), 0.0f, 1.0f};
+    std::vector<RayD> rays_d;
+    for (const Ray& r : rays) rays_d.push_back(to_double(r));
+    const auto width = static_cast<std::size_t>(shape.width);
+    // batch_interleave_bytes 0: the tiles' path, as for a large tree.
+    for (const Picker& picker : both_batch_paths(scene)) {
+      for (PickMode mode : {PickMode::kObb, PickMode::kMesh}) {
+        CAPTURE(static_cast<int>(mode));
+        QueryOptions all{mode};
+        QueryOptions masked{mode, 0b011};
+        masked.filter = [](std::uint32_t id) { return id % 5 != 2; };
+        const std::size_t hits =
+            require_image_equals_single(picker, std::span<const Ray>(rays), width, all);
+        CHECK(hits > rays.size() / 8);
+        require_image_equals_single(picker, std::span<const Ray>(rays), width, masked);
+        require_image_equals_single(picker, std::span<const RayD>(rays_d), width, masked);
+      }
+    }
+  }
+}
+
 TEST_CASE("batches of rays lying in the objects' face planes (0 * inf in the OBB test) equal single queries") {
   // Unit cubes [-0.5, 0.5]^3, unrotated, at integer places: in each cube's
   // frame a ray's origin is org - place, exactly. Each packet's rays start
