@@ -21,9 +21,11 @@ inline constexpr std::size_t kLeafBatch = 8;
 // For objects k < n (n <= kLeafBatch), each placed by *m[k] over the local
 // box *local[k]: make_local_frame(*m[k], *frames[k]) and
 // pad_transformed_box(*m[k], *local[k], centre) into boxes[k], for the
-// objects whose frame is invertible and whose box is an ordinary one (not
-// empty, no NaN or infinity on the way). The others are left untouched and
-// come back as bits (bit k: object k), for the caller to make one at a time.
+// objects whose frame is invertible and whose box takes the one-object
+// code's ordinary path (a local box not empty, no NaN on the way; a world
+// box that overflows to infinity is kept, the same bits). The others are
+// left untouched and come back as bits (bit k: object k), for the caller
+// to make one at a time; so are frames[k] and boxes[k] for k >= n.
 // `lanes` is the Picker's packet width (its ISA, chosen once): 16 runs the
 // eight objects in one AVX-512 pass where the CPU has it; otherwise every
 // object comes back (the one-object code, SSE2, is as fast as a batch of

@@ -200,7 +200,9 @@ Aabb PickerCore::make_leaf(std::uint32_t id, LeafObb& l) const {
   // this runs for every object at a build and every moved one at commit.
   const ObjectRec& o = objects_[id];
   const bool invertible = make_local_frame(o.to_world, l.frame);
-  l.object = id;
+  // Written only when it changes: a commit's sweep remakes leaf copies in
+  // place while another range's look-ahead reads their object ids.
+  if (l.object != id) l.object = id;
   l.mask = o.mask;
   l.mesh = invertible ? o.mesh : kInvalidId;
   return invertible ? padded_box(o, low(id)) : Aabb{};
@@ -447,7 +449,7 @@ std::size_t PickerCore::refit_moved(Tree& top, std::span<const std::uint32_t> mo
   }
   // Many moved: the sweep takes the entries in order, so the leaf copies
   // are written front to back and only the objects are read out of order
-  // (prefetched a few entries ahead). The look-ahead may read flags of the
+  // (prefetched 128 entries ahead). The look-ahead may read flags of the
   // next range, which another thread sweeps: so no flag is cleared during
   // the sweep, only after it.
   const std::size_t entries = leaf_.size();

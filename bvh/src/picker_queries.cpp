@@ -211,9 +211,9 @@ std::vector<Hit> PickerCore::intersect_image(std::span<const R> rays, std::size_
   with_top([&](const auto& top) {
     // Tiles pay where the tree exceeds the caches (a tile's rays share
     // more of its nodes than a row's: boxes-1M 1024x1024, one thread,
-    // 5.3 -> 6.8 Mrays/s). A tree in cache gained no more than gathering
-    // the tiles cost (boxes-10k, crowd-300 and crowd-10k, within 5% either
-    // way): there, and for rows narrower than a tile or a single row, the
+    // 5.3 -> 6.8 and 6.1 -> 8.3 Mrays/s). A tree in cache gained no more
+    // than gathering the tiles cost (boxes-10k +3%, crowd-10k 0, crowd-300
+    // -8%): there, and for rows narrower than a tile or a single row, the
     // rays run as a batch in their own order.
     if (width < 4 || rays.size() <= width || !batch_interleaves(top)) {
       batch(top, rays, options, out);

@@ -26,6 +26,10 @@ struct Run {
   std::vector<unsigned char> built, refitted;  // the top level's nodes' bytes
   std::vector<std::uint32_t> entry_objects;  // the object at each top-level entry
   std::vector<Hit> obb, mesh, obb_moved;
+  // After the refit: each object's leaf copy (frame, mask, mesh), by id;
+  // and the moved scene's answers of intersect_image (as an image 250 wide).
+  std::vector<unsigned char> leaves_moved;
+  std::vector<Hit> image_moved;
 };
 
 bool same_bytes(const void* a, const void* b, std::size_t n) {
@@ -83,6 +87,18 @@ Run run_on(int threads, const Scene& scene, const std::vector<Ray>& rays, Isa is
     REQUIRE(st.refitted);
     out.refitted = top_bytes(impl);
     out.obb_moved = picker.intersect_batch(ray_span, QueryOptions{PickMode::kObb});
+    out.image_moved = picker.intersect_image(ray_span, 250, QueryOptions{PickMode::kObb});
+    // The sweep made the moved objects' leaf copies, eight at a time under
+    // AVX-512 (leaf_batch.h), else one at a time: the same bytes.
+    constexpr std::size_t kLeafBytes = sizeof(LocalFrame) + 2 * sizeof(std::uint32_t);
+    out.leaves_moved.assign(scene.objects.size() * kLeafBytes, 0);
+    for (const auto& leaf : impl.leaf_) {
+      unsigned char* at = out.leaves_moved.data() + leaf.object * kLeafBytes;
+      std::memcpy(at, &leaf.frame, sizeof(LocalFrame));
+      std::memcpy(at + sizeof(LocalFrame), &leaf.mask, sizeof(std::uint32_t));
+      std::memcpy(at + sizeof(LocalFrame) + sizeof(std::uint32_t), &leaf.mesh,
+                  sizeof(std::uint32_t));
+    }
   });
   return out;
 }
@@ -120,9 +136,18 @@ TEST_CASE("trees and answers are the same bit for bit on 1, 2 and 4 threads") {
   // (its own collapse) where the CPU has it.
   std::vector<Isa> isas{Isa::kAvx2};
   if (compiler::cpu_has_avx512()) isas.push_back(Isa::kAvx512);
+  std::vector<unsigned char> first_leaves;
   for (const Isa isa : isas) {
     CAPTURE(int(isa));
     const Run one = run_on(1, scene, rays, isa);
+    CHECK(same_hits(one.image_moved, one.obb_moved));
+    // The leaf copies do not depend on the ISA either (nor on the tree's
+    // width: they are compared by object).
+    if (first_leaves.empty()) {
+      first_leaves = one.leaves_moved;
+    } else {
+      CHECK(same_bytes(one.leaves_moved, first_leaves));
+    }
     // More than one node, whichever the width.
     REQUIRE(one.built.size() > sizeof(WideNode16));
     REQUIRE(one.entry_objects.size() == scene.objects.size());
@@ -135,6 +160,8 @@ TEST_CASE("trees and answers are the same bit for bit on 1, 2 and 4 threads") {
       CHECK(same_hits(many.obb, one.obb));
       CHECK(same_hits(many.mesh, one.mesh));
       CHECK(same_hits(many.obb_moved, one.obb_moved));
+      CHECK(same_hits(many.image_moved, one.image_moved));
+      CHECK(same_bytes(many.leaves_moved, one.leaves_moved));
     }
     // The answers are real ones: most rays hit something.
     std::size_t hits = 0;
