@@ -1,10 +1,10 @@
 // libFuzzer target: the embedding API. The input is read as a program of
 // add_mesh / add_object / remove_object / set_matrix / set_mask / commit
 // calls and queries; after each query the Picker's answers (intersect,
-// occluded, intersect_all, intersect_batch, closest_point and, in obb mode,
-// containing_object, in both modes, with masks and filters) must equal a
-// brute force over every live object and triangle, bit for bit. A mismatch
-// prints both answers and aborts.
+// occluded, intersect_all, intersect_batch, intersect_image, closest_point
+// and, in obb mode, containing_object, in both modes, with masks and
+// filters) must equal a brute force over every live object and triangle,
+// bit for bit. A mismatch prints both answers and aborts.
 //
 // Numbers come from small grids (coordinates in steps of 1/8, scales that
 // may be 0 or negative, direction components that may be +-0), scaled now
@@ -270,6 +270,12 @@ void check_queries(const Picker& picker, const Model& model, const std::vector<R
     const std::vector<Hit> expected = brute_all(model, rays[i], options);
     const Hit nearest = expected.empty() ? Hit{} : expected.front();
     if (!same(batch[i], nearest)) fail("intersect_batch", batch[i], nearest);
+  }
+  // The same rays as an image 4 or 5 wide (tiles of 4x4, a last narrower
+  // one): the tiles' path where the batch interleaves, else a batch.
+  const std::vector<Hit> image = picker.intersect_image(rays, 4 + rays.size() % 2, options);
+  for (std::size_t i = 0; i < rays.size(); ++i) {
+    if (!same(image[i], batch[i])) fail("intersect_image", image[i], batch[i]);
   }
   // The rays' origins, and one step along each ray, as points (on the
   // grid: on faces, edges and corners as often as not).
