@@ -67,12 +67,11 @@ std::vector<Ray> mixed_rays(const Scene& scene, int width, int height, std::size
   return rays;
 }
 
-// Every answer of the batch equals the single query's, field by field;
-// returns the number of hits.
+// Every answer of a batch (`batch`, one per ray) equals the single
+// query's, field by field; returns the number of hits.
 template <class R>
-std::size_t require_batch_equals_single(const Picker& picker, std::span<const R> rays,
-                                        const QueryOptions& options) {
-  const std::vector<Hit> batch = picker.intersect_batch(rays, options);
+std::size_t require_equals_single(const Picker& picker, std::span<const R> rays,
+                                  const QueryOptions& options, const std::vector<Hit>& batch) {
   REQUIRE(batch.size() == rays.size());
   std::size_t hits = 0;
   for (std::size_t i = 0; i < rays.size(); ++i) {
@@ -86,6 +85,12 @@ std::size_t require_batch_equals_single(const Picker& picker, std::span<const R>
     hits += single.hit();
   }
   return hits;
+}
+
+template <class R>
+std::size_t require_batch_equals_single(const Picker& picker, std::span<const R> rays,
+                                        const QueryOptions& options) {
+  return require_equals_single(picker, rays, options, picker.intersect_batch(rays, options));
 }
 
 // How many of the rays' groups of WideBvh::kPacket run as packets.
@@ -199,13 +204,20 @@ std::size_t require_packets_offer_single_leaves(Tree tree, std::span<const Ray> 
   return offered;
 }
 
-}  // namespace
-
-TEST_CASE("camera batches equal single queries in obb and mesh mode, with masks and a filter, as Ray and RayD") {
-  Scene scene = tools::make_mesh_scene(2000, 81);
+// tools::make_mesh_scene(n, seed) with object i in layer i % 3 (its mask
+// 1 << (i % 3)).
+Scene layered_mesh_scene(std::size_t n, std::uint64_t seed) {
+  Scene scene = tools::make_mesh_scene(n, seed);
   for (std::size_t i = 0; i < scene.objects.size(); ++i) {
     scene.objects[i].mask = 1u << (i % 3);
   }
+  return scene;
+}
+
+}  // namespace
+
+TEST_CASE("camera batches equal single queries in obb and mesh mode, with masks and a filter, as Ray and RayD") {
+  const Scene scene = layered_mesh_scene(2000, 81);
   const Aabb box = translations_box(scene);
   const glm::vec3 center = 0.5f * (box.min + box.max);
   const glm::vec3 eye = center + glm::vec3{0.3f, 0.4f, 1.2f} * (box.max - box.min);
@@ -230,30 +242,15 @@ TEST_CASE("camera batches equal single queries in obb and mesh mode, with masks 
 }
 
 TEST_CASE("image batches (4x4 tiles on a large tree) equal single queries, rows and tiles of every shape") {
-  Scene scene = tools::make_mesh_scene(600, 82);
-  for (std::size_t i = 0; i < scene.objects.size(); ++i) {
-    scene.objects[i].mask = 1u << (i % 3);
-  }
+  const Scene scene = layered_mesh_scene(600, 82);
   const Aabb box = translations_box(scene);
   const glm::vec3 center = 0.5f * (box.min + box.max);
   const glm::vec3 eye = center + glm::vec3{-0.4f, 0.5f, 1.1f} * (box.max - box.min);
   // Every ray of the image against intersect(), field by field.
   auto require_image_equals_single = [](const Picker& picker, auto rays, std::size_t width,
                                         const QueryOptions& options) {
-    const std::vector<Hit> image = picker.intersect_image(rays, width, options);
-    REQUIRE(image.size() == rays.size());
-    std::size_t hits = 0;
-    for (std::size_t i = 0; i < rays.size(); ++i) {
-      CAPTURE(i);
-      const Hit single = picker.intersect(rays[i], options);
-      REQUIRE(image[i].object == single.object);
-      REQUIRE(image[i].t == single.t);
-      REQUIRE(image[i].triangle == single.triangle);
-      REQUIRE(image[i].u == single.u);
-      REQUIRE(image[i].v == single.v);
-      hits += single.hit();
-    }
-    return hits;
+    return require_equals_single(picker, rays, options,
+                                 picker.intersect_image(rays, width, options));
   };
   // Widths with and without a partial last tile, a band of fewer than 4
   // rows at the bottom, a last row cut short, widths under a tile, one row.
