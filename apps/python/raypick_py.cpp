@@ -445,8 +445,10 @@ class Scene {
   }
 
   py::dict cast_rays(const py::handle& rays, std::optional<double> tmax,
-                     std::optional<std::uint32_t> mask, int threads) const {
+                     std::optional<std::uint32_t> mask, int threads,
+                     std::optional<std::int64_t> width) const {
     check_committed();
+    if (width && *width < 1) throw py::value_error("width: expected an integer >= 1");
     const QueryOptions options = options_of(mask);
     const py::array a = py::array::ensure(rays);
     const bool single = a && a.dtype().kind() == 'f' && a.dtype().itemsize() == 4;
@@ -459,8 +461,15 @@ class Scene {
       as_double = double_rays(rays, tmax);
     }
     run_parallel(threads, [&] {
-      hits = single ? picker_->intersect_batch(as_float, options)
-                    : picker_->intersect_batch(as_double, options);
+      if (width) {
+        // An image's rays, row by row: 4x4 tiles on a large scene.
+        const auto w = static_cast<std::size_t>(*width);
+        hits = single ? picker_->intersect_image(as_float, w, options)
+                      : picker_->intersect_image(as_double, w, options);
+      } else {
+        hits = single ? picker_->intersect_batch(as_float, options)
+                      : picker_->intersect_batch(as_double, options);
+      }
     });
     return hits_dict(hits, as_float, as_double);
   }
@@ -1027,13 +1036,16 @@ PYBIND11_MODULE(raypick, m) {
            "Brings the BVH up to date after adds, moves and removals (releases the GIL). "
            "Returns a dict: rebuilt, refitted, moved, sah_cost.")
       .def("cast_rays", &Scene::cast_rays, py::arg("rays"), tmax, mask, threads,
+           py::arg("width") = py::none(),
            "Nearest hits of rays (N, 6): ox oy oz dx dy dz, float32 or float64 (float64 keeps "
            "origins in double, as the CLI does). Directions need not be unit length; t is in "
            "units of the given direction. Returns a dict of arrays: t (N,) float32, inf on a "
            "miss; object (N,) int64, -1 on a miss; triangle (N,) int64, -1 in obb mode or on a "
            "miss; point (N, 3) float32, NaN on a miss; normal (N, 3) float32 in mesh mode "
-           "(unit world-space geometric normal, 0 on a miss). threads=0 uses all cores. The "
-           "GIL is released.")
+           "(unit world-space geometric normal, 0 on a miss). threads=0 uses all cores. "
+           "width: the rays are an image's pixels row by row, `width` to a row; the same "
+           "answers, faster on large scenes (4x4 pixel tiles walk together). The GIL is "
+           "released.")
       .def("occluded", &Scene::occluded, py::arg("rays"), tmax, mask, threads,
            "(N,) bool: whether each ray (N, 6) hits anything within tmax.")
       .def("all_hits", &Scene::all_hits, py::arg("rays"), py::arg("limit") = py::none(), mask,

@@ -187,3 +187,23 @@ def test_screen_errors_name_the_argument():
         scene.render(cam, color="rainbow")
     with pytest.raises(IndexError, match="highlight"):
         scene.render(cam, highlight=[99])
+
+
+def test_cast_rays_of_an_image_given_its_width_equals_cast_rays():
+    """cast_rays(width=W) (C++ intersect_image: 4x4 tiles on a large scene)
+    answers each pixel's ray exactly as cast_rays does, for a width that
+    leaves partial tiles and a short last row; a width under 1 is refused."""
+    scene = raypick.load(SHELF, mode="mesh")
+    cam = raypick.Camera(eye=EYE, target=TARGET, width=W + 3, height=H)
+    xs, ys = np.meshgrid(np.arange(W + 3) + 0.5, np.arange(H) + 0.5)
+    pixels = np.stack([xs.ravel(), ys.ravel()], axis=1)[:-5]  # the last row short
+    rays = cam.rays(pixels)
+    plain = scene.cast_rays(rays)
+    assert (plain["object"] >= 0).sum() > len(rays) // 10  # real hits compared
+    for r in (rays, rays.astype(np.float32)):
+        image = scene.cast_rays(r, width=W + 3)
+        ref = scene.cast_rays(r)
+        for key in ("t", "object", "triangle"):
+            assert np.array_equal(image[key], ref[key]), key
+    with pytest.raises(ValueError, match="width"):
+        scene.cast_rays(rays, width=0)
