@@ -67,7 +67,7 @@ RAYPICK_TARGET_AVX512 inline void lanes_to_rows4(const __m256* in, __m128* out) 
   }
 }
 
-RAYPICK_TARGET_AVX512 inline __m256 fabs(__m256 x) {
+RAYPICK_TARGET_AVX512 inline __m256 abs8(__m256 x) {
   return _mm256_and_ps(x, _mm256_castsi256_ps(_mm256_set1_epi32(0x7FFFFFFF)));
 }
 
@@ -141,11 +141,11 @@ RAYPICK_TARGET_AVX512 unsigned batch_avx512(std::size_t n, const glm::mat4x3* co
   for (int r = 0; r < 3; ++r) {
     for (int col = 0; col < 3; ++col) {
       lin[col][r] = _mm512_cvtpd_ps(_mm512_mul_pd(rows[r][col], inv));
-      ok = _mm256_mask_cmp_ps_mask(ok, fabs(lin[col][r]), largest, _CMP_LE_OQ);
+      ok = _mm256_mask_cmp_ps_mask(ok, abs8(lin[col][r]), largest, _CMP_LE_OQ);
     }
   }
   const __m256* t = v + 9;
-  for (int a = 0; a < 3; ++a) ok = _mm256_mask_cmp_ps_mask(ok, fabs(t[a]), largest, _CMP_LE_OQ);
+  for (int a = 0; a < 3; ++a) ok = _mm256_mask_cmp_ps_mask(ok, abs8(t[a]), largest, _CMP_LE_OQ);
 
   // pad_transformed_box(): the box's centre and half extent, the columns
   // summed from +0 in order, the translation added last; then pad()'s
@@ -164,7 +164,7 @@ RAYPICK_TARGET_AVX512 unsigned batch_avx512(std::size_t n, const glm::mat4x3* co
     __m256 offset = _mm256_setzero_ps(), extent = _mm256_setzero_ps();
     for (int col = 0; col < 3; ++col) {
       offset = _mm256_add_ps(offset, _mm256_mul_ps(v[3 * col + a], cc[col]));
-      extent = _mm256_add_ps(extent, _mm256_mul_ps(fabs(v[3 * col + a]), ee[col]));
+      extent = _mm256_add_ps(extent, _mm256_mul_ps(abs8(v[3 * col + a]), ee[col]));
     }
     const __m256 mid = _mm256_add_ps(t[a], offset);
     bmin[a] = _mm256_sub_ps(mid, extent);
@@ -172,9 +172,9 @@ RAYPICK_TARGET_AVX512 unsigned batch_avx512(std::size_t n, const glm::mat4x3* co
     ok = _mm256_mask_cmp_ps_mask(ok, bmin[a], bmax[a], _CMP_LE_OQ);
     const __m256 cen = _mm256_set1_ps(centre[a]);
     const __m256 ext = _mm256_sub_ps(bmax[a], bmin[a]);
-    const __m256 dmin = fabs(_mm256_sub_ps(bmin[a], cen));
-    const __m256 dmax = fabs(_mm256_sub_ps(bmax[a], cen));
-    const __m256 am = _mm256_max_ps(fabs(bmin[a]), fabs(bmax[a]));
+    const __m256 dmin = abs8(_mm256_sub_ps(bmin[a], cen));
+    const __m256 dmax = abs8(_mm256_sub_ps(bmax[a], cen));
+    const __m256 am = _mm256_max_ps(abs8(bmin[a]), abs8(bmax[a]));
     ok = _mm256_mask_cmp_ps_mask(ok, ext, dmin, _CMP_ORD_Q);
     ok = _mm256_mask_cmp_ps_mask(ok, dmax, am, _CMP_ORD_Q);
     r = _mm256_max_ps(r, _mm256_max_ps(ext, _mm256_max_ps(dmin, dmax)));

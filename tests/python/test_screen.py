@@ -190,9 +190,11 @@ def test_screen_errors_name_the_argument():
 
 
 def test_cast_rays_of_an_image_given_its_width_equals_cast_rays():
-    """cast_rays(width=W) (C++ intersect_image: 4x4 tiles on a large scene)
-    answers each pixel's ray exactly as cast_rays does, for a width that
-    leaves partial tiles and a short last row; a width under 1 is refused."""
+    """cast_rays(width=W) reaches C++ intersect_image and answers each
+    pixel's ray exactly as cast_rays does, for a width that leaves partial
+    tiles and a short last row, float32 and float64; a width under 1 is
+    refused. (This scene is small, so intersect_image runs as a batch here:
+    the 4x4 tiles themselves are checked by tests/bvh/test_batch.cpp.)"""
     scene = raypick.load(SHELF, mode="mesh")
     cam = raypick.Camera(eye=EYE, target=TARGET, width=W + 3, height=H)
     xs, ys = np.meshgrid(np.arange(W + 3) + 0.5, np.arange(H) + 0.5)
