@@ -261,8 +261,8 @@ std::size_t PickerCore::make_leaves(LeafObb* leaves, Aabb* boxes) {
     for (std::uint32_t id = r.begin(); id != r.end(); ++id) {
       ObjectRec& o = objects_[id];
       o.prim = kInvalidId;
-      // The id first: `leaves` is uninitialized, and make_leaf() reads it
-      // (to write it only when it changes).
+      // The id first: `leaves` may be uninitialized (rebuild()'s buffer),
+      // and make_leaf() reads it (to write it only when it changes).
       leaves[id].object = id;
       boxes[id] = o.alive ? make_leaf(id, leaves[id]) : Aabb{};
       if (!boxes[id].empty()) ++k;
