@@ -14,12 +14,13 @@ Embree's answers depend on the kernels it picks for the CPU (AVX-512 or
 AVX2): which of two objects at the same t it reports, and the last bits of
 its t. In `raypick validate`'s ray summary that moves rays between the
 "agree", "float noise" and "tie" lines, so their counts and their largest
-|dt| read as N on both sides, and their counts must add up to the page's
-sum (a ray leaving the three fails there too, not only on the line it
-lands in). Every other line, the float-noise tolerance included, is
-compared as the page shows it. A raypick tie broken the other way would
-stay among the three (validate calls it a tie): the contract's tie order
-is the doctest suite's to check, against brute force.
+|dt| read as N on both sides. Their counts must still add up to the same
+sum as the page's: that keeps the page's own three figures honest (a count
+mistyped or left stale on the page fails here, though it is masked above).
+Every other line, the float-noise tolerance included, is compared as the
+page shows it. A raypick tie broken the other way would stay among the
+three (validate calls it a tie): the contract's tie order is the doctest
+suite's to check, against brute force.
 
 Under the sanitizers (RAYPICK_SANITIZED=1, as ./setup.sh test runs this
 suite a second time against the ASan + UBSan build) three `raypick
