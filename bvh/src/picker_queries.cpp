@@ -37,6 +37,24 @@ namespace {
 const Ray& traversal_ray(const Ray& ray) { return ray; }
 Ray traversal_ray(const RayD& ray) { return to_float(ray); }
 
+// A batch's call diverged(base, n) for a group of rays that cannot walk as
+// a packet, without the callable's type: the packet walks are then
+// compiled once per batch, not once for each way a batch walks its other
+// rays (one at a time, or gathered and interleaved). One indirect call per
+// group of up to kPacket rays.
+class DivergedRef {
+ public:
+  template <class F>
+  explicit DivergedRef(F& f)
+      : f_(const_cast<void*>(static_cast<const void*>(&f))),
+        call_([](void* g, std::size_t base, std::size_t n) { (*static_cast<F*>(g))(base, n); }) {}
+  void operator()(std::size_t base, std::size_t n) const { call_(f_, base, n); }
+
+ private:
+  void* f_;
+  void (*call_)(void*, std::size_t, std::size_t);
+};
+
 }  // namespace
 
 // The nearest hit on one top-level leaf object with t <= tmax (any hit when
@@ -318,7 +336,7 @@ void PickerCore::batch_part(const Tree& top, std::span<const R> part, Hit* hits,
   // packet's rays meet an object's OBB in one SIMD test (float rays,
   // obb mode, no low part: obb_entry's arithmetic lane by lane), else
   // one ray at a time.
-  auto packets = [&](auto&& diverged) {
+  auto packets = [&](DivergedRef diverged) {
     const int lanes = top.packet_lanes();
     const wide_detail::PacketStack<Tree::kWidth> stack;
     auto packet = [&](std::size_t base, std::uint32_t entry, std::uint32_t mask,
@@ -376,7 +394,7 @@ void PickerCore::batch_part(const Tree& top, std::span<const R> part, Hit* hits,
   if (!interleave) {
     // A small tree, 8 or 16 wide: coherent groups as packets, the
     // other rays one at a time.
-    packets(one_at_a_time);
+    packets(DivergedRef(one_at_a_time));
     return;
   }
   // A large tree: its coherent groups of kPacket rays walk as
@@ -385,11 +403,12 @@ void PickerCore::batch_part(const Tree& top, std::span<const R> part, Hit* hits,
   // by the grain size: TBB's default partitioner hands out larger
   // ones.)
   std::vector<std::uint32_t> rest;
-  packets([&](std::size_t base, std::size_t n) {
+  auto gather = [&](std::size_t base, std::size_t n) {
     for (std::size_t i = base; i < base + n; ++i) {
       rest.push_back(static_cast<std::uint32_t>(i));
     }
-  });
+  };
+  packets(DivergedRef(gather));
   if (rest.size() == node_rays.size()) {
     interleaved(node_rays, [](std::size_t i) { return i; });
   } else if (!rest.empty()) {
