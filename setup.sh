@@ -4,9 +4,10 @@
 #   ./setup.sh demo    install what is missing, build, run the example job
 #   ./setup.sh test    install what is missing, build, run the whole test suite
 #                      (Release, with the Python module's pytest suite; every
-#                      fuzz corpus scene under ulimit -v; then under ASan + UBSan
-#                      the doctest suite, the Python module's tests and the
-#                      fuzz targets over their seeds and saved reproducers,
+#                      fuzz corpus scene under ulimit -v; then under ASan +
+#                      UBSan (the test files under ASan alone) the doctest
+#                      suite, the Python module's tests and the fuzz
+#                      targets over their seeds and saved reproducers,
 #                      and the concurrency tests under TSan; then the same
 #                      answers from a clang -march=native build)
 #   ./setup.sh deps    only install what is missing (Debian 12 packages)
@@ -40,7 +41,7 @@ PACKAGES=(
 # (tests/fuzz/CMakeLists.txt).
 TEST_PACKAGES=(clang-14 libclang-rt-14-dev)
 # Only for `fuzz`: libFuzzer comes with clang's runtime.
-FUZZ_PACKAGES=(clang-14 libclang-rt-14-dev)
+FUZZ_PACKAGES=(clang-14 libclang-rt-14-dev ninja-build)  # ninja: configure()
 FUZZ_DIR=${RAYPICK_FUZZ_DIR:-$BUILD_DIR-fuzz}
 read -r -a FUZZ_TARGETS <<<"${RAYPICK_FUZZ_TARGETS:-obj gltf glb json_scene saved rays picker trees}"
 

@@ -15,6 +15,7 @@
 #include <bit>
 #include <functional>
 #include <optional>
+#include <type_traits>
 
 namespace raypick {
 
@@ -39,12 +40,14 @@ Ray traversal_ray(const RayD& ray) { return to_float(ray); }
 
 // A batch's call diverged(base, n) for a group of rays that cannot walk as
 // a packet, without the callable's type: the packet walks are then
-// compiled once per batch, not once for each way a batch walks its other
-// rays (one at a time, or gathered and interleaved). One indirect call per
-// group of up to kPacket rays.
+// compiled once per batch_part() instance (tree width and ray type), not
+// once for each way a batch walks its other rays (one at a time, or
+// gathered and interleaved). One indirect call per group of up to kPacket
+// rays. It refers to f, which must outlive it.
 class DivergedRef {
  public:
   template <class F>
+    requires(!std::is_same_v<std::remove_cv_t<F>, DivergedRef>)
   explicit DivergedRef(F& f)
       : f_(const_cast<void*>(static_cast<const void*>(&f))),
         call_([](void* g, std::size_t base, std::size_t n) { (*static_cast<F*>(g))(base, n); }) {}
