@@ -43,6 +43,10 @@ TEST_PACKAGES=(clang-14 libclang-rt-14-dev)
 # Only for `fuzz`: libFuzzer comes with clang's runtime.
 FUZZ_PACKAGES=(clang-14 libclang-rt-14-dev ninja-build)  # ninja: configure()
 FUZZ_DIR=${RAYPICK_FUZZ_DIR:-$BUILD_DIR-fuzz}
+# The sanitizer and clang builds are unity builds (four files to a
+# translation unit where a target sets no batch of its own): each heavy
+# header is compiled once per batch. Not the Release build users get.
+UNITY=(-DCMAKE_UNITY_BUILD=ON -DCMAKE_UNITY_BUILD_BATCH_SIZE=4)
 read -r -a FUZZ_TARGETS <<<"${RAYPICK_FUZZ_TARGETS:-obj gltf glb json_scene saved rays picker trees}"
 
 # Each line carries the minutes and seconds since the script started.
@@ -127,12 +131,9 @@ sanitizer_tests() {
   for san in address thread; do
     dir="$BUILD_DIR-$san"
     # -O1 -g1 (line tables: file and line in every report) compiles in
-    # half the time of -O2 -g, which was most of this suite's time. Unity
-    # builds (four files to a translation unit where a target sets no
-    # batch of its own): each heavy header is compiled once per batch.
+    # half the time of -O2 -g, which was most of this suite's time.
     configure "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-      -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" \
-      -DCMAKE_UNITY_BUILD=ON -DCMAKE_UNITY_BUILD_BATCH_SIZE=4 \
+      -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" "${UNITY[@]}" \
       -DRAYPICK_SANITIZE="$san"
   done
   log "building ${targets[address]} with RAYPICK_SANITIZE=address in $BUILD_DIR-address"
@@ -179,8 +180,7 @@ sanitizer_tests() {
 determinism_test() {
   local dir="$BUILD_DIR-clang-native"
   log "building raypick with clang-14 -march=native in $dir"
-  CC=clang-14 CXX=clang++-14 configure "$dir" -DCMAKE_BUILD_TYPE=Release \
-    -DCMAKE_UNITY_BUILD=ON -DCMAKE_UNITY_BUILD_BATCH_SIZE=4 \
+  CC=clang-14 CXX=clang++-14 configure "$dir" -DCMAKE_BUILD_TYPE=Release "${UNITY[@]}" \
     -DRAYPICK_NATIVE=ON -DRAYPICK_BUILD_TESTS=OFF
   cmake --build "$dir" -j "$JOBS" --target raypick
   log "the default and the clang -march=native build give the same answers"

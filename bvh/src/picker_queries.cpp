@@ -15,7 +15,6 @@
 #include <bit>
 #include <functional>
 #include <optional>
-#include <type_traits>
 
 namespace raypick {
 
@@ -37,26 +36,6 @@ namespace {
 // two of the distance, within the contract's tolerance.
 const Ray& traversal_ray(const Ray& ray) { return ray; }
 Ray traversal_ray(const RayD& ray) { return to_float(ray); }
-
-// A batch's call diverged(base, n) for a group of rays that cannot walk as
-// a packet, without the callable's type: the packet walks are then
-// compiled once per batch_part() instance (tree width and ray type), not
-// once for each way a batch walks its other rays (one at a time, or
-// gathered and interleaved). One indirect call per group of up to kPacket
-// rays. It refers to f, which must outlive it.
-class DivergedRef {
- public:
-  template <class F>
-    requires(!std::is_same_v<std::remove_cv_t<F>, DivergedRef>)
-  explicit DivergedRef(F& f)
-      : f_(const_cast<void*>(static_cast<const void*>(&f))),
-        call_([](void* g, std::size_t base, std::size_t n) { (*static_cast<F*>(g))(base, n); }) {}
-  void operator()(std::size_t base, std::size_t n) const { call_(f_, base, n); }
-
- private:
-  void* f_;
-  void (*call_)(void*, std::size_t, std::size_t);
-};
 
 }  // namespace
 
@@ -339,7 +318,11 @@ void PickerCore::batch_part(const Tree& top, std::span<const R> part, Hit* hits,
   // packet's rays meet an object's OBB in one SIMD test (float rays,
   // obb mode, no low part: obb_entry's arithmetic lane by lane), else
   // one ray at a time.
-  auto packets = [&](DivergedRef diverged) {
+  // `diverged` is type-erased (a std::ref to the caller's lambda: no
+  // allocation), so the packet walks are compiled once per batch_part()
+  // instance (tree width and ray type), not once for each way a batch
+  // walks its other rays; one indirect call per group of up to kPacket rays.
+  auto packets = [&](const std::function<void(std::size_t, std::size_t)>& diverged) {
     const int lanes = top.packet_lanes();
     const wide_detail::PacketStack<Tree::kWidth> stack;
     auto packet = [&](std::size_t base, std::uint32_t entry, std::uint32_t mask,
@@ -397,7 +380,7 @@ void PickerCore::batch_part(const Tree& top, std::span<const R> part, Hit* hits,
   if (!interleave) {
     // A small tree, 8 or 16 wide: coherent groups as packets, the
     // other rays one at a time.
-    packets(DivergedRef(one_at_a_time));
+    packets(std::ref(one_at_a_time));
     return;
   }
   // A large tree: its coherent groups of kPacket rays walk as
@@ -411,7 +394,7 @@ void PickerCore::batch_part(const Tree& top, std::span<const R> part, Hit* hits,
       rest.push_back(static_cast<std::uint32_t>(i));
     }
   };
-  packets(DivergedRef(gather));
+  packets(std::ref(gather));
   if (rest.size() == node_rays.size()) {
     interleaved(node_rays, [](std::size_t i) { return i; });
   } else if (!rest.empty()) {
