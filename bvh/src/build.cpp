@@ -211,7 +211,9 @@ constexpr std::uint32_t kSweepMax = 8;
 class Builder {
  public:
   Builder(std::span<const Aabb> boxes, const BvhConfig& config)
-      : boxes_(boxes), config_(config) {}
+      : boxes_(boxes),
+        config_(config),
+        block_shift_(std::countr_zero(std::bit_ceil(std::clamp(config.leaf_block, 1u, 16u)))) {}
 
   Bvh run() {
     Bvh bvh;
@@ -273,6 +275,11 @@ class Builder {
  private:
   PrimRef* buffer(int b) const { return b == 0 ? refs_.get() : spare_.get(); }
 
+  // The SAH's count for a leaf of n primitives: its started blocks.
+  float blocks(std::uint32_t n) const {
+    return static_cast<float>((n + (1u << block_shift_) - 1) >> block_shift_);
+  }
+
   void build(Task task) {
     for (;;) {
       Task l, r;
@@ -299,7 +306,12 @@ class Builder {
 
     const Aabb& bounds = node.bounds;
     const Aabb centroid_bounds = task.bounds.centroids();
-    const float leaf_cost = config_.intersection_cost * count;
+    const float leaf_cost = config_.intersection_cost * blocks(count);
+    // No split can cost less than a node's visit: where that alone costs
+    // as much as the leaf, the leaf wins without a search.
+    if (count <= config_.max_leaf_size && config_.traversal_cost >= leaf_cost) {
+      return make_leaf(task, node);
+    }
     std::uint32_t mid = 0;
     int child_buffer = task.buffer;
     const bool sah_allowed =
@@ -467,8 +479,8 @@ class Builder {
           const float cost =
               config_.traversal_cost +
               config_.intersection_cost * inv_area *
-                  (half_area(acc_lo[axis], acc_hi[axis]) * static_cast<float>(n_left[axis]) +
-                   right_area[axis][b + 1] * static_cast<float>(n_r));
+                  (half_area(acc_lo[axis], acc_hi[axis]) * blocks(n_left[axis]) +
+                   right_area[axis][b + 1] * blocks(n_r));
           if (n_left[axis] != 0 && n_r != 0 && cost < axis_cost[axis]) {
             axis_cost[axis] = cost;
             axis_bin[axis] = b;
@@ -620,8 +632,7 @@ class Builder {
         const float cost =
             config_.traversal_cost +
             config_.intersection_cost * inv_area *
-                (half_area(lo, hi) * static_cast<float>(k) +
-                 right_area[k] * static_cast<float>(count - k));
+                (half_area(lo, hi) * blocks(k) + right_area[k] * blocks(count - k));
         // Only planes between different centers, as bins can place; the
         // choice in integer masks, not branches (which plane wins is as
         // good as random, and a compiler turns conditional choices back
@@ -696,6 +707,7 @@ class Builder {
 
   std::span<const Aabb> boxes_;
   BvhConfig config_;
+  int block_shift_;  // log2 of the leaf block
   std::unique_ptr<PrimRef[]> refs_, spare_;
   BvhNode* nodes_ = nullptr;
   std::uint32_t* prim_ids_ = nullptr;

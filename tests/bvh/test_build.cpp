@@ -56,12 +56,14 @@ TEST_CASE("a small range is split between the two nearer boxes and the far one")
 
 TEST_CASE("the root of a small random set is split where the exact SAH cost is lowest") {
   // Brute force: every plane between two different centers on each axis,
-  // costed as the builder does (traversal 1, intersection 1, areas relative
-  // to the root's). The builder's root split must cost the minimum.
+  // costed as the builder does (traversal 1, intersection 1 per started
+  // block of leaf_block primitives, areas relative to the root's). The
+  // builder's root split must cost the minimum.
   std::mt19937_64 rng(11);
   std::uniform_real_distribution<float> u(0.0f, 1.0f);
-  for (int round = 0; round < 200; ++round) {
+  for (int round = 0; round < 600; ++round) {
     const std::size_t n = 2 + round % 7;  // 2..8 primitives: the sweep's ranges
+    const std::uint32_t block = 1u << (round / 7 % 3);  // 1, 2, 4
     std::vector<Aabb> boxes(n);
     for (Aabb& b : boxes) {
       const glm::vec3 c{u(rng) * 10.0f, u(rng) * 10.0f, u(rng) * 10.0f};
@@ -71,11 +73,13 @@ TEST_CASE("the root of a small random set is split where the exact SAH cost is l
     const std::vector<glm::vec3> centers = centers_of(boxes);
     BvhConfig config;
     config.max_leaf_size = 1;  // the root is always split
+    config.leaf_block = block;
     const Bvh bvh = build_bvh(boxes, config);
     REQUIRE_FALSE(bvh.nodes[0].is_leaf());
     const float root_area = bvh.nodes[0].bounds.half_area();
+    auto blocks = [&](std::size_t k) { return double((k + block - 1) / block); };
     auto cost = [&](const Aabb& l, std::size_t nl, const Aabb& r, std::size_t nr) {
-      return 1.0 + (double(l.half_area()) * double(nl) + double(r.half_area()) * double(nr)) /
+      return 1.0 + (double(l.half_area()) * blocks(nl) + double(r.half_area()) * blocks(nr)) /
                        double(root_area);
     };
     const BvhNode& l = bvh.nodes[bvh.nodes[0].index];
@@ -97,6 +101,53 @@ TEST_CASE("the root of a small random set is split where the exact SAH cost is l
       }
     }
     CAPTURE(round);
+    CAPTURE(block);
     CHECK(built == doctest::Approx(best).epsilon(1e-5));
   }
+}
+
+TEST_CASE("leaves are costed per block: four far-apart boxes stay one leaf of four") {
+  // Along x: four unit boxes 10 apart (root 31 x 1 x 1). With leaf_block 1
+  // a leaf of four costs 4, and splitting off an end box costs
+  // 1 + (21 * 3 + 1 * 1) / 31 (x-lengths; unit y and z) < 4: a split.
+  // With leaf_block 4 the leaf costs 1, and no split costs less than the
+  // node's visit (1): one leaf.
+  std::vector<Aabb> boxes;
+  for (int i = 0; i < 4; ++i) {
+    boxes.push_back(Aabb{{10.0f * i, 0, 0}, {10.0f * i + 1, 1, 1}});
+  }
+  BvhConfig config;  // max_leaf_size 4
+  CHECK_FALSE(build_bvh(boxes, config).nodes[0].is_leaf());
+  config.leaf_block = 4;
+  const Bvh bvh = build_bvh(boxes, config);
+  REQUIRE(bvh.nodes[0].is_leaf());
+  CHECK(bvh.nodes[0].count == 4);
+  CHECK(bvh.nodes.size() == 1);
+}
+
+TEST_CASE("with leaf_block 4, no inner node holds four primitives or fewer, binned ranges included") {
+  // 2,000 random boxes: the top ranges are binned (over 8 primitives), the
+  // rest swept. Every range of at most max_leaf_size (4) primitives costs
+  // one block as a leaf, less than any split: it must be a leaf. With
+  // leaf_block 1 many such ranges are split (the same boxes).
+  std::mt19937_64 rng(5);
+  std::uniform_real_distribution<float> u(0.0f, 100.0f);
+  std::vector<Aabb> boxes(2000);
+  for (Aabb& b : boxes) {
+    const glm::vec3 c{u(rng), u(rng), u(rng)};
+    b = Aabb{c, c + glm::vec3{1.0f}};
+  }
+  auto small_inner = [](const Bvh& bvh) {
+    std::size_t k = 0;
+    for (std::uint32_t i = 0; i < bvh.nodes.size(); ++i) {
+      if (!bvh.nodes[i].is_leaf() && prims_under(bvh, i) <= 4) ++k;
+    }
+    return k;
+  };
+  BvhConfig config;
+  CHECK(small_inner(build_bvh(boxes, config)) > 100);
+  config.leaf_block = 4;
+  const Bvh bvh = build_bvh(boxes, config);
+  CHECK(small_inner(bvh) == 0);
+  CHECK(prims_under(bvh, 0) == 2000);
 }

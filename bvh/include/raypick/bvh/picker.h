@@ -70,7 +70,7 @@ enum class Isa : std::uint8_t {
 struct PickerConfig {
   BvhConfig top;  // over objects
   BvhConfig mesh{/*max_leaf_size=*/4, /*bins=*/16, /*traversal_cost=*/1.0f,
-                 /*intersection_cost=*/1.0f};  // over each mesh's triangles
+                 /*intersection_cost=*/1.0f, /*leaf_block=*/4};  // over each mesh's triangles
   // Build the per-mesh triangle BVHs at commit (needed by PickMode::kMesh).
   bool mesh_mode = true;
   // commit() rebuilds instead of refitting once refits have made the top
