@@ -69,8 +69,13 @@ enum class Isa : std::uint8_t {
 
 struct PickerConfig {
   BvhConfig top;  // over objects
+  // Over each mesh's triangles. For pickers that cast rays only,
+  // mesh.leaf_block = 4 (leaves costed per four triangles, as the ray test
+  // takes them) builds a mesh's tree in about half the time with rays as
+  // fast, but makes closest-point queries about a fifth slower
+  // (docs/performance.md, "What was tried").
   BvhConfig mesh{/*max_leaf_size=*/4, /*bins=*/16, /*traversal_cost=*/1.0f,
-                 /*intersection_cost=*/1.0f, /*leaf_block=*/4};  // over each mesh's triangles
+                 /*intersection_cost=*/1.0f};
   // Build the per-mesh triangle BVHs at commit (needed by PickMode::kMesh).
   bool mesh_mode = true;
   // commit() rebuilds instead of refitting once refits have made the top
