@@ -25,6 +25,10 @@ bool better_in_object(float t, std::uint32_t tri, const Hit& best) {
   return t < best.t || (t == best.t && tri < best.triangle);
 }
 
+// How far past a mesh hit's t (relative, about 64 ulps) the object's walk
+// still visits boxes: see mesh_hit().
+constexpr float kTieReach = 0x1p-17f;
+
 }  // namespace
 
 namespace {
@@ -87,7 +91,11 @@ Hit PickerCore::mesh_hit(const LeafObb& leaf, const R& ray, float tmax) const {
     best.triangle = tri;
     best.u = u;
     best.v = v;
-    local_tmax = t;
+    // The walk goes on up to a little past t: another leaf's triangle
+    // can give the same float t (a tie, for the lower id) while its box's
+    // float entry rounds above t, the watertight t having rounded a few
+    // ulps below the exact hit. Hits beyond t lose in better_in_object().
+    local_tmax = t + std::abs(t) * kTieReach;
     return true;
   };
   // A leaf's triangles four at a time, each lane intersect_triangle()'s
