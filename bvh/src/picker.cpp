@@ -7,6 +7,8 @@
 
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
+#include <tbb/parallel_invoke.h>
+#include <tbb/task_arena.h>
 #include <tbb/parallel_reduce.h>
 
 #include <glm/matrix.hpp>
@@ -217,9 +219,26 @@ void PickerCore::set_mask(std::uint32_t id, std::uint32_t mask) {
 void PickerCore::build_mesh_bvhs() {
   if (!config_.mesh_mode) return;
   const std::vector<bool> used = used_meshes();
-  for (std::size_t id = 0; id < meshes_.size(); ++id) {
-    MeshAccel& m = meshes_[id];
-    if (!used[id] || m.bvh_built) continue;
+  std::vector<std::uint32_t> todo;
+  for (std::uint32_t id = 0; id < meshes_.size(); ++id) {
+    if (used[id] && !meshes_[id].bvh_built) todo.push_back(id);
+  }
+  // The meshes' trees are independent: one task each (a large one builds
+  // its subtrees as tasks of its own); a single mesh without the scheduler.
+  if (todo.size() == 1) {
+    build_mesh_bvh(meshes_[todo[0]]);
+    return;
+  }
+  tbb::parallel_for(tbb::blocked_range<std::size_t>(0, todo.size(), 1),
+                    [&](const tbb::blocked_range<std::size_t>& r) {
+                      for (std::size_t k = r.begin(); k != r.end(); ++k) {
+                        build_mesh_bvh(meshes_[todo[k]]);
+                      }
+                    });
+}
+
+void PickerCore::build_mesh_bvh(MeshAccel& m) const {
+  {
     std::vector<Aabb> boxes(m.triangles.size());
     for (std::size_t t = 0; t < m.triangles.size(); ++t) {
       Aabb b;
@@ -227,10 +246,10 @@ void PickerCore::build_mesh_bvhs() {
       boxes[t] = pad(b);
     }
     m.bvh = WideBvh::collapse(build_bvh(boxes, config_.mesh));
-    m.bvh.set_simd(avx2());
-    copy_verts(m);
-    m.bvh_built = true;
   }
+  m.bvh.set_simd(avx2());
+  copy_verts(m);
+  m.bvh_built = true;
 }
 
 
@@ -483,8 +502,17 @@ CommitStats PickerCore::commit(CommitMode mode) {
   CommitStats s;
   // Which meshes are used changes only with adds and removals (a pass over
   // every object record: not for a commit of moves).
-  if (structure_dirty_ || !committed_) build_mesh_bvhs();
-  if (mode == CommitMode::kRebuild || structure_dirty_ || !committed_) {
+  if (structure_dirty_ || !committed_) {
+    // The top level reads the meshes' bounds, never their trees: the two
+    // are built side by side where TBB has more than one thread.
+    if (tbb::this_task_arena::max_concurrency() > 1) {
+      tbb::parallel_invoke([this] { build_mesh_bvhs(); }, [this] { rebuild(); });
+    } else {
+      build_mesh_bvhs();
+      rebuild();
+    }
+    s.rebuilt = true;
+  } else if (mode == CommitMode::kRebuild) {
     rebuild();
     s.rebuilt = true;
   } else if (!dirty_.empty()) {

@@ -263,6 +263,8 @@ class PickerCore {
                     PickMode mode, std::vector<std::uint8_t>& hittable) const;
   void rebuild();
   void build_mesh_bvhs();
+  // One mesh's triangle tree and its vertices in leaf order.
+  void build_mesh_bvh(MeshAccel& m) const;
   // Shared by rebuild() and adopt_trees(): the padding centre of the live
   // objects (their translations' mean, summed in id order); which meshes
   // live objects use; each object's leaf copy and padded box by id, in
