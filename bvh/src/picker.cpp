@@ -6,6 +6,7 @@
 #include "raypick/core/ray_triangle.h"
 
 #include <tbb/blocked_range.h>
+#include <tbb/global_control.h>
 #include <tbb/parallel_for.h>
 #include <tbb/parallel_invoke.h>
 #include <tbb/task_arena.h>
@@ -504,8 +505,12 @@ CommitStats PickerCore::commit(CommitMode mode) {
   // every object record: not for a commit of moves).
   if (structure_dirty_ || !committed_) {
     // The top level reads the meshes' bounds, never their trees: the two
-    // are built side by side where TBB has more than one thread.
-    if (tbb::this_task_arena::max_concurrency() > 1) {
+    // are built side by side where TBB may run more than one thread (the
+    // arena's, capped by any global_control).
+    const std::size_t threads =
+        std::min(static_cast<std::size_t>(tbb::this_task_arena::max_concurrency()),
+                 tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism));
+    if (threads > 1) {
       tbb::parallel_invoke([this] { build_mesh_bvhs(); }, [this] { rebuild(); });
     } else {
       build_mesh_bvhs();
