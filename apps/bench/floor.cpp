@@ -154,15 +154,21 @@ struct Recorded {
 };
 
 // The closest hit on one mesh for a ray already in its frame (as
-// Picker::mesh_hit); `record` collects the triangle tests.
+// Picker::mesh_hit, with its two bounds: the triangle tests up to the best
+// t, the box walk up to 2^-17 of it further); `record` collects the
+// triangle tests.
 Hit mesh_hit(const MeshData& mesh, const Ray& local, std::uint32_t object,
              std::vector<TriTest>* record, std::uint32_t local_index) {
   Hit best;
+  const auto reach = [](float t) { return t + std::abs(t) * 0x1p-17f; };
+  float test_tmax = local.tmax;
+  Ray walk = local;
+  walk.tmax = reach(local.tmax);
   const TriangleRay tri_ray(local.org, local.dir);
-  mesh.bvh.traverse(local, [&](std::uint32_t entry, float& tmax) {
-    if (record) record->push_back({local_index, entry, tmax});
+  mesh.bvh.traverse(walk, [&](std::uint32_t entry, float& walk_tmax) {
+    if (record) record->push_back({local_index, entry, test_tmax});
     const auto& v = mesh.verts[entry];
-    const TriangleHit h = intersect_triangle(tri_ray, v[0], v[1], v[2], local.tmin, tmax);
+    const TriangleHit h = intersect_triangle(tri_ray, v[0], v[1], v[2], local.tmin, test_tmax);
     const std::uint32_t tri = mesh.bvh.prim_id(entry);
     if (!h.hit || !(h.t < best.t || (h.t == best.t && tri < best.triangle))) return false;
     best.object = object;
@@ -170,7 +176,8 @@ Hit mesh_hit(const MeshData& mesh, const Ray& local, std::uint32_t object,
     best.triangle = tri;
     best.u = h.u;
     best.v = h.v;
-    tmax = h.t;
+    test_tmax = h.t;
+    walk_tmax = reach(h.t);
     return false;
   });
   return best;

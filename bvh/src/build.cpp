@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <memory>
 #include <numeric>
+#include <stdexcept>
 
 namespace raypick {
 namespace {
@@ -288,7 +289,13 @@ class Builder {
         tbb::task_group group;
         group.run([this, l] { build(l); });
         build(r);
-        group.wait();
+        // wait() rethrows a task's exception. Cancelled from outside (an
+        // enclosing TBB context), the left subtree may never have been
+        // built: its node would still read as an inner node at index 0, a
+        // cycle, so the build throws rather than return such a tree.
+        if (group.wait() == tbb::task_group_status::canceled) {
+          throw std::runtime_error("BVH build cancelled");
+        }
         return;
       }
       build(l);
@@ -307,8 +314,10 @@ class Builder {
     const Aabb& bounds = node.bounds;
     const Aabb centroid_bounds = task.bounds.centroids();
     const float leaf_cost = config_.intersection_cost * blocks(count);
-    // No split can cost less than a node's visit: where that alone costs
-    // as much as the leaf, the leaf wins without a search.
+    // No split can cost less than a node's visit (costs are not negative):
+    // where that alone costs as much as the leaf, the leaf wins without a
+    // search, as the rule below would decide after one (which would also
+    // have sorted the range: the primitives keep their order here).
     if (count <= config_.max_leaf_size && config_.traversal_cost >= leaf_cost) {
       return make_leaf(task, node);
     }

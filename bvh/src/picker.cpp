@@ -9,14 +9,15 @@
 #include <tbb/global_control.h>
 #include <tbb/parallel_for.h>
 #include <tbb/parallel_invoke.h>
-#include <tbb/task_arena.h>
 #include <tbb/parallel_reduce.h>
+#include <tbb/task_arena.h>
 
 #include <glm/matrix.hpp>
 
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <exception>
 #include <functional>
 #include <new>
 #include <span>
@@ -217,25 +218,41 @@ void PickerCore::set_mask(std::uint32_t id, std::uint32_t mask) {
   if (objects_[id].prim != kInvalidId) leaf_[objects_[id].prim].mask = mask;
 }
 
-void PickerCore::build_mesh_bvhs() {
-  if (!config_.mesh_mode) return;
-  const std::vector<bool> used = used_meshes();
+std::vector<std::uint32_t> PickerCore::meshes_to_build() const {
   std::vector<std::uint32_t> todo;
+  if (!config_.mesh_mode) return todo;
+  const std::vector<bool> used = used_meshes();
   for (std::uint32_t id = 0; id < meshes_.size(); ++id) {
     if (used[id] && !meshes_[id].bvh_built) todo.push_back(id);
   }
-  // The meshes' trees are independent: one task each (a large one builds
-  // its subtrees as tasks of its own); a single mesh without the scheduler.
+  return todo;
+}
+
+void PickerCore::build_mesh_bvhs(std::span<const std::uint32_t> todo) {
+  // A single mesh without the scheduler.
   if (todo.size() == 1) {
     build_mesh_bvh(meshes_[todo[0]]);
     return;
   }
+  // One task per mesh (a large one builds its subtrees as tasks of its
+  // own). An exception leaving a task would cancel the others, and with
+  // them their nested builds: each task keeps its own, and the first is
+  // thrown once all are done. A mesh whose build threw keeps bvh_built
+  // false.
+  std::vector<std::exception_ptr> errors(todo.size());
   tbb::parallel_for(tbb::blocked_range<std::size_t>(0, todo.size(), 1),
                     [&](const tbb::blocked_range<std::size_t>& r) {
                       for (std::size_t k = r.begin(); k != r.end(); ++k) {
-                        build_mesh_bvh(meshes_[todo[k]]);
+                        try {
+                          build_mesh_bvh(meshes_[todo[k]]);
+                        } catch (...) {
+                          errors[k] = std::current_exception();
+                        }
                       }
                     });
+  for (const std::exception_ptr& e : errors) {
+    if (e) std::rethrow_exception(e);
+  }
 }
 
 void PickerCore::build_mesh_bvh(MeshAccel& m) const {
@@ -506,15 +523,34 @@ CommitStats PickerCore::commit(CommitMode mode) {
   if (structure_dirty_ || !committed_) {
     // The top level reads the meshes' bounds, never their trees: the two
     // are built side by side where TBB may run more than one thread (the
-    // arena's, capped by any global_control).
+    // arena's, capped by any global_control). As in build_mesh_bvhs(),
+    // each side keeps its exception until both are done.
+    const std::vector<std::uint32_t> todo = meshes_to_build();
     const std::size_t threads =
         std::min(static_cast<std::size_t>(tbb::this_task_arena::max_concurrency()),
                  tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism));
-    if (threads > 1) {
-      tbb::parallel_invoke([this] { build_mesh_bvhs(); }, [this] { rebuild(); });
-    } else {
-      build_mesh_bvhs();
+    if (todo.empty() || threads == 1) {
+      build_mesh_bvhs(todo);
       rebuild();
+    } else {
+      std::exception_ptr meshes_error, top_error;
+      tbb::parallel_invoke(
+          [&] {
+            try {
+              build_mesh_bvhs(todo);
+            } catch (...) {
+              meshes_error = std::current_exception();
+            }
+          },
+          [&] {
+            try {
+              rebuild();
+            } catch (...) {
+              top_error = std::current_exception();
+            }
+          });
+      if (top_error) std::rethrow_exception(top_error);
+      if (meshes_error) std::rethrow_exception(meshes_error);
     }
     s.rebuilt = true;
   } else if (mode == CommitMode::kRebuild) {

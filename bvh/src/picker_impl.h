@@ -262,7 +262,11 @@ class PickerCore {
   bool select_entry(std::uint32_t entry, const Frustum& region, SelectRule rule,
                     PickMode mode, std::vector<std::uint8_t>& hittable) const;
   void rebuild();
-  void build_mesh_bvhs();
+  // The meshes a commit builds trees for: used by a live object, not built
+  // yet (none without mesh mode).
+  std::vector<std::uint32_t> meshes_to_build() const;
+  // Their trees, in parallel.
+  void build_mesh_bvhs(std::span<const std::uint32_t> todo);
   // One mesh's triangle tree and its vertices in leaf order.
   void build_mesh_bvh(MeshAccel& m) const;
   // Shared by rebuild() and adopt_trees(): the padding centre of the live

@@ -25,9 +25,11 @@ bool better_in_object(float t, std::uint32_t tri, const Hit& best) {
   return t < best.t || (t == best.t && tri < best.triangle);
 }
 
-// How far past a mesh hit's t (relative, about 64 ulps) the object's walk
-// still visits boxes: see mesh_hit().
-constexpr float kTieReach = 0x1p-17f;
+// The bound of a mesh tree's box walk for triangle tests bounded by t: t
+// and 2^-17 of it more (64 to 128 ulps). See mesh_hit().
+float walk_reach(float t) {
+  return t + std::abs(t) * 0x1p-17f;
+}
 
 }  // namespace
 
@@ -72,9 +74,16 @@ Hit PickerCore::mesh_hit(const LeafObb& leaf, const R& ray, float tmax) const {
   const MeshAccel& mesh = meshes_[leaf.mesh];
   RAYPICK_ASSERT(mesh.bvh_built, "mesh mode needs PickerConfig::mesh_mode");
   const std::uint32_t id = leaf.object;
+  // Two bounds. The triangle tests take hits up to test_tmax: tmax, then
+  // the best t so far (inclusive, so that ties reach better_in_object()).
+  // The box walk goes a little further (walk_reach): a triangle's float t
+  // can round a few ulps below the exact hit, and so below the float entry
+  // of its own leaf's box, which a walk bounded by that t would cull. This
+  // lost ties to the higher id, and could lose a nearer triangle.
+  float test_tmax = tmax;
   const Ray local = [&] {
     Ray r = carry(leaf, ray);
-    r.tmax = tmax;
+    r.tmax = walk_reach(tmax);
     return r;
   }();
   // The triangle test's ray, made at the first leaf the ray reaches: many
@@ -82,7 +91,7 @@ Hit PickerCore::mesh_hit(const LeafObb& leaf, const R& ray, float tmax) const {
   // small part of their boxes), and it costs three divisions.
   std::optional<TriangleRay> tri_ray;
   // The triangle's hit, when it is better than best.
-  auto keep = [&](std::uint32_t entry, float t, float u, float v, float& local_tmax) {
+  auto keep = [&](std::uint32_t entry, float t, float u, float v, float& walk_tmax) {
     // The id (a read of another array) only for a hit.
     const std::uint32_t tri = mesh.bvh.prim_id(entry);
     if (!better_in_object(t, tri, best)) return false;
@@ -91,11 +100,8 @@ Hit PickerCore::mesh_hit(const LeafObb& leaf, const R& ray, float tmax) const {
     best.triangle = tri;
     best.u = u;
     best.v = v;
-    // The walk goes on up to a little past t: another leaf's triangle
-    // can give the same float t (a tie, for the lower id) while its box's
-    // float entry rounds above t, the watertight t having rounded a few
-    // ulps below the exact hit. Hits beyond t lose in better_in_object().
-    local_tmax = t + std::abs(t) * kTieReach;
+    test_tmax = t;
+    walk_tmax = walk_reach(t);
     return true;
   };
   // A leaf's triangles four at a time, each lane intersect_triangle()'s
@@ -104,17 +110,17 @@ Hit PickerCore::mesh_hit(const LeafObb& leaf, const R& ray, float tmax) const {
   // the same total order as one at a time. The step stays a call: inlined
   // into the mesh tree's walk, it made that loop slower (crowd-300 camera
   // 51 -> 56 ns per ray, idle, with the one-triangle step).
-  mesh.bvh.traverse(local, [&](wide_detail::LeafRun run, float& local_tmax) RAYPICK_NOINLINE {
+  mesh.bvh.traverse(local, [&](wide_detail::LeafRun run, float& walk_tmax) RAYPICK_NOINLINE {
     if (!tri_ray) tri_ray.emplace(local.org, local.dir);
     for (std::uint32_t first = 0; first < run.count; first += 4) {
       const std::uint32_t base = run.index + first;
       const unsigned n = std::min<std::uint32_t>(4, run.count - first);
 #if RAYPICK_WIDE_SSE
       const Triangle4Hits h4 =
-          intersect_triangles4(*tri_ray, &mesh.verts[base], n, local.tmin, local_tmax);
+          intersect_triangles4(*tri_ray, &mesh.verts[base], n, local.tmin, test_tmax);
       for (unsigned m = h4.hit; m != 0; m &= m - 1) {
         const int k = std::countr_zero(m);
-        if (keep(base + k, h4.t[k], h4.u[k], h4.v[k], local_tmax) && kAny) return true;
+        if (keep(base + k, h4.t[k], h4.u[k], h4.v[k], walk_tmax) && kAny) return true;
       }
       unsigned redo = h4.redo;
 #else
@@ -124,8 +130,8 @@ Hit PickerCore::mesh_hit(const LeafObb& leaf, const R& ray, float tmax) const {
         const std::uint32_t entry = base + std::countr_zero(redo);
         const std::array<glm::vec3, 3>& v = mesh.verts[entry];
         const TriangleHit h =
-            intersect_triangle(*tri_ray, v[0], v[1], v[2], local.tmin, local_tmax);
-        if (h.hit && keep(entry, h.t, h.u, h.v, local_tmax) && kAny) return true;
+            intersect_triangle(*tri_ray, v[0], v[1], v[2], local.tmin, test_tmax);
+        if (h.hit && keep(entry, h.t, h.u, h.v, walk_tmax) && kAny) return true;
       }
     }
     return false;

@@ -140,7 +140,7 @@ bool PickerCore::adopt_meshes(saved::Bytes& in, std::size_t kept, std::string& w
     }
     m.bvh = std::move(*tree);
     copy_verts(m);
-    // The triangles' padded boxes, as build_mesh_bvhs() pads them.
+    // The triangles' padded boxes, as build_mesh_bvh() pads them.
     std::vector<Aabb> tri_boxes(m.verts.size());
     for (std::size_t e = 0; e < m.verts.size(); ++e) {
       Aabb b;

@@ -199,8 +199,9 @@ class WideBvhOf {
   // ray.tmax, with
   //   bool leaf(std::uint32_t entry, float& tmax)
   // called for each entry of the leaf (primitive id: prim_id(entry)); it
-  // may lower tmax to the best t found so far and returns true to stop the
-  // whole traversal (any-hit queries). Box tests are inclusive (tnear <=
+  // may set tmax, the bound of the boxes still to visit, from the best t
+  // found so far, and returns true to stop the whole traversal (any-hit
+  // queries). Box tests are inclusive (tnear <=
   // tmax), so a primitive at exactly the best t is still offered to the
   // callback: ties are the callback's to break. A leaf callable as
   //   bool leaf(wide_detail::LeafRun run, float& tmax)

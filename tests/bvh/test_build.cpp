@@ -106,30 +106,105 @@ TEST_CASE("the root of a small random set is split where the exact SAH cost is l
   }
 }
 
+TEST_CASE("a binned root split costs the exact SAH minimum where every center has a bin of its own") {
+  // 16 primitives (more than the sweep's 8: binned, 16 bins) whose centers
+  // lie on each axis at (k + 0.5) w for a permutation of k = 0..15, so that
+  // every bin holds one center and the bins' planes are the exact ones.
+  // The builder's root split must cost the brute force's minimum, with the
+  // leaves costed per block of 1, 2 and 4.
+  std::mt19937_64 rng(23);
+  std::uniform_real_distribution<float> u(0.05f, 0.9f);
+  for (int round = 0; round < 90; ++round) {
+    const std::uint32_t block = 1u << (round % 3);
+    constexpr std::size_t n = 16;
+    std::vector<std::uint32_t> perm[3];
+    for (auto& p : perm) {
+      p.resize(n);
+      for (std::uint32_t k = 0; k < n; ++k) p[k] = k;
+      std::shuffle(p.begin(), p.end(), rng);
+    }
+    std::vector<Aabb> boxes(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      glm::vec3 c, e;
+      for (int a = 0; a < 3; ++a) {
+        c[a] = (float(perm[a][i]) + 0.5f) * 2.0f;
+        e[a] = u(rng);
+      }
+      boxes[i] = Aabb{c - e, c + e};
+    }
+    BvhConfig config;
+    config.max_leaf_size = 1;  // the root is always split
+    config.leaf_block = block;
+    const Bvh bvh = build_bvh(boxes, config);
+    REQUIRE_FALSE(bvh.nodes[0].is_leaf());
+    const double root_area = bvh.nodes[0].bounds.half_area();
+    auto blocks = [&](std::size_t k) { return double((k + block - 1) / block); };
+    const BvhNode& l = bvh.nodes[bvh.nodes[0].index];
+    const BvhNode& r = bvh.nodes[bvh.nodes[0].index + 1];
+    const std::uint32_t nl = prims_under(bvh, bvh.nodes[0].index);
+    const double built =
+        1.0 + (double(l.bounds.half_area()) * blocks(nl) +
+               double(r.bounds.half_area()) * blocks(n - nl)) / root_area;
+    double best = 1e30;
+    for (int axis = 0; axis < 3; ++axis) {
+      // Sorted by center on this axis: by the permutation's rank.
+      std::vector<std::uint32_t> order(n);
+      for (std::uint32_t i = 0; i < n; ++i) order[perm[axis][i]] = i;
+      for (std::size_t k = 1; k < n; ++k) {
+        const std::vector<std::uint32_t> left(order.begin(), order.begin() + long(k));
+        const std::vector<std::uint32_t> right(order.begin() + long(k), order.end());
+        best = std::min(best, 1.0 + (double(box_of(boxes, left).half_area()) * blocks(k) +
+                                     double(box_of(boxes, right).half_area()) * blocks(n - k)) /
+                                        root_area);
+      }
+    }
+    CAPTURE(round);
+    CAPTURE(block);
+    CHECK(built == doctest::Approx(best).epsilon(1e-5));
+  }
+}
+
 TEST_CASE("leaves are costed per block: four far-apart boxes stay one leaf of four") {
-  // Along x: four unit boxes 10 apart (root 31 x 1 x 1). With leaf_block 1
-  // a leaf of four costs 4, and splitting off an end box costs
-  // 1 + (21 * 3 + 1 * 1) / 31 (x-lengths; unit y and z) < 4: a split.
-  // With leaf_block 4 the leaf costs 1, and no split costs less than the
-  // node's visit (1): one leaf.
+  // Along x: four unit boxes 10 apart (root 31 x 1 x 1, half area
+  // 31 + 1 + 31 = 63). With leaf_block 1 a leaf of four costs 4, and the
+  // middle split costs 1 + (23 * 2 + 23 * 2) / 63 = 2.46: a split. With
+  // leaf_block 4 the leaf costs 1, and no split costs less than the node's
+  // visit (1): one leaf. leaf_block is rounded up to a power of two and
+  // clamped to 1..16: 3 acts as 4, 0 as 1, 1000 as 16.
   std::vector<Aabb> boxes;
   for (int i = 0; i < 4; ++i) {
     boxes.push_back(Aabb{{10.0f * i, 0, 0}, {10.0f * i + 1, 1, 1}});
   }
   BvhConfig config;  // max_leaf_size 4
   CHECK_FALSE(build_bvh(boxes, config).nodes[0].is_leaf());
-  config.leaf_block = 4;
-  const Bvh bvh = build_bvh(boxes, config);
-  REQUIRE(bvh.nodes[0].is_leaf());
-  CHECK(bvh.nodes[0].count == 4);
-  CHECK(bvh.nodes.size() == 1);
+  config.leaf_block = 0;
+  CHECK_FALSE(build_bvh(boxes, config).nodes[0].is_leaf());
+  for (const std::uint32_t block : {3u, 4u, 1000u}) {
+    CAPTURE(block);
+    config.leaf_block = block;
+    const Bvh bvh = build_bvh(boxes, config);
+    REQUIRE(bvh.nodes[0].is_leaf());
+    CHECK(bvh.nodes[0].count == 4);
+    CHECK(bvh.nodes.size() == 1);
+  }
+  // Eight such boxes with leaves of up to eight: a block of 16 takes all
+  // eight in one leaf, a block of 4 (3 rounded up) two leaves of four.
+  for (int i = 4; i < 8; ++i) boxes.push_back(Aabb{{10.0f * i, 0, 0}, {10.0f * i + 1, 1, 1}});
+  config.max_leaf_size = 8;
+  config.leaf_block = 1000;
+  CHECK(build_bvh(boxes, config).nodes.size() == 1);
+  config.leaf_block = 3;
+  const Bvh two = build_bvh(boxes, config);
+  REQUIRE(two.nodes.size() == 3);
+  CHECK(two.nodes[1].count == 4);
+  CHECK(two.nodes[2].count == 4);
 }
 
-TEST_CASE("with leaf_block 4, no inner node holds four primitives or fewer, binned ranges included") {
-  // 2,000 random boxes: the top ranges are binned (over 8 primitives), the
-  // rest swept. Every range of at most max_leaf_size (4) primitives costs
-  // one block as a leaf, less than any split: it must be a leaf. With
-  // leaf_block 1 many such ranges are split (the same boxes).
+TEST_CASE("with leaf_block 4, no inner node holds four primitives or fewer") {
+  // 2,000 random boxes. Every range of at most max_leaf_size (4)
+  // primitives costs one block as a leaf, no more than any split: it must
+  // be a leaf. With leaf_block 1 many such ranges are split (the same
+  // boxes).
   std::mt19937_64 rng(5);
   std::uniform_real_distribution<float> u(0.0f, 100.0f);
   std::vector<Aabb> boxes(2000);

@@ -18,10 +18,15 @@ struct BvhConfig {
   // SAH cost of visiting an inner node, relative to one primitive test.
   float traversal_cost = 1.0f;
   float intersection_cost = 1.0f;
-  // Primitives a leaf tests together (rounded to a power of two, 1..16):
-  // the SAH charges a leaf intersection_cost per started block of this
-  // many. A mesh tree tests its leaves' triangles four at a time, so there
-  // a leaf of four costs what a leaf of one does.
+  // Primitives a leaf tests together (rounded up to a power of two and
+  // clamped to 1..16): the builder's SAH charges a leaf intersection_cost
+  // per started block of this many (the trees' SAH statistics still count
+  // primitives). A mesh tree's leaves are tested four triangles at a time,
+  // so with 4 a leaf of four costs what a leaf of one does
+  // (PickerConfig::mesh). A range of at most max_leaf_size primitives
+  // whose leaf costs no more than traversal_cost is made a leaf without a
+  // search, keeping its primitives in the order they come. Costs must not
+  // be negative.
   std::uint32_t leaf_block = 1;
 };
 
