@@ -30,6 +30,44 @@ Aabb box_of(const std::vector<Aabb>& boxes, const std::vector<std::uint32_t>& id
   return b;
 }
 
+// The primitives under a node, by id.
+void ids_under(const Bvh& bvh, std::uint32_t node, std::vector<std::uint32_t>& out) {
+  const BvhNode& n = bvh.nodes[node];
+  if (n.is_leaf()) {
+    for (std::uint32_t k = 0; k < n.count; ++k) out.push_back(bvh.prim_ids[n.index + k]);
+    return;
+  }
+  ids_under(bvh, n.index, out);
+  ids_under(bvh, n.index + 1, out);
+}
+
+// The SAH cost of splitting `boxes` into `left` and `right` as the builder
+// costs it (traversal 1; intersection 1 per started block of `block`),
+// relative to the area of all of them.
+double split_cost(const std::vector<Aabb>& boxes, const std::vector<std::uint32_t>& left,
+                  const std::vector<std::uint32_t>& right, std::uint32_t block) {
+  Aabb all;
+  for (const Aabb& b : boxes) all.extend(b);
+  auto blocks = [&](std::size_t k) { return double((k + block - 1) / block); };
+  return 1.0 + (double(box_of(boxes, left).half_area()) * blocks(left.size()) +
+                double(box_of(boxes, right).half_area()) * blocks(right.size())) /
+                   double(all.half_area());
+}
+
+// The cost of the root split the builder makes (max_leaf_size 1: the root
+// is always split).
+double built_root_cost(const std::vector<Aabb>& boxes, std::uint32_t block) {
+  BvhConfig config;
+  config.max_leaf_size = 1;
+  config.leaf_block = block;
+  const Bvh bvh = build_bvh(boxes, config);
+  REQUIRE_FALSE(bvh.nodes[0].is_leaf());
+  std::vector<std::uint32_t> left, right;
+  ids_under(bvh, bvh.nodes[0].index, left);
+  ids_under(bvh, bvh.nodes[0].index + 1, right);
+  return split_cost(boxes, left, right, block);
+}
+
 }  // namespace
 
 TEST_CASE("a small range is split between the two nearer boxes and the far one") {
@@ -71,21 +109,7 @@ TEST_CASE("the root of a small random set is split where the exact SAH cost is l
       b = Aabb{c - e, c + e};
     }
     const std::vector<glm::vec3> centers = centers_of(boxes);
-    BvhConfig config;
-    config.max_leaf_size = 1;  // the root is always split
-    config.leaf_block = block;
-    const Bvh bvh = build_bvh(boxes, config);
-    REQUIRE_FALSE(bvh.nodes[0].is_leaf());
-    const float root_area = bvh.nodes[0].bounds.half_area();
-    auto blocks = [&](std::size_t k) { return double((k + block - 1) / block); };
-    auto cost = [&](const Aabb& l, std::size_t nl, const Aabb& r, std::size_t nr) {
-      return 1.0 + (double(l.half_area()) * blocks(nl) + double(r.half_area()) * blocks(nr)) /
-                       double(root_area);
-    };
-    const BvhNode& l = bvh.nodes[bvh.nodes[0].index];
-    const BvhNode& r = bvh.nodes[bvh.nodes[0].index + 1];
-    const double built = cost(l.bounds, prims_under(bvh, bvh.nodes[0].index), r.bounds,
-                              prims_under(bvh, bvh.nodes[0].index + 1));
+    const double built = built_root_cost(boxes, block);
     double best = 1e30;
     for (int axis = 0; axis < 3; ++axis) {
       std::vector<std::uint32_t> order(n);
@@ -97,7 +121,7 @@ TEST_CASE("the root of a small random set is split where the exact SAH cost is l
         if (!(centers[order[k - 1]][axis] < centers[order[k]][axis])) continue;
         const std::vector<std::uint32_t> left(order.begin(), order.begin() + long(k));
         const std::vector<std::uint32_t> right(order.begin() + long(k), order.end());
-        best = std::min(best, cost(box_of(boxes, left), k, box_of(boxes, right), n - k));
+        best = std::min(best, split_cost(boxes, left, right, block));
       }
     }
     CAPTURE(round);
@@ -132,19 +156,7 @@ TEST_CASE("a binned root split costs the exact SAH minimum where every center ha
       }
       boxes[i] = Aabb{c - e, c + e};
     }
-    BvhConfig config;
-    config.max_leaf_size = 1;  // the root is always split
-    config.leaf_block = block;
-    const Bvh bvh = build_bvh(boxes, config);
-    REQUIRE_FALSE(bvh.nodes[0].is_leaf());
-    const double root_area = bvh.nodes[0].bounds.half_area();
-    auto blocks = [&](std::size_t k) { return double((k + block - 1) / block); };
-    const BvhNode& l = bvh.nodes[bvh.nodes[0].index];
-    const BvhNode& r = bvh.nodes[bvh.nodes[0].index + 1];
-    const std::uint32_t nl = prims_under(bvh, bvh.nodes[0].index);
-    const double built =
-        1.0 + (double(l.bounds.half_area()) * blocks(nl) +
-               double(r.bounds.half_area()) * blocks(n - nl)) / root_area;
+    const double built = built_root_cost(boxes, block);
     double best = 1e30;
     for (int axis = 0; axis < 3; ++axis) {
       // Sorted by center on this axis: by the permutation's rank.
@@ -153,9 +165,7 @@ TEST_CASE("a binned root split costs the exact SAH minimum where every center ha
       for (std::size_t k = 1; k < n; ++k) {
         const std::vector<std::uint32_t> left(order.begin(), order.begin() + long(k));
         const std::vector<std::uint32_t> right(order.begin() + long(k), order.end());
-        best = std::min(best, 1.0 + (double(box_of(boxes, left).half_area()) * blocks(k) +
-                                     double(box_of(boxes, right).half_area()) * blocks(n - k)) /
-                                        root_area);
+        best = std::min(best, split_cost(boxes, left, right, block));
       }
     }
     CAPTURE(round);

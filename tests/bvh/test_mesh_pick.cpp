@@ -23,6 +23,35 @@ constexpr test::SceneRayMix kMeshMix{3.0f, 0.6f, 0.4f, 0.0f};
 
 tools::BoxesOptions mesh_box_kinds() { return tools::mixed_options(2.0); }
 
+// One object's triangles against the ray, carried into its frame: the
+// nearest t, the lowest id at that t (with its u, v), and how many
+// triangles share that t. No hit: triangle kInvalidId.
+struct ObjectBrute {
+  float t = std::numeric_limits<float>::infinity();
+  std::uint32_t triangle = kInvalidId;
+  float u = 0.0f, v = 0.0f;
+  int tied = 0;
+};
+ObjectBrute brute_object(const Mesh& mesh, const Obb& obb, const Ray& ray) {
+  const Ray local = transform_ray(obb.frame, ray);
+  const TriangleRay tr(local.org, local.dir);
+  ObjectBrute b;
+  for (std::uint32_t t = 0; t < mesh.triangles.size(); ++t) {
+    const glm::uvec3& idx = mesh.triangles[t];
+    const TriangleHit h = intersect_triangle(tr, mesh.positions[idx.x], mesh.positions[idx.y],
+                                             mesh.positions[idx.z], ray.tmin, ray.tmax);
+    if (!h.hit || h.t > b.t) continue;
+    b.tied = h.t == b.t ? b.tied + 1 : 1;
+    if (h.t < b.t) {
+      b.triangle = t;
+      b.u = h.u;
+      b.v = h.v;
+    }
+    b.t = h.t;
+  }
+  return b;
+}
+
 // Every object's nearest triangle hit, computed the way the contract says
 // (ray carried into the object's frame, every triangle tested, ties to the
 // lower triangle id), with no BVH at all. The objects' frames are made
@@ -38,22 +67,10 @@ class BruteAll {
   std::vector<Hit> operator()(const Ray& ray) const {
     std::vector<Hit> hits;
     for (std::uint32_t i = 0; i < scene_.objects.size(); ++i) {
-      const Mesh& mesh = scene_.meshes[scene_.objects[i].mesh];
       const Obb& obb = obbs_[i];
       if (!obb.invertible) continue;
-      const Ray local = transform_ray(obb.frame, ray);
-      const TriangleRay tr(local.org, local.dir);
-      Hit best;
-      for (std::uint32_t t = 0; t < mesh.triangles.size(); ++t) {
-        const glm::uvec3& idx = mesh.triangles[t];
-        const TriangleHit h = intersect_triangle(
-            tr, mesh.positions[idx.x], mesh.positions[idx.y],
-            mesh.positions[idx.z], ray.tmin, ray.tmax);
-        if (h.hit && h.t < best.t) {
-          best = Hit{i, h.t, t, h.u, h.v};
-        }
-      }
-      if (best.hit()) hits.push_back(best);
+      const ObjectBrute b = brute_object(scene_.meshes[scene_.objects[i].mesh], obb, ray);
+      if (b.triangle != kInvalidId) hits.push_back(Hit{i, b.t, b.triangle, b.u, b.v});
     }
     std::sort(hits.begin(), hits.end(), closer);
     return hits;
@@ -210,29 +227,10 @@ Mesh wuson() {
   return merge_into_one_mesh(model.scene());
 }
 
-// Object `object`'s triangles against the ray, carried as BruteAll carries
-// it: the nearest t, the lowest id at that t, and how many share it.
-struct ObjectBrute {
-  float t = std::numeric_limits<float>::infinity();
-  std::uint32_t triangle = kInvalidId;
-  int tied = 0;
-};
+// Object `object` of `scene` as BruteAll tests it.
 ObjectBrute brute_object(const Scene& scene, std::uint32_t object, const Ray& ray) {
   const Mesh& mesh = scene.meshes[scene.objects[object].mesh];
-  const Obb obb = Obb::make(mesh.triangle_bounds(), scene.objects[object].matrix);
-  const Ray local = transform_ray(obb.frame, ray);
-  const TriangleRay tr(local.org, local.dir);
-  ObjectBrute b;
-  for (std::uint32_t t = 0; t < mesh.triangles.size(); ++t) {
-    const glm::uvec3& idx = mesh.triangles[t];
-    const TriangleHit h = intersect_triangle(tr, mesh.positions[idx.x], mesh.positions[idx.y],
-                                             mesh.positions[idx.z], ray.tmin, ray.tmax);
-    if (!h.hit || h.t > b.t) continue;
-    b.tied = h.t == b.t ? b.tied + 1 : 1;
-    if (h.t < b.t) b.triangle = t;
-    b.t = h.t;
-  }
-  return b;
+  return brute_object(mesh, Obb::make(mesh.triangle_bounds(), scene.objects[object].matrix), ray);
 }
 
 }  // namespace
