@@ -54,6 +54,24 @@ double split_cost(const std::vector<Aabb>& boxes, const std::vector<std::uint32_
                    double(all.half_area());
 }
 
+// The brute force's cheapest split: on each axis, `order[axis]` holding
+// the ids sorted by center, every plane between two different centers.
+double cheapest_split(const std::vector<Aabb>& boxes, const std::vector<std::uint32_t> (&order)[3],
+                      std::uint32_t block) {
+  const std::vector<glm::vec3> centers = centers_of(boxes);
+  double best = 1e30;
+  for (int axis = 0; axis < 3; ++axis) {
+    const std::vector<std::uint32_t>& o = order[axis];
+    for (std::size_t k = 1; k < o.size(); ++k) {
+      if (!(centers[o[k - 1]][axis] < centers[o[k]][axis])) continue;
+      const std::vector<std::uint32_t> left(o.begin(), o.begin() + long(k));
+      const std::vector<std::uint32_t> right(o.begin() + long(k), o.end());
+      best = std::min(best, split_cost(boxes, left, right, block));
+    }
+  }
+  return best;
+}
+
 // The cost of the root split the builder makes (max_leaf_size 1: the root
 // is always split).
 double built_root_cost(const std::vector<Aabb>& boxes, std::uint32_t block) {
@@ -109,21 +127,16 @@ TEST_CASE("the root of a small random set is split where the exact SAH cost is l
       b = Aabb{c - e, c + e};
     }
     const std::vector<glm::vec3> centers = centers_of(boxes);
-    const double built = built_root_cost(boxes, block);
-    double best = 1e30;
+    std::vector<std::uint32_t> order[3];
     for (int axis = 0; axis < 3; ++axis) {
-      std::vector<std::uint32_t> order(n);
-      for (std::uint32_t i = 0; i < n; ++i) order[i] = i;
-      std::sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
+      order[axis].resize(n);
+      for (std::uint32_t i = 0; i < n; ++i) order[axis][i] = i;
+      std::sort(order[axis].begin(), order[axis].end(), [&](std::uint32_t a, std::uint32_t b) {
         return centers[a][axis] < centers[b][axis];
       });
-      for (std::size_t k = 1; k < n; ++k) {
-        if (!(centers[order[k - 1]][axis] < centers[order[k]][axis])) continue;
-        const std::vector<std::uint32_t> left(order.begin(), order.begin() + long(k));
-        const std::vector<std::uint32_t> right(order.begin() + long(k), order.end());
-        best = std::min(best, split_cost(boxes, left, right, block));
-      }
     }
+    const double built = built_root_cost(boxes, block);
+    const double best = cheapest_split(boxes, order, block);
     CAPTURE(round);
     CAPTURE(block);
     CHECK(built == doctest::Approx(best).epsilon(1e-5));
@@ -156,18 +169,14 @@ TEST_CASE("a binned root split costs the exact SAH minimum where every center ha
       }
       boxes[i] = Aabb{c - e, c + e};
     }
-    const double built = built_root_cost(boxes, block);
-    double best = 1e30;
+    // Sorted by center on each axis: by the permutation's rank.
+    std::vector<std::uint32_t> order[3];
     for (int axis = 0; axis < 3; ++axis) {
-      // Sorted by center on this axis: by the permutation's rank.
-      std::vector<std::uint32_t> order(n);
-      for (std::uint32_t i = 0; i < n; ++i) order[perm[axis][i]] = i;
-      for (std::size_t k = 1; k < n; ++k) {
-        const std::vector<std::uint32_t> left(order.begin(), order.begin() + long(k));
-        const std::vector<std::uint32_t> right(order.begin() + long(k), order.end());
-        best = std::min(best, split_cost(boxes, left, right, block));
-      }
+      order[axis].resize(n);
+      for (std::uint32_t i = 0; i < n; ++i) order[axis][perm[axis][i]] = i;
     }
+    const double built = built_root_cost(boxes, block);
+    const double best = cheapest_split(boxes, order, block);
     CAPTURE(round);
     CAPTURE(block);
     CHECK(built == doctest::Approx(best).epsilon(1e-5));
