@@ -160,10 +160,9 @@ struct Recorded {
 Hit mesh_hit(const MeshData& mesh, const Ray& local, std::uint32_t object,
              std::vector<TriTest>* record, std::uint32_t local_index) {
   Hit best;
-  const auto reach = [](float t) { return t + std::abs(t) * 0x1p-17f; };
   float test_tmax = local.tmax;
   Ray walk = local;
-  walk.tmax = reach(local.tmax);
+  walk.tmax = mesh_walk_reach(local.tmax);
   const TriangleRay tri_ray(local.org, local.dir);
   mesh.bvh.traverse(walk, [&](std::uint32_t entry, float& walk_tmax) {
     if (record) record->push_back({local_index, entry, test_tmax});
@@ -177,7 +176,7 @@ Hit mesh_hit(const MeshData& mesh, const Ray& local, std::uint32_t object,
     best.u = h.u;
     best.v = h.v;
     test_tmax = h.t;
-    walk_tmax = reach(h.t);
+    walk_tmax = mesh_walk_reach(h.t);
     return false;
   });
   return best;

@@ -276,8 +276,12 @@ class Builder {
  private:
   PrimRef* buffer(int b) const { return b == 0 ? refs_.get() : spare_.get(); }
 
-  // The SAH's count for a leaf of n primitives: its started blocks.
+  // The SAH's count for a leaf of n primitives: its started blocks, or n
+  // itself in the instances of the split searches for blocks of one (the
+  // default), whose loops then run as they did before blocks existed.
+  template <bool kBlocks = true>
   float blocks(std::uint32_t n) const {
+    if constexpr (!kBlocks) return static_cast<float>(n);
     return static_cast<float>((n + (1u << block_shift_) - 1) >> block_shift_);
   }
 
@@ -328,9 +332,13 @@ class Builder {
     if (sah_allowed) {
       float best_cost = 0.0f;
       if (count <= kSweepMax) {
-        mid = sweep_split(task, bounds, centroid_bounds, best_cost, l.bounds, r.bounds);
+        mid = block_shift_ == 0
+                  ? sweep_split<false>(task, bounds, centroid_bounds, best_cost, l.bounds, r.bounds)
+                  : sweep_split<true>(task, bounds, centroid_bounds, best_cost, l.bounds, r.bounds);
       } else {
-        mid = sah_split(task, bounds, centroid_bounds, best_cost, l.bounds, r.bounds);
+        mid = block_shift_ == 0
+                  ? sah_split<false>(task, bounds, centroid_bounds, best_cost, l.bounds, r.bounds)
+                  : sah_split<true>(task, bounds, centroid_bounds, best_cost, l.bounds, r.bounds);
         if (mid != 0) child_buffer = 1 - task.buffer;
       }
       if (mid != 0 && count <= config_.max_leaf_size &&
@@ -401,6 +409,7 @@ class Builder {
   // sides' bounds), having moved the range to the other buffer left side
   // first, or 0 (the range left where it was) when no bin boundary
   // separates the centers.
+  template <bool kBlocks>
   std::uint32_t sah_split(const Task& task, const Aabb& bounds,
                           const Aabb& centroid_bounds, float& best_cost,
                           Bounds4& left, Bounds4& right) {
@@ -488,8 +497,8 @@ class Builder {
           const float cost =
               config_.traversal_cost +
               config_.intersection_cost * inv_area *
-                  (half_area(acc_lo[axis], acc_hi[axis]) * blocks(n_left[axis]) +
-                   right_area[axis][b + 1] * blocks(n_r));
+                  (half_area(acc_lo[axis], acc_hi[axis]) * blocks<kBlocks>(n_left[axis]) +
+                   right_area[axis][b + 1] * blocks<kBlocks>(n_r));
           if (n_left[axis] != 0 && n_r != 0 && cost < axis_cost[axis]) {
             axis_cost[axis] = cost;
             axis_bin[axis] = b;
@@ -584,6 +593,7 @@ class Builder {
   // sah_split. Reorders the range in place so that the left side comes
   // first. Returns the partition point (and cost and the sides' bounds), or
   // 0 when the centers coincide on every axis.
+  template <bool kBlocks>
   std::uint32_t sweep_split(const Task& task, const Aabb& bounds,
                             const Aabb& centroid_bounds, float& best_cost,
                             Bounds4& left, Bounds4& right) {
@@ -641,7 +651,8 @@ class Builder {
         const float cost =
             config_.traversal_cost +
             config_.intersection_cost * inv_area *
-                (half_area(lo, hi) * blocks(k) + right_area[k] * blocks(count - k));
+                (half_area(lo, hi) * blocks<kBlocks>(k) +
+                 right_area[k] * blocks<kBlocks>(count - k));
         // Only planes between different centers, as bins can place; the
         // choice in integer masks, not branches (which plane wins is as
         // good as random, and a compiler turns conditional choices back

@@ -228,6 +228,22 @@ std::vector<std::uint32_t> PickerCore::meshes_to_build() const {
   return todo;
 }
 
+namespace {
+
+// Runs f, keeping an exception it throws in `error` instead of letting it
+// leave a TBB task: there it would cancel the task's siblings, and with
+// them their nested builds (whose trees would be left half made).
+template <class F>
+void keeping_exception(std::exception_ptr& error, F&& f) {
+  try {
+    f();
+  } catch (...) {
+    error = std::current_exception();
+  }
+}
+
+}  // namespace
+
 void PickerCore::build_mesh_bvhs(std::span<const std::uint32_t> todo) {
   // A single mesh without the scheduler.
   if (todo.size() == 1) {
@@ -235,19 +251,13 @@ void PickerCore::build_mesh_bvhs(std::span<const std::uint32_t> todo) {
     return;
   }
   // One task per mesh (a large one builds its subtrees as tasks of its
-  // own). An exception leaving a task would cancel the others, and with
-  // them their nested builds: each task keeps its own, and the first is
-  // thrown once all are done. A mesh whose build threw keeps bvh_built
-  // false.
+  // own), each keeping its exception; the first is thrown once all are
+  // done. A mesh whose build threw keeps bvh_built false.
   std::vector<std::exception_ptr> errors(todo.size());
   tbb::parallel_for(tbb::blocked_range<std::size_t>(0, todo.size(), 1),
                     [&](const tbb::blocked_range<std::size_t>& r) {
                       for (std::size_t k = r.begin(); k != r.end(); ++k) {
-                        try {
-                          build_mesh_bvh(meshes_[todo[k]]);
-                        } catch (...) {
-                          errors[k] = std::current_exception();
-                        }
+                        keeping_exception(errors[k], [&] { build_mesh_bvh(meshes_[todo[k]]); });
                       }
                     });
   for (const std::exception_ptr& e : errors) {
@@ -256,7 +266,7 @@ void PickerCore::build_mesh_bvhs(std::span<const std::uint32_t> todo) {
 }
 
 void PickerCore::build_mesh_bvh(MeshAccel& m) const {
-  {
+  {  // the triangles' boxes freed before the vertices are copied
     std::vector<Aabb> boxes(m.triangles.size());
     for (std::size_t t = 0; t < m.triangles.size(); ++t) {
       Aabb b;
@@ -535,20 +545,8 @@ CommitStats PickerCore::commit(CommitMode mode) {
     } else {
       std::exception_ptr meshes_error, top_error;
       tbb::parallel_invoke(
-          [&] {
-            try {
-              build_mesh_bvhs(todo);
-            } catch (...) {
-              meshes_error = std::current_exception();
-            }
-          },
-          [&] {
-            try {
-              rebuild();
-            } catch (...) {
-              top_error = std::current_exception();
-            }
-          });
+          [&] { keeping_exception(meshes_error, [&] { build_mesh_bvhs(todo); }); },
+          [&] { keeping_exception(top_error, [&] { rebuild(); }); });
       if (top_error) std::rethrow_exception(top_error);
       if (meshes_error) std::rethrow_exception(meshes_error);
     }

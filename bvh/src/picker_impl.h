@@ -12,6 +12,7 @@
 #include <glm/ext/matrix_double4x3.hpp>
 
 #include <array>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -21,6 +22,15 @@
 #include <vector>
 
 namespace raypick {
+
+// The bound of a mesh tree's box walk when its triangle tests are bounded
+// by t: t and 2^-17 of it more (64 to 128 ulps). A triangle's float t can
+// round a few ulps below the exact hit, and so below the float entry of
+// its own leaf's box, which a walk bounded by t itself would cull
+// (PickerCore::mesh_hit; docs/precision.md).
+inline float mesh_walk_reach(float t) {
+  return t + std::abs(t) * 0x1p-17f;
+}
 
 class PickerCore {
  public:

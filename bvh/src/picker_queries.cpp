@@ -25,12 +25,6 @@ bool better_in_object(float t, std::uint32_t tri, const Hit& best) {
   return t < best.t || (t == best.t && tri < best.triangle);
 }
 
-// The bound of a mesh tree's box walk for triangle tests bounded by t: t
-// and 2^-17 of it more (64 to 128 ulps). See mesh_hit().
-float walk_reach(float t) {
-  return t + std::abs(t) * 0x1p-17f;
-}
-
 }  // namespace
 
 namespace {
@@ -76,14 +70,14 @@ Hit PickerCore::mesh_hit(const LeafObb& leaf, const R& ray, float tmax) const {
   const std::uint32_t id = leaf.object;
   // Two bounds. The triangle tests take hits up to test_tmax: tmax, then
   // the best t so far (inclusive, so that ties reach better_in_object()).
-  // The box walk goes a little further (walk_reach): a triangle's float t
+  // The box walk goes a little further (mesh_walk_reach): a triangle's float t
   // can round a few ulps below the exact hit, and so below the float entry
   // of its own leaf's box, which a walk bounded by that t would cull. This
   // lost ties to the higher id, and could lose a nearer triangle.
   float test_tmax = tmax;
   const Ray local = [&] {
     Ray r = carry(leaf, ray);
-    r.tmax = walk_reach(tmax);
+    r.tmax = mesh_walk_reach(tmax);
     return r;
   }();
   // The triangle test's ray, made at the first leaf the ray reaches: many
@@ -101,7 +95,7 @@ Hit PickerCore::mesh_hit(const LeafObb& leaf, const R& ray, float tmax) const {
     best.u = u;
     best.v = v;
     test_tmax = t;
-    walk_tmax = walk_reach(t);
+    walk_tmax = mesh_walk_reach(t);
     return true;
   };
   // A leaf's triangles four at a time, each lane intersect_triangle()'s
