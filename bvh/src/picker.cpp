@@ -329,6 +329,7 @@ void PickerCore::copy_verts(MeshAccel& m) {
     const glm::uvec3& t = m.triangles[m.bvh.prim_id(static_cast<std::uint32_t>(e))];
     m.verts[e] = {m.positions[t.x], m.positions[t.y], m.positions[t.z]};
   }
+  m.tri_boxes.assign(m.verts);
 }
 
 void PickerCore::rebuild() {

@@ -7,6 +7,7 @@
 
 #include "raypick/bvh/picker.h"
 
+#include "point_keys.h"
 #include "wide_bvh.h"
 
 #include <glm/ext/matrix_double4x3.hpp>
@@ -67,6 +68,8 @@ class PickerCore {
     // one contiguous run.
     WideBvh bvh;
     std::vector<std::array<glm::vec3, 3>> verts;
+    // Their boxes, for the point queries' per-triangle keys.
+    point_keys::TriangleBoxes tri_boxes;
     bool bvh_built = false;
   };
   // What an object is, not what the tree derives from it (the inverse,

@@ -446,7 +446,7 @@ std::size_t PickerCore::memory_bytes() const {
                   with_top([](const auto& top) { return top.memory_bytes(); });
   for (const MeshAccel& m : meshes_) {
     n += bytes(m.owned_positions) + bytes(m.owned_triangles) + bytes(m.verts) +
-         m.bvh.memory_bytes();
+         m.tri_boxes.bytes() + m.bvh.memory_bytes();
   }
   return n;
 }

@@ -10,8 +10,11 @@
 
 #include <glm/vec3.hpp>
 
+#include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <limits>
+#include <vector>
 
 namespace raypick::point_keys {
 
@@ -47,6 +50,65 @@ void slot_keys(const WideNodeOf<W>& node, const glm::vec3& pf, float* out) {
       out[s] += gap * gap;
     }
   }
+#endif
+}
+
+// A mesh's triangles' boxes in its tree's entry order, for the keys of a
+// leaf's triangles: six rows (min x, y, z, max x, y, z) of `stride`
+// floats, entry e at [row * stride + e], each box the exact box of the
+// triangle's three float vertices. The rows have three entries of padding
+// past the last triangle, so that four consecutive entries from any one
+// of them can be read at once.
+struct TriangleBoxes {
+  std::vector<float> rows;
+  std::size_t stride = 0;
+
+  template <class Verts>
+  void assign(const Verts& verts) {
+    stride = verts.size() + 3;
+    rows.assign(6 * stride, 0.0f);
+    for (std::size_t e = 0; e < verts.size(); ++e) {
+      const auto& v = verts[e];
+      for (int a = 0; a < 3; ++a) {
+        rows[std::size_t(a) * stride + e] = std::min(std::min(v[0][a], v[1][a]), v[2][a]);
+        rows[std::size_t(3 + a) * stride + e] = std::max(std::max(v[0][a], v[1][a]), v[2][a]);
+      }
+    }
+  }
+  std::size_t bytes() const { return rows.capacity() * sizeof(float); }
+};
+
+// A bit for each of the four triangles e .. e + 3 of `boxes` whose key for
+// pf (slot_keys' arithmetic on its box, so the same bound holds) is at
+// most `threshold`.
+inline unsigned triangle_keys_within(const TriangleBoxes& boxes, std::size_t e,
+                                     const glm::vec3& pf, float threshold) {
+  const float* row = boxes.rows.data() + e;
+  const std::size_t stride = boxes.stride;
+#if RAYPICK_WIDE_SSE
+  __m128 sum = _mm_setzero_ps();
+  for (int a = 0; a < 3; ++a) {
+    const __m128 pa = _mm_set1_ps(pf[a]);
+    const __m128 below = _mm_sub_ps(_mm_loadu_ps(row + std::size_t(a) * stride), pa);
+    const __m128 above = _mm_sub_ps(pa, _mm_loadu_ps(row + std::size_t(3 + a) * stride));
+    const __m128 gap = _mm_max_ps(_mm_max_ps(below, above), _mm_setzero_ps());
+    sum = _mm_add_ps(sum, _mm_mul_ps(gap, gap));
+  }
+  return unsigned(_mm_movemask_ps(_mm_cmple_ps(sum, _mm_set1_ps(threshold))));
+#else
+  unsigned within = 0;
+  for (int k = 0; k < 4; ++k) {
+    float sum = 0.0f;
+    for (int a = 0; a < 3; ++a) {
+      const float below = row[std::size_t(a) * stride + k] - pf[a];
+      const float above = pf[a] - row[std::size_t(3 + a) * stride + k];
+      const float d = below > above ? below : above;
+      const float gap = d > 0.0f ? d : 0.0f;
+      sum += gap * gap;
+    }
+    within |= unsigned(sum <= threshold) << k;
+  }
+  return within;
 #endif
 }
 

@@ -18,6 +18,7 @@
 #include <numbers>
 #include <queue>
 #include <span>
+#include <type_traits>
 #include <vector>
 
 namespace raypick {
@@ -679,11 +680,35 @@ PointHit PickerCore::closest_point(const glm::dvec3& p, const QueryOptions& opti
     // Nearest-first over the mesh's tree, by lower bounds of the world
     // distance to each local box.
     walk_mesh_slots(place, mesh.bounds, p, [&](const auto& bound) {
+      // In the mesh's frame, a leaf's triangles first meet the keys of
+      // their own boxes, four at a time: each measured only within the
+      // best distance's threshold (inclusive, for ties), recomputed when
+      // the best changes (a lane tested against an older, larger one is
+      // measured for nothing, never skipped wrongly).
+      double seen = std::numeric_limits<double>::quiet_NaN();
+      float limit = 0.0f;
       best_first(mesh.bvh.nodes(), bound, [&] { return best.d2; },
                  [&](std::uint32_t first, std::uint32_t count) {
-                   for (std::uint32_t e = first; e < first + count; ++e) {
-                     const auto& v = mesh.verts[e];
-                     visit_triangle(mesh.bvh.prim_id(e), v[0], v[1], v[2]);
+                   const std::uint32_t end = first + count;
+                   for (std::uint32_t e = first; e < end; e += 4) {
+                     unsigned lanes = end - e >= 4 ? 0xFu : (1u << (end - e)) - 1u;
+                     if constexpr (std::is_same_v<std::remove_cvref_t<decltype(bound)>,
+                                                  LocalBound>) {
+                       // A single triangle's box is its slot's, tested.
+                       if (count >= 2) {
+                         if (!(best.d2 == seen)) {
+                           seen = best.d2;
+                           limit = bound.threshold(seen);
+                         }
+                         lanes &= point_keys::triangle_keys_within(mesh.tri_boxes, e,
+                                                                   bound.point.pf, limit);
+                       }
+                     }
+                     for (; lanes != 0; lanes &= lanes - 1) {
+                       const std::uint32_t t = e + std::uint32_t(std::countr_zero(lanes));
+                       const auto& v = mesh.verts[t];
+                       visit_triangle(mesh.bvh.prim_id(t), v[0], v[1], v[2]);
+                     }
                    }
                  });
     });

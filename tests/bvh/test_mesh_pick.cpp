@@ -107,18 +107,18 @@ TEST_CASE("mesh mode closest hit equals brute force over every triangle of every
     CAPTURE(n);
     const Scene scene = tools::make_mesh_scene(n, 70 + n, mesh_box_kinds());
     const Picker picker(scene);
-    // Mesh trees whose leaves the SAH costs per four triangles (the ray
-    // test's block): other trees, the same answers.
-    PickerConfig blocks;
-    blocks.mesh.leaf_block = 4;
-    const Picker picker4(scene, blocks);
+    // Mesh trees whose leaves the SAH costs per triangle (leaf_block 1,
+    // not the default block of four): other trees, the same answers.
+    PickerConfig singles;
+    singles.mesh.leaf_block = 1;
+    const Picker picker1(scene, singles);
     const BruteAll brute_all(scene);
     std::size_t hits = 0, obb_only = 0;
     for (const Ray& ray : test::random_scene_rays(scene, kRays, n + 1, kMeshMix)) {
       const std::vector<Hit> all = brute_all(ray);
       const Hit expected = all.empty() ? Hit{} : all.front();
       check_same(picker.intersect(ray, PickMode::kMesh), expected);
-      check_same(picker4.intersect(ray, PickMode::kMesh), expected);
+      check_same(picker1.intersect(ray, PickMode::kMesh), expected);
       hits += expected.hit();
       obb_only += !expected.hit() && picker.intersect(ray, PickMode::kObb).hit();
     }
@@ -247,25 +247,27 @@ TEST_CASE("a tie between near-duplicate faces in different leaves of a mesh's tr
   const Scene scene = tools::make_crowd_scene(wuson(), 10000, 1);
   const std::vector<Ray> rays =
       tools::make_camera_rays(tools::make_camera(world_bounds(scene)), 512, 512);
-  PickerConfig blocks;
-  blocks.mesh.leaf_block = 4;
-  const Picker picker(scene), picker4(scene, blocks);
-  for (const std::size_t i : {69340u, 115074u, 136368u, 157926u, 202545u}) {
-    CAPTURE(i);
-    Ray ray = rays.at(i);
-    const Hit hit = picker.intersect(ray, PickMode::kMesh);
-    REQUIRE(hit.hit());
-    const ObjectBrute brute = brute_object(scene, hit.object, ray);
-    REQUIRE(brute.tied >= 2);  // the scene still holds the tie this test is about
-    CHECK(hit.t == brute.t);
-    CHECK(hit.triangle == brute.triangle);
-    const Hit hit4 = picker4.intersect(ray, PickMode::kMesh);
-    CHECK(hit4.object == hit.object);
-    CHECK(hit4.triangle == brute.triangle);
-    ray.tmax = hit.t;
-    const Hit again = picker.intersect(ray, PickMode::kMesh);
-    CHECK(again.object == hit.object);
-    CHECK(again.triangle == brute.triangle);
+  // Both trees: the default (leaves costed per four triangles) and
+  // leaf_block 1, whose walk had missed all five ties (the other three).
+  PickerConfig singles;
+  singles.mesh.leaf_block = 1;
+  const Picker picker4(scene), picker1(scene, singles);
+  for (const Picker* picker : {&picker4, &picker1}) {
+    for (const std::size_t i : {69340u, 115074u, 136368u, 157926u, 202545u}) {
+      CAPTURE(picker == &picker1);
+      CAPTURE(i);
+      Ray ray = rays.at(i);
+      const Hit hit = picker->intersect(ray, PickMode::kMesh);
+      REQUIRE(hit.hit());
+      const ObjectBrute brute = brute_object(scene, hit.object, ray);
+      REQUIRE(brute.tied >= 2);  // the scene still holds the tie this test is about
+      CHECK(hit.t == brute.t);
+      CHECK(hit.triangle == brute.triangle);
+      ray.tmax = hit.t;
+      const Hit again = picker->intersect(ray, PickMode::kMesh);
+      CHECK(again.object == hit.object);
+      CHECK(again.triangle == brute.triangle);
+    }
   }
 }
 

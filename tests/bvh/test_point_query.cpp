@@ -9,10 +9,14 @@
 #include <glm/geometric.hpp>
 #include <glm/mat3x3.hpp>
 
+#include <algorithm>
+#include <array>
+#include <bit>
 #include <cmath>
 #include <numbers>
 #include <random>
 #include <tuple>
+#include <vector>
 
 namespace raypick {
 namespace {
@@ -129,6 +133,11 @@ TEST_CASE("closest_point equals brute force in double, both modes, random scenes
     PickerConfig config;
     config.mesh_mode = true;
     const Picker picker(scene, config);
+    // Mesh trees costed per triangle (leaf_block 1, not the default 4):
+    // other trees, smaller leaves, the same answers.
+    PickerConfig singles = config;
+    singles.mesh.leaf_block = 1;
+    const Picker picker1(scene, singles);
     const Aabb bounds = world_bounds(scene);
     std::mt19937_64 rng(seed + 10);
     std::uniform_real_distribution<double> u(0.0, 1.0);
@@ -155,8 +164,11 @@ TEST_CASE("closest_point equals brute force in double, both modes, random scenes
         CAPTURE(int(mode));
         CAPTURE(i);
         REQUIRE(got.hit() == want.hit());
+        const PointHit got1 = picker1.closest_point(p, QueryOptions{mode}, max_d);
+        REQUIRE(got1.hit() == want.hit());
         if (!want.hit()) continue;
         check_same(got, want);
+        check_same(got1, want);
         inside += want.distance == 0.0;
       }
       if (mode == PickMode::kObb) CHECK(inside > 20);  // points inside boxes were tested
@@ -361,6 +373,65 @@ TEST_CASE("the walk's float keys never exceed the threshold of the true distance
   }
   CHECK(checked == 20000 * WideNode::kWidth);
   CHECK(tiny > 1000);  // squares in float's subnormal range were checked
+}
+
+TEST_CASE("a leaf's triangle keys are the slot keys of the triangles' own boxes, bit for bit") {
+  // point_keys.h: triangle_keys_within() must keep exactly the triangles
+  // whose box, as a slot, slot_keys() keeps at the same threshold, so that
+  // the bound checked above holds for it too. Random triangles at every
+  // scale, each run of four read from any entry (also past the last
+  // triangle, into the rows' padding), thresholds at and around the keys.
+  std::mt19937_64 rng(23);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  std::size_t kept = 0, pruned = 0;
+  for (int round = 0; round < 2000; ++round) {
+    const double scale = std::ldexp(1.0, int(rng() % 171) - 100);
+    std::vector<std::array<glm::vec3, 3>> verts(1 + rng() % 9);
+    for (auto& t : verts) {
+      for (glm::vec3& v : t) {
+        v = glm::vec3(float(scale * u(rng)), float(scale * u(rng)), float(scale * u(rng)));
+      }
+    }
+    point_keys::TriangleBoxes boxes;
+    boxes.assign(verts);
+    REQUIRE(boxes.stride == verts.size() + 3);
+    const glm::dvec3 p{scale * 1.5 * u(rng), scale * 1.5 * u(rng), scale * 1.5 * u(rng)};
+    const point_keys::RoundedPoint rounded(p);
+    for (std::size_t e = 0; e < verts.size(); ++e) {
+      // The same four boxes as slots 0..3 of a node.
+      WideNode node;
+      for (int k = 0; k < WideNode::kWidth; ++k) {
+        for (int row = 0; row < 6; ++row) {
+          node.bounds[row][k] =
+              k < 4 ? boxes.rows[std::size_t(row) * boxes.stride + e + std::size_t(k)] : 0.0f;
+        }
+      }
+      alignas(16) float key[WideNode::kWidth];
+      point_keys::slot_keys(node, rounded.pf, key);
+      for (int k = 0; k < 4; ++k) {
+        for (const float threshold : {key[k], std::nextafter(key[k], 0.0f),
+                                      std::nextafter(key[k], INFINITY), float(scale * scale)}) {
+          unsigned want = 0;
+          for (int j = 0; j < 4; ++j) want |= unsigned(key[j] <= threshold) << j;
+          CAPTURE(round);
+          CAPTURE(e);
+          REQUIRE(point_keys::triangle_keys_within(boxes, e, rounded.pf, threshold) == want);
+          kept += std::popcount(want);
+          pruned += 4 - std::popcount(want);
+        }
+      }
+      // The real entries' boxes are their vertices' exact boxes.
+      if (e < verts.size()) {
+        for (int a = 0; a < 3; ++a) {
+          const auto& t = verts[e];
+          CHECK(node.bounds[a][0] == std::min({t[0][a], t[1][a], t[2][a]}));
+          CHECK(node.bounds[3 + a][0] == std::max({t[0][a], t[1][a], t[2][a]}));
+        }
+      }
+    }
+  }
+  CHECK(kept > 1000);
+  CHECK(pruned > 1000);
 }
 
 TEST_CASE("closest_point in a mesh's frame is exact where the keys' squares are subnormal floats") {
