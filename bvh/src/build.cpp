@@ -205,8 +205,10 @@ constexpr std::uint32_t kParallelBinMin = 2 * kParallelGrain;
 
 // Ranges of at most this many primitives are split by an exact sweep over
 // their centers sorted on each axis instead of by bins: most calls are on
-// such small ranges, where sweeping 3 x 16 bins costs more than sorting a
-// few primitives, and the exact sweep finds a split at least as good.
+// such small ranges, where binning and sweeping the bins cost more than
+// sorting a few primitives, and the exact sweep finds a split at least as
+// good. (Up to 16 cost more instructions than binning them into 4 to 8
+// bins: docs/performance.md, "What was tried".)
 constexpr std::uint32_t kSweepMax = 8;
 
 class Builder {

@@ -68,7 +68,8 @@ class PickerCore {
     // one contiguous run.
     WideBvh bvh;
     std::vector<std::array<glm::vec3, 3>> verts;
-    // Their boxes, for the point queries' per-triangle keys.
+    // Their exact (unpadded) boxes, in the same order, for the point
+    // queries' per-triangle keys.
     point_keys::TriangleBoxes tri_boxes;
     bool bvh_built = false;
   };

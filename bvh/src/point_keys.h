@@ -65,8 +65,10 @@ struct TriangleBoxes {
 
   template <class Verts>
   void assign(const Verts& verts) {
+    // stride set once the rows exist (an allocation that throws leaves
+    // both as they were).
+    rows.assign(6 * (verts.size() + 3), 0.0f);
     stride = verts.size() + 3;
-    rows.assign(6 * stride, 0.0f);
     for (std::size_t e = 0; e < verts.size(); ++e) {
       const auto& v = verts[e];
       for (int a = 0; a < 3; ++a) {

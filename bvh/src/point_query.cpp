@@ -694,7 +694,8 @@ PointHit PickerCore::closest_point(const glm::dvec3& p, const QueryOptions& opti
                      unsigned lanes = end - e >= 4 ? 0xFu : (1u << (end - e)) - 1u;
                      if constexpr (std::is_same_v<std::remove_cvref_t<decltype(bound)>,
                                                   LocalBound>) {
-                       // A single triangle's box is its slot's, tested.
+                       // A single triangle lies in its slot's (padded)
+                       // box, whose key was just tested.
                        if (count >= 2) {
                          if (!(best.d2 == seen)) {
                            seen = best.d2;

@@ -141,14 +141,14 @@ bool PickerCore::adopt_meshes(saved::Bytes& in, std::size_t kept, std::string& w
     m.bvh = std::move(*tree);
     copy_verts(m);
     // The triangles' padded boxes, as build_mesh_bvh() pads them.
-    std::vector<Aabb> tri_boxes(m.verts.size());
+    std::vector<Aabb> padded(m.verts.size());
     for (std::size_t e = 0; e < m.verts.size(); ++e) {
       Aabb b;
       for (const glm::vec3& v : m.verts[e]) b.extend(v);
-      tri_boxes[e] = pad(b);
+      padded[e] = pad(b);
     }
     m.bvh.refit_sweep([](std::uint32_t) { return true; },
-                      [&](std::uint32_t e) { return tri_boxes[e]; }, config_.mesh);
+                      [&](std::uint32_t e) { return padded[e]; }, config_.mesh);
     m.bvh.set_simd(avx2());
     m.bvh_built = true;
   }

@@ -145,20 +145,21 @@ TEST_CASE("the root of a small random set is split where the exact SAH cost is l
 }
 
 TEST_CASE("a binned root split costs the SAH minimum over its bins' planes") {
-  // 32 primitives (more than the sweep's 8: binned, with 16 bins, at most
-  // half the range's count) whose centers lie on each axis in 16 pairs:
-  // for a permutation's rank r, at (2 floor(r / 2) + 0.25 (r % 2)) w, so
-  // that bin j holds exactly pair j (16 bins over [0, 30.25 w]: 2j w and
-  // (2j + 0.25) w fall in [j, j + 1) bin widths, the last pair clamped
-  // into bin 15) and the bins' planes are the planes after an even number
-  // of centers. The builder's root split must cost the brute force's
-  // minimum over those planes, with the leaves costed per block of 1, 2
-  // and 4.
+  // 2P primitives (more than the sweep's 8: binned, into min(16, 2P / 2)
+  // = P bins) whose centers lie on each axis in P pairs: for a
+  // permutation's rank r, at (2 floor(r / 2) + 0.25 (r % 2)) w, so that bin
+  // j holds exactly pair j (P bins over [0, (2P - 1.75) w]: 2j w and
+  // (2j + 0.25) w fall in [j, j + 1) bin widths, the last pair's second
+  // clamped into bin P - 1) and the bins' planes are the planes after an
+  // even number of centers. The builder's root split must cost the brute
+  // force's minimum over those planes, with 5, 10 and 16 bins, the leaves
+  // costed per block of 1, 2 and 4.
   std::mt19937_64 rng(23);
   std::uniform_real_distribution<float> u(0.05f, 0.9f);
-  for (int round = 0; round < 90; ++round) {
+  for (int round = 0; round < 270; ++round) {
     const std::uint32_t block = 1u << (round % 3);
-    constexpr std::size_t n = 32;
+    const std::size_t n = std::size_t{2} * (round / 3 % 3 == 0 ? 5 : round / 3 % 3 == 1 ? 10 : 16);
+    CAPTURE(n);
     std::vector<std::uint32_t> perm[3];
     for (auto& p : perm) {
       p.resize(n);

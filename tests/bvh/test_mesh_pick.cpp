@@ -247,8 +247,10 @@ TEST_CASE("a tie between near-duplicate faces in different leaves of a mesh's tr
   const Scene scene = tools::make_crowd_scene(wuson(), 10000, 1);
   const std::vector<Ray> rays =
       tools::make_camera_rays(tools::make_camera(world_bounds(scene)), 512, 512);
-  // Both trees: the default (leaves costed per four triangles) and
-  // leaf_block 1, whose walk had missed all five ties (the other three).
+  // Both trees: the default (leaves costed per four triangles), whose
+  // walk had missed three of the five ties, and leaf_block 1, whose walk
+  // had missed all five. (Which pairs share a leaf depends on the tree:
+  // the brute force below checks each answer, wherever they lie.)
   PickerConfig singles;
   singles.mesh.leaf_block = 1;
   const Picker picker4(scene), picker1(scene, singles);

@@ -420,13 +420,11 @@ TEST_CASE("a leaf's triangle keys are the slot keys of the triangles' own boxes,
           pruned += 4 - std::popcount(want);
         }
       }
-      // The real entries' boxes are their vertices' exact boxes.
-      if (e < verts.size()) {
-        for (int a = 0; a < 3; ++a) {
-          const auto& t = verts[e];
-          CHECK(node.bounds[a][0] == std::min({t[0][a], t[1][a], t[2][a]}));
-          CHECK(node.bounds[3 + a][0] == std::max({t[0][a], t[1][a], t[2][a]}));
-        }
+      // Entry e's box is its vertices' exact box.
+      for (int a = 0; a < 3; ++a) {
+        const auto& t = verts[e];
+        CHECK(node.bounds[a][0] == std::min({t[0][a], t[1][a], t[2][a]}));
+        CHECK(node.bounds[3 + a][0] == std::max({t[0][a], t[1][a], t[2][a]}));
       }
     }
   }

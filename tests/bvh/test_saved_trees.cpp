@@ -57,6 +57,16 @@ void check_same_answers(const Picker& a, const Picker& b, const Scene& scene,
       REQUIRE(xs[i].object == ys[i].object);
       REQUIRE(xs[i].t == ys[i].t);
     }
+    // Closest points from the rays' origins (mesh mode: through the mesh
+    // trees and their triangles' keys).
+    for (std::size_t i = 0; i < rays.size(); i += 4) {
+      const glm::dvec3 p{rays[i].org};
+      const PointHit x = a.closest_point(p, QueryOptions{mode});
+      const PointHit y = b.closest_point(p, QueryOptions{mode});
+      REQUIRE(x.object == y.object);
+      REQUIRE(x.triangle == y.triangle);
+      REQUIRE(x.distance == y.distance);
+    }
   }
 }
 
@@ -92,6 +102,8 @@ TEST_CASE("a picker opened from saved trees has the built trees byte for byte") 
         CAPTURE(m);
         CHECK(built.meshes_[m].bvh_built == opened.meshes_[m].bvh_built);
         CHECK(same_bytes(built.meshes_[m].bvh.nodes(), opened.meshes_[m].bvh.nodes()));
+        CHECK(built.meshes_[m].tri_boxes.stride == opened.meshes_[m].tri_boxes.stride);
+        CHECK(built.meshes_[m].tri_boxes.rows == opened.meshes_[m].tri_boxes.rows);
       }
       CHECK(opened.sah_cost() == built.sah_cost());
       CHECK(opened.save_trees() == trees);

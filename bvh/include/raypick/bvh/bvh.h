@@ -14,7 +14,8 @@ struct BvhConfig {
   // says splitting costs more than testing every primitive. 1..255.
   std::uint32_t max_leaf_size = 4;
   // Number of centroid bins per axis for the binned SAH. 2..64; a range
-  // bins into at most half as many as it has primitives (at least 4).
+  // bins into no more than half as many as it has primitives, and no
+  // fewer than min(bins, 4).
   std::uint32_t bins = 16;
   // SAH cost of visiting an inner node, relative to one primitive test.
   float traversal_cost = 1.0f;

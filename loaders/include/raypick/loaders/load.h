@@ -95,7 +95,7 @@ struct LoadBudget {
   static constexpr std::uint64_t kMemoryFactor = 64;
   // The estimate's costs, in bytes: a position in the scene and the
   // picker's copy; a triangle's indices, its copy, the mesh tree's vertex
-  // copy, build records and nodes; an object's record in the scene (name
+  // copy and box (for point queries), build records and nodes; an object's record in the scene (name
   // included) and the picker's object record, leaf copy, build record and
   // nodes.
   static constexpr std::uint64_t kMemoryPerVertex = 24;
