@@ -54,21 +54,19 @@ void slot_keys(const WideNodeOf<W>& node, const glm::vec3& pf, float* out) {
 }
 
 // A mesh's triangles' boxes in its tree's entry order, for the keys of a
-// leaf's triangles: six rows (min x, y, z, max x, y, z) of `stride`
-// floats, entry e at [row * stride + e], each box the exact box of the
+// leaf's triangles: six rows (min x, y, z, max x, y, z) of stride()
+// floats, entry e at [row * stride() + e], each box the exact box of the
 // triangle's three float vertices. The rows have three entries of padding
 // past the last triangle, so that four consecutive entries from any one
 // of them can be read at once.
 struct TriangleBoxes {
   std::vector<float> rows;
-  std::size_t stride = 0;
 
+  std::size_t stride() const { return rows.size() / 6; }
   template <class Verts>
   void assign(const Verts& verts) {
-    // stride set once the rows exist (an allocation that throws leaves
-    // both as they were).
     rows.assign(6 * (verts.size() + 3), 0.0f);
-    stride = verts.size() + 3;
+    const std::size_t stride = this->stride();
     for (std::size_t e = 0; e < verts.size(); ++e) {
       const auto& v = verts[e];
       for (int a = 0; a < 3; ++a) {
@@ -86,7 +84,7 @@ struct TriangleBoxes {
 inline unsigned triangle_keys_within(const TriangleBoxes& boxes, std::size_t e,
                                      const glm::vec3& pf, float threshold) {
   const float* row = boxes.rows.data() + e;
-  const std::size_t stride = boxes.stride;
+  const std::size_t stride = boxes.stride();
 #if RAYPICK_WIDE_SSE
   __m128 sum = _mm_setzero_ps();
   for (int a = 0; a < 3; ++a) {

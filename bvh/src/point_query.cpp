@@ -18,7 +18,6 @@
 #include <numbers>
 #include <queue>
 #include <span>
-#include <type_traits>
 #include <vector>
 
 namespace raypick {
@@ -188,6 +187,12 @@ struct PlacedBound {
     const double r = std::sqrt(best_d2) + margin;
     return float_up(r * r);
   }
+  // Triangles e .. e + 3 of a leaf: all kept. A key here would place each
+  // triangle's box in the world in double, about half of what measuring
+  // the triangle costs, to prune about half of them: no gain.
+  unsigned triangles_within(const point_keys::TriangleBoxes&, std::size_t, float) const {
+    return 0xFu;
+  }
 };
 
 // Lower bounds of the world distance measured in the mesh's own frame, far
@@ -297,6 +302,12 @@ struct LocalBound {
     if (best_d2 < 0.0) return -std::numeric_limits<float>::infinity();
     const double world = std::sqrt(best_d2) * (1.0 + 0x1p-30) + world_slack;
     return point.threshold(world / sigma + q_slack);
+  }
+  // Triangles e .. e + 3 of a leaf whose own boxes' keys are within
+  // `limit` (a threshold()), a bit each: keys() on the triangles' boxes.
+  unsigned triangles_within(const point_keys::TriangleBoxes& boxes, std::size_t e,
+                            float limit) const {
+    return point_keys::triangle_keys_within(boxes, e, point.pf, limit);
   }
 };
 
@@ -680,11 +691,12 @@ PointHit PickerCore::closest_point(const glm::dvec3& p, const QueryOptions& opti
     // Nearest-first over the mesh's tree, by lower bounds of the world
     // distance to each local box.
     walk_mesh_slots(place, mesh.bounds, p, [&](const auto& bound) {
-      // In the mesh's frame, a leaf's triangles first meet the keys of
-      // their own boxes, four at a time: each measured only within the
-      // best distance's threshold (inclusive, for ties), recomputed when
-      // the best changes (a lane tested against an older, larger one is
-      // measured for nothing, never skipped wrongly).
+      // A leaf's triangles first meet the keys of their own boxes, four
+      // at a time (in the mesh's frame; placed in the world, none):
+      // each measured only within the best distance's threshold
+      // (inclusive, for ties), recomputed when the best changes (a lane
+      // tested against an older, larger one is measured for nothing,
+      // never skipped wrongly).
       double seen = std::numeric_limits<double>::quiet_NaN();
       float limit = 0.0f;
       best_first(mesh.bvh.nodes(), bound, [&] { return best.d2; },
@@ -692,18 +704,14 @@ PointHit PickerCore::closest_point(const glm::dvec3& p, const QueryOptions& opti
                    const std::uint32_t end = first + count;
                    for (std::uint32_t e = first; e < end; e += 4) {
                      unsigned lanes = end - e >= 4 ? 0xFu : (1u << (end - e)) - 1u;
-                     if constexpr (std::is_same_v<std::remove_cvref_t<decltype(bound)>,
-                                                  LocalBound>) {
-                       // A single triangle lies in its slot's (padded)
-                       // box, whose key was just tested.
-                       if (count >= 2) {
-                         if (!(best.d2 == seen)) {
-                           seen = best.d2;
-                           limit = bound.threshold(seen);
-                         }
-                         lanes &= point_keys::triangle_keys_within(mesh.tri_boxes, e,
-                                                                   bound.point.pf, limit);
+                     // A single triangle lies in its slot's (padded) box,
+                     // whose key was just tested.
+                     if (count >= 2) {
+                       if (!(best.d2 == seen)) {
+                         seen = best.d2;
+                         limit = bound.threshold(seen);
                        }
+                       lanes &= bound.triangles_within(mesh.tri_boxes, e, limit);
                      }
                      for (; lanes != 0; lanes &= lanes - 1) {
                        const std::uint32_t t = e + std::uint32_t(std::countr_zero(lanes));

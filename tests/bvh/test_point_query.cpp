@@ -394,7 +394,7 @@ TEST_CASE("a leaf's triangle keys are the slot keys of the triangles' own boxes,
     }
     point_keys::TriangleBoxes boxes;
     boxes.assign(verts);
-    REQUIRE(boxes.stride == verts.size() + 3);
+    REQUIRE(boxes.stride() == verts.size() + 3);
     const glm::dvec3 p{scale * 1.5 * u(rng), scale * 1.5 * u(rng), scale * 1.5 * u(rng)};
     const point_keys::RoundedPoint rounded(p);
     for (std::size_t e = 0; e < verts.size(); ++e) {
@@ -403,7 +403,7 @@ TEST_CASE("a leaf's triangle keys are the slot keys of the triangles' own boxes,
       for (int k = 0; k < WideNode::kWidth; ++k) {
         for (int row = 0; row < 6; ++row) {
           node.bounds[row][k] =
-              k < 4 ? boxes.rows[std::size_t(row) * boxes.stride + e + std::size_t(k)] : 0.0f;
+              k < 4 ? boxes.rows[std::size_t(row) * boxes.stride() + e + std::size_t(k)] : 0.0f;
         }
       }
       alignas(16) float key[WideNode::kWidth];
