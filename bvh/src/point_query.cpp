@@ -1,6 +1,7 @@
 // Point queries: the object nearest to a point (Picker::closest_point).
 #include "picker_impl.h"
 #include "point_keys.h"
+#include "triangle_points.h"
 
 #include "raypick/core/assert.h"
 #include "raypick/core/closest_point.h"
@@ -643,6 +644,7 @@ PointHit PickerCore::closest_point(const glm::dvec3& p, const QueryOptions& opti
   best.d2 = max_distance * max_distance;  // +inf stays +inf
   if (with_top([](const auto& top) { return top.empty(); })) return best.hit;
 
+  const triangle_points::Measure4 measure4 = triangle_points::measure4_for(avx2());
   // One object: its OBB or its triangles, in world space.
   // shared: the entry shares its leaf slot's box with others, so its own
   // box may be farther.
@@ -663,13 +665,24 @@ PointHit PickerCore::closest_point(const glm::dvec3& p, const QueryOptions& opti
         return;
       }
       // Outside: the nearest point of the box's surface, its 12 triangles
-      // (box_mesh's faces) placed in the world.
+      // (box_mesh's faces) placed in the world, four at a time, taken in
+      // their order (the first of equal distances wins).
       glm::dvec3 corner[8];
       for (int i = 0; i < 8; ++i) corner[i] = place.apply(box_corner(local, i));
-      for (const glm::uvec3& t : box_triangles()) {
-        const TrianglePoint tp = closest_point_on_triangle(p, corner[t.x], corner[t.y], corner[t.z]);
-        if (best.better(tp.distance2, leaf.object, kInvalidId)) {
-          best.take(tp.distance2, leaf.object, TrianglePoint{tp.point, 0.0, 0.0, 0.0}, kInvalidId);
+      const std::span<const glm::uvec3, 12> faces = box_triangles();
+      for (std::size_t g = 0; g < faces.size(); g += 4) {
+        triangle_points::Corners4 tris;
+        for (int l = 0; l < 4; ++l) {
+          const glm::uvec3& t = faces[g + std::size_t(l)];
+          tris.set(l, corner[t.x], corner[t.y], corner[t.z]);
+        }
+        triangle_points::Nearest4 near;
+        measure4.nearest(p, tris, near);
+        for (int l = 0; l < 4; ++l) {
+          if (best.better(near.d2[l], leaf.object, kInvalidId)) {
+            best.take(near.d2[l], leaf.object, TrianglePoint{near.lane(l).point, 0.0, 0.0, 0.0},
+                      kInvalidId);
+          }
         }
       }
       return;
@@ -713,10 +726,30 @@ PointHit PickerCore::closest_point(const glm::dvec3& p, const QueryOptions& opti
                        }
                        lanes &= bound.triangles_within(mesh.tri_boxes, e, limit);
                      }
-                     for (; lanes != 0; lanes &= lanes - 1) {
+                     if (lanes == 0) continue;
+                     if ((lanes & (lanes - 1)) == 0) {
                        const std::uint32_t t = e + std::uint32_t(std::countr_zero(lanes));
                        const auto& v = mesh.verts[t];
                        visit_triangle(mesh.bvh.prim_id(t), v[0], v[1], v[2]);
+                       continue;
+                     }
+                     // Two or more: four at a time (a lane left out
+                     // measures a copy of the first kept one, unread).
+                     triangle_points::Floats4 tris;
+                     const int first_lane = std::countr_zero(lanes);
+                     for (int l = 0; l < 4; ++l) {
+                       const int from = (lanes >> l) & 1u ? l : first_lane;
+                       const auto& v = mesh.verts[e + std::uint32_t(from)];
+                       tris.set(l, v[0], v[1], v[2]);
+                     }
+                     triangle_points::Nearest4 near;
+                     measure4.place_nearest(p, place.linear, place.origin, tris, near);
+                     for (; lanes != 0; lanes &= lanes - 1) {
+                       const int l = std::countr_zero(lanes);
+                       const std::uint32_t tri = mesh.bvh.prim_id(e + std::uint32_t(l));
+                       if (best.better(near.d2[l], leaf.object, tri)) {
+                         best.take(near.d2[l], leaf.object, near.lane(l), tri);
+                       }
                      }
                    }
                  });

@@ -1,7 +1,9 @@
 // Picker::closest_point against brute force in double.
 #include "test_util.h"
 
+#include "compiler.h"
 #include "point_keys.h"
+#include "triangle_points.h"
 #include "raypick/bvh/picker.h"
 #include "raypick/core/closest_point.h"
 #include "scene_gen.h"
@@ -13,6 +15,7 @@
 #include <array>
 #include <bit>
 #include <cmath>
+#include <cstring>
 #include <numbers>
 #include <random>
 #include <tuple>
@@ -138,6 +141,11 @@ TEST_CASE("closest_point equals brute force in double, both modes, random scenes
     PickerConfig singles = config;
     singles.mesh.leaf_block = 1;
     const Picker picker1(scene, singles);
+    // The SSE2 measures (four triangles at a time, triangle_points.h)
+    // where the default runs AVX2's.
+    PickerConfig sse2 = config;
+    sse2.isa = Isa::kSse2;
+    const Picker picker_sse2(scene, sse2);
     const Aabb bounds = world_bounds(scene);
     std::mt19937_64 rng(seed + 10);
     std::uniform_real_distribution<double> u(0.0, 1.0);
@@ -166,9 +174,12 @@ TEST_CASE("closest_point equals brute force in double, both modes, random scenes
         REQUIRE(got.hit() == want.hit());
         const PointHit got1 = picker1.closest_point(p, QueryOptions{mode}, max_d);
         REQUIRE(got1.hit() == want.hit());
+        const PointHit got_sse2 = picker_sse2.closest_point(p, QueryOptions{mode}, max_d);
+        REQUIRE(got_sse2.hit() == want.hit());
         if (!want.hit()) continue;
         check_same(got, want);
         check_same(got1, want);
+        check_same(got_sse2, want);
         inside += want.distance == 0.0;
       }
       if (mode == PickMode::kObb) CHECK(inside > 20);  // points inside boxes were tested
@@ -430,6 +441,110 @@ TEST_CASE("a leaf's triangle keys are the slot keys of the triangles' own boxes,
   }
   CHECK(kept > 1000);
   CHECK(pruned > 1000);
+}
+
+// The point queries' four-at-a-time measures this build and CPU run, by
+// name: the scalar loop, SSE2, and AVX2 where the CPU has it.
+std::vector<std::pair<const char*, triangle_points::Measure4>> measures4() {
+  std::vector<std::pair<const char*, triangle_points::Measure4>> out{
+      {"scalar", {triangle_points::nearest4_scalar, triangle_points::place_nearest4_scalar}}};
+#if RAYPICK_WIDE_SSE
+  out.push_back({"sse2", {triangle_points::nearest4_sse2, triangle_points::place_nearest4_sse2}});
+#endif
+#if RAYPICK_PACKET_AVX
+  if (compiler::cpu_has_avx2()) {
+    out.push_back({"avx2", {triangle_points::nearest4_avx2, triangle_points::place_nearest4_avx2}});
+  }
+#endif
+  return out;
+}
+
+bool same_bits(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+
+TEST_CASE("four triangles' nearest points at a time are closest_point_on_triangle's, bit for bit") {
+  // triangle_points.h picks each lane's Voronoi region by masks instead of
+  // branches: every region (the three corners, the three edges, the
+  // face), degenerate triangles (collinear, coincident corners: the scalar
+  // code's fallback) and points on corners and edges, at every scale, must
+  // give closest_point_on_triangle's point, u, v and squared distance to
+  // the bit, -0.0 included, on every instruction set; and placing float
+  // corners by a matrix must equal glm's product plus the origin.
+  const auto measures = measures4();
+  std::mt19937_64 rng(29);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  std::array<std::size_t, 8> regions{};  // a, b, c, ab, ac, bc, face, degenerate
+  for (int round = 0; round < 4000; ++round) {
+    const double scale = std::ldexp(1.0, int(rng() % 121) - 60);
+    const glm::dmat3 m{{u(rng), u(rng), u(rng)}, {u(rng), u(rng), u(rng)}, {u(rng), u(rng), u(rng)}};
+    const glm::dvec3 o{scale * 100 * u(rng), scale * 100 * u(rng), scale * 100 * u(rng)};
+    triangle_points::Floats4 floats;
+    triangle_points::Corners4 corners;
+    std::array<std::array<glm::dvec3, 3>, 4> placed;
+    for (int lane = 0; lane < 4; ++lane) {
+      auto random_vertex = [&] {
+        return glm::vec3(float(scale * u(rng)), float(scale * u(rng)), float(scale * u(rng)));
+      };
+      glm::vec3 a = random_vertex(), b = random_vertex(), c = random_vertex();
+      switch (rng() % 8) {
+        case 0: c = a + 0.5f * (b - a); break;  // collinear
+        case 1: b = a; break;                   // two corners in one
+        case 2: b = a; c = a; break;            // a point
+        default: break;
+      }
+      floats.set(lane, a, b, c);
+      for (int k = 0; k < 3; ++k) {
+        placed[std::size_t(lane)][std::size_t(k)] = m * glm::dvec3(k == 0 ? a : k == 1 ? b : c) + o;
+      }
+      corners.set(lane, placed[std::size_t(lane)][0], placed[std::size_t(lane)][1],
+                  placed[std::size_t(lane)][2]);
+    }
+    // A point anywhere near, or exactly on a corner or edge of lane 0.
+    glm::dvec3 p = o + glm::dvec3(scale * 2 * u(rng), scale * 2 * u(rng), scale * 2 * u(rng));
+    if (round % 5 == 1) p = placed[0][round % 3];
+    if (round % 5 == 2) p = placed[0][0] + 0.25 * (placed[0][1] - placed[0][0]);
+    triangle_points::Nearest4 want{};
+    for (int lane = 0; lane < 4; ++lane) {
+      const auto& t = placed[std::size_t(lane)];
+      const TrianglePoint tp = closest_point_on_triangle(p, t[0], t[1], t[2]);
+      for (int k = 0; k < 3; ++k) want.point[k][lane] = tp.point[k];
+      want.u[lane] = tp.u;
+      want.v[lane] = tp.v;
+      want.d2[lane] = tp.distance2;
+      const double area2 = glm::length(glm::cross(t[1] - t[0], t[2] - t[0]));
+      const std::size_t region = !(area2 > 0.0)        ? 7
+                                 : tp.u == 0 && tp.v == 0 ? 0
+                                 : tp.u == 1             ? 1
+                                 : tp.v == 1             ? 2
+                                 : tp.v == 0             ? 3
+                                 : tp.u == 0             ? 4
+                                 : tp.u + tp.v == 1      ? 5
+                                                         : 6;
+      ++regions[region];
+    }
+    for (const auto& [name, measure] : measures) {
+      CAPTURE(name);
+      CAPTURE(round);
+      for (int placed_here = 0; placed_here < 2; ++placed_here) {
+        triangle_points::Nearest4 got{};
+        if (placed_here) {
+          measure.place_nearest(p, m, o, floats, got);
+        } else {
+          measure.nearest(p, corners, got);
+        }
+        for (int lane = 0; lane < 4; ++lane) {
+          CAPTURE(lane);
+          for (int k = 0; k < 3; ++k) REQUIRE(same_bits(got.point[k][lane], want.point[k][lane]));
+          REQUIRE(same_bits(got.u[lane], want.u[lane]));
+          REQUIRE(same_bits(got.v[lane], want.v[lane]));
+          REQUIRE(same_bits(got.d2[lane], want.d2[lane]));
+        }
+      }
+    }
+  }
+  for (std::size_t r = 0; r < regions.size(); ++r) {
+    CAPTURE(r);
+    CHECK(regions[r] > 100);
+  }
 }
 
 TEST_CASE("closest_point in a mesh's frame is exact where the keys' squares are subnormal floats") {
