@@ -395,7 +395,6 @@ void best_first(std::span<const Node> nodes, const Bound& bound, BestD2&& best_d
   constexpr std::size_t kStack = std::size_t(wide_detail::kStackSizeOf<kWidth>);
   Open stack[kStack];
   std::size_t top = 0;
-  stack[top++] = {0.0f, 0, 0};
   // The threshold, recomputed when the best distance changes.
   double seen = std::numeric_limits<double>::quiet_NaN();
   float threshold = 0.0f;
@@ -407,48 +406,15 @@ void best_first(std::span<const Node> nodes, const Bound& bound, BestD2&& best_d
     }
     return threshold;
   };
-  // First down the nearest slots to a leaf, whose measure usually gives
-  // the walk below a finite best distance from its start (not where masks
-  // or a bound on the distance leave it out), so that it pushes only the
-  // slots within it; that leaf is not measured again.
-  std::uint32_t first_leaf = Node::kInvalidSlot;
-  for (std::uint32_t index = 0;;) {
-    const Node& node = nodes[index];
-    alignas(16) float key[kWidth];
-    bound.keys(node, key);
-    unsigned within = slots_within(node, key, current());
-    if (within == 0) break;
-    int nearest = std::countr_zero(within);
-    for (within &= within - 1; within != 0; within &= within - 1) {
-      const int s = std::countr_zero(within);
-      if (key[s] < key[nearest]) nearest = s;
-    }
-    if (node.count[nearest] != 0) {
-      first_leaf = node.child[nearest];
-      leaf(first_leaf, node.count[nearest]);
-      break;
-    }
-    index = node.child[nearest];
-  }
-  while (top > 0) {
-    const Open item = stack[--top];
-    if (item.key > current()) continue;
-    if (item.count != 0) {
-      if (item.index != first_leaf) leaf(item.index, item.count);
-      continue;
-    }
-    const Node& node = nodes[item.index];
-    alignas(16) float key[kWidth];
-    bound.keys(node, key);
-    unsigned within = slots_within(node, key, current());
-    if (within == 0) continue;
+  // Pushes a node's slots `within` (their keys in `key`), the nearest on
+  // top so that it is popped first.
+  const auto push = [&](const Node& node, const float* key, unsigned within) {
     static_assert(kWidth <= wide_detail::kStackSizeOf<kWidth>);
     RAYPICK_ASSERT(top + std::size_t(kWidth) <= kStack, "point query stack overflow");
     if constexpr (Bound::kSorted) {
-      // The kept slots sorted by key, farthest first, so that the nearest
-      // is popped first: each slot's place is the number of kept slots
-      // farther than it (or as far and before it), by SIMD compares, no
-      // branch on the keys.
+      // The kept slots sorted by key, farthest first: each slot's place is
+      // the number of kept slots farther than it (or as far and before
+      // it), by SIMD compares, no branch on the keys.
       const unsigned kept = within;
       const int n = bit_count(kept);
       for (; within != 0; within &= within - 1) {
@@ -460,9 +426,9 @@ void best_first(std::span<const Node> nodes, const Bound& bound, BestD2&& best_d
       }
       top += std::size_t(n);
     } else {
-      // The kept slots pushed in slot order, the nearest swapped to the top
-      // so that it is popped first; the others wait unsorted (by the time
-      // they are popped, the best distance has usually pruned them).
+      // In slot order, the nearest swapped to the top; the others wait
+      // unsorted (by the time they are popped, the best distance has
+      // usually pruned them).
       std::size_t nearest = top;
       float nearest_key = std::numeric_limits<float>::infinity();
       for (; within != 0; within &= within - 1) {
@@ -475,6 +441,58 @@ void best_first(std::span<const Node> nodes, const Bound& bound, BestD2&& best_d
       }
       std::swap(stack[nearest], stack[top - 1]);
     }
+  };
+  // First down the nearest slots to a leaf, whose measure usually gives
+  // the rest of the walk a finite best distance (not where masks or a
+  // bound on the distance leave it out). The nodes on the way keep their
+  // keys; then, from the root down, each pushes its other slots within
+  // that distance, so the first leaf's siblings are popped first and no
+  // node is visited twice.
+  struct Step {
+    alignas(16) float key[kWidth];
+    std::uint32_t index;
+    int taken;  // the slot the descent took
+  };
+  Step path[kBvhMaxDepth + 1];
+  int depth = 0;
+  for (std::uint32_t index = 0;;) {
+    RAYPICK_ASSERT(depth <= kBvhMaxDepth, "point query path too deep");
+    Step& step = path[depth];
+    const Node& node = nodes[index];
+    bound.keys(node, step.key);
+    unsigned within = slots_within(node, step.key, current());
+    if (within == 0) break;
+    int nearest = std::countr_zero(within);
+    for (within &= within - 1; within != 0; within &= within - 1) {
+      const int s = std::countr_zero(within);
+      if (step.key[s] < step.key[nearest]) nearest = s;
+    }
+    step.index = index;
+    step.taken = nearest;
+    ++depth;
+    if (node.count[nearest] != 0) {
+      leaf(node.child[nearest], node.count[nearest]);
+      break;
+    }
+    index = node.child[nearest];
+  }
+  for (int d = 0; d < depth; ++d) {
+    const Node& node = nodes[path[d].index];
+    const unsigned within = slots_within(node, path[d].key, current()) & ~(1u << path[d].taken);
+    if (within != 0) push(node, path[d].key, within);
+  }
+  while (top > 0) {
+    const Open item = stack[--top];
+    if (item.key > current()) continue;
+    if (item.count != 0) {
+      leaf(item.index, item.count);
+      continue;
+    }
+    const Node& node = nodes[item.index];
+    alignas(16) float key[kWidth];
+    bound.keys(node, key);
+    const unsigned within = slots_within(node, key, current());
+    if (within != 0) push(node, key, within);
   }
 }
 
