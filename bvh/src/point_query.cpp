@@ -696,7 +696,9 @@ PointHit PickerCore::closest_point(const glm::dvec3& p, const QueryOptions& opti
         }
         triangle_points::Nearest4 near;
         measure4.nearest(p, tris, near);
-        for (int l = 0; l < 4; ++l) {
+        // Only lanes as near as the best so far can take it.
+        for (unsigned lanes = near.within(best.d2); lanes != 0; lanes &= lanes - 1) {
+          const int l = std::countr_zero(lanes);
           if (best.better(near.d2[l], leaf.object, kInvalidId)) {
             best.take(near.d2[l], leaf.object, TrianglePoint{near.lane(l).point, 0.0, 0.0, 0.0},
                       kInvalidId);
@@ -762,7 +764,7 @@ PointHit PickerCore::closest_point(const glm::dvec3& p, const QueryOptions& opti
                      }
                      triangle_points::Nearest4 near;
                      measure4.place_nearest(p, place.linear, place.origin, tris, near);
-                     for (; lanes != 0; lanes &= lanes - 1) {
+                     for (lanes &= near.within(best.d2); lanes != 0; lanes &= lanes - 1) {
                        const int l = std::countr_zero(lanes);
                        const std::uint32_t tri = mesh.bvh.prim_id(e + std::uint32_t(l));
                        if (best.better(near.d2[l], leaf.object, tri)) {

@@ -60,6 +60,12 @@ struct Nearest4 {
   alignas(32) double v[4];
   alignas(32) double d2[4];
 
+  // A bit per lane whose squared distance is at most `limit` (not NaN).
+  unsigned within(double limit) const {
+    return unsigned(d2[0] <= limit) | unsigned(d2[1] <= limit) << 1 |
+           unsigned(d2[2] <= limit) << 2 | unsigned(d2[3] <= limit) << 3;
+  }
+
   TrianglePoint lane(int i) const {
     return TrianglePoint{{point[0][i], point[1][i], point[2][i]}, u[i], v[i], d2[i]};
   }
