@@ -685,17 +685,9 @@ PointHit PickerCore::closest_point(const glm::dvec3& p, const QueryOptions& opti
       // Outside: the nearest point of the box's surface, its 12 triangles
       // (box_mesh's faces) placed in the world, four at a time, taken in
       // their order (the first of equal distances wins).
-      glm::dvec3 corner[8];
-      for (int i = 0; i < 8; ++i) corner[i] = place.apply(box_corner(local, i));
-      const std::span<const glm::uvec3, 12> faces = box_triangles();
-      for (std::size_t g = 0; g < faces.size(); g += 4) {
-        triangle_points::Corners4 tris;
-        for (int l = 0; l < 4; ++l) {
-          const glm::uvec3& t = faces[g + std::size_t(l)];
-          tris.set(l, corner[t.x], corner[t.y], corner[t.z]);
-        }
-        triangle_points::Nearest4 near;
-        measure4.nearest(p, tris, near);
+      triangle_points::Nearest4 faces[3];
+      measure4.box(p, place.linear, place.origin, local, faces);
+      for (const triangle_points::Nearest4& near : faces) {
         // Only lanes as near as the best so far can take it.
         for (unsigned lanes = near.within(best.d2); lanes != 0; lanes &= lanes - 1) {
           const int l = std::countr_zero(lanes);

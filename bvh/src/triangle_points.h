@@ -7,6 +7,7 @@
 #include "compiler.h"
 
 #include "raypick/core/closest_point.h"
+#include "raypick/core/scene.h"
 
 #include <glm/ext/matrix_double3x3.hpp>
 #include <glm/ext/vector_double3.hpp>
@@ -14,6 +15,7 @@
 
 #include <bit>
 #include <cstdint>
+#include <span>
 
 // See wide_packets.h: the AVX2 policy's vector functions run only inlined
 // into a function of their own target (nearest4_avx2).
@@ -255,6 +257,41 @@ RAYPICK_GEOMETRY_INLINE void place_nearest4(const glm::dvec3& p, const glm::dmat
   nearest4<L>(p, t, out);
 }
 
+// The 12 triangles of the box `local` (box_triangles(), corners by
+// box_corner()) placed by (m, o): its 8 corners placed four at a time,
+// then the triangles measured in three groups of four, in their order.
+template <class L>
+RAYPICK_GEOMETRY_INLINE void box_nearest12(const glm::dvec3& p, const glm::dmat3& m,
+                                           const glm::dvec3& o, const Aabb& local,
+                                           Nearest4 (&out)[3]) {
+  // Corners 0-3 and 4-7 (box_corner: bit 0 x, bit 1 y, bit 2 z).
+  alignas(16) float in[2][3][4];
+  for (int h = 0; h < 2; ++h) {
+    for (int i = 0; i < 4; ++i) {
+      const int c = 4 * h + i;
+      in[h][0][i] = (c & 1) ? local.max.x : local.min.x;
+      in[h][1][i] = (c & 2) ? local.max.y : local.min.y;
+      in[h][2][i] = (c & 4) ? local.max.z : local.min.z;
+    }
+  }
+  alignas(32) double corner[2][3][4];
+  place4<L>(m, o, in[0], corner[0]);
+  place4<L>(m, o, in[1], corner[1]);
+  const std::span<const glm::uvec3, 12> faces = box_triangles();
+  for (int g = 0; g < 3; ++g) {
+    Corners4 t;
+    for (int l = 0; l < 4; ++l) {
+      const glm::uvec3& f = faces[std::size_t(4 * g + l)];
+      for (int k = 0; k < 3; ++k) {
+        t.a[k][l] = corner[f.x >> 2][k][f.x & 3];
+        t.b[k][l] = corner[f.y >> 2][k][f.y & 3];
+        t.c[k][l] = corner[f.z >> 2][k][f.z & 3];
+      }
+    }
+    nearest4<L>(p, t, out[g]);
+  }
+}
+
 // Each lane by the scalar code: for builds without SSE2.
 inline void nearest4_scalar(const glm::dvec3& p, const Corners4& t, Nearest4& out) {
   for (int i = 0; i < 4; ++i) measure_lane(p, t, i, out);
@@ -272,6 +309,21 @@ inline void place_nearest4_scalar(const glm::dvec3& p, const glm::dmat3& m, cons
   nearest4_scalar(p, t, out);
 }
 
+inline void box_nearest12_scalar(const glm::dvec3& p, const glm::dmat3& m, const glm::dvec3& o,
+                                 const Aabb& local, Nearest4 (&out)[3]) {
+  glm::dvec3 corner[8];
+  for (int i = 0; i < 8; ++i) corner[i] = m * glm::dvec3(box_corner(local, i)) + o;
+  const std::span<const glm::uvec3, 12> faces = box_triangles();
+  for (int g = 0; g < 3; ++g) {
+    Corners4 t;
+    for (int l = 0; l < 4; ++l) {
+      const glm::uvec3& f = faces[std::size_t(4 * g + l)];
+      t.set(l, corner[f.x], corner[f.y], corner[f.z]);
+    }
+    nearest4_scalar(p, t, out[g]);
+  }
+}
+
 #if RAYPICK_WIDE_SSE
 inline void nearest4_sse2(const glm::dvec3& p, const Corners4& t, Nearest4& out) {
   nearest4<DoublesSse2>(p, t, out);
@@ -279,6 +331,10 @@ inline void nearest4_sse2(const glm::dvec3& p, const Corners4& t, Nearest4& out)
 inline void place_nearest4_sse2(const glm::dvec3& p, const glm::dmat3& m, const glm::dvec3& o,
                                 const Floats4& f, Nearest4& out) {
   place_nearest4<DoublesSse2>(p, m, o, f, out);
+}
+inline void box_nearest12_sse2(const glm::dvec3& p, const glm::dmat3& m, const glm::dvec3& o,
+                               const Aabb& local, Nearest4 (&out)[3]) {
+  box_nearest12<DoublesSse2>(p, m, o, local, out);
 }
 #endif
 #if RAYPICK_PACKET_AVX
@@ -291,6 +347,11 @@ RAYPICK_TARGET_AVX2 inline void place_nearest4_avx2(const glm::dvec3& p, const g
                                                     Nearest4& out) {
   place_nearest4<DoublesAvx2>(p, m, o, f, out);
 }
+RAYPICK_TARGET_AVX2 inline void box_nearest12_avx2(const glm::dvec3& p, const glm::dmat3& m,
+                                                   const glm::dvec3& o, const Aabb& local,
+                                                   Nearest4 (&out)[3]) {
+  box_nearest12<DoublesAvx2>(p, m, o, local, out);
+}
 #endif
 
 // The measures of one instruction set.
@@ -298,19 +359,21 @@ struct Measure4 {
   void (*nearest)(const glm::dvec3&, const Corners4&, Nearest4&);
   void (*place_nearest)(const glm::dvec3&, const glm::dmat3&, const glm::dvec3&, const Floats4&,
                         Nearest4&);
+  void (*box)(const glm::dvec3&, const glm::dmat3&, const glm::dvec3&, const Aabb&,
+              Nearest4 (&)[3]);
 };
 
 // The widest this build and CPU run, AVX2 only where `avx2` (the picker's
 // Isa allows it and the CPU has it). All give the same bits.
 inline Measure4 measure4_for(bool avx2) {
 #if RAYPICK_PACKET_AVX
-  if (avx2) return {nearest4_avx2, place_nearest4_avx2};
+  if (avx2) return {nearest4_avx2, place_nearest4_avx2, box_nearest12_avx2};
 #endif
   (void)avx2;
 #if RAYPICK_WIDE_SSE
-  return {nearest4_sse2, place_nearest4_sse2};
+  return {nearest4_sse2, place_nearest4_sse2, box_nearest12_sse2};
 #else
-  return {nearest4_scalar, place_nearest4_scalar};
+  return {nearest4_scalar, place_nearest4_scalar, box_nearest12_scalar};
 #endif
 }
 

@@ -447,13 +447,19 @@ TEST_CASE("a leaf's triangle keys are the slot keys of the triangles' own boxes,
 // name: the scalar loop, SSE2, and AVX2 where the CPU has it.
 std::vector<std::pair<const char*, triangle_points::Measure4>> measures4() {
   std::vector<std::pair<const char*, triangle_points::Measure4>> out{
-      {"scalar", {triangle_points::nearest4_scalar, triangle_points::place_nearest4_scalar}}};
+      {"scalar",
+       {triangle_points::nearest4_scalar, triangle_points::place_nearest4_scalar,
+        triangle_points::box_nearest12_scalar}}};
 #if RAYPICK_WIDE_SSE
-  out.push_back({"sse2", {triangle_points::nearest4_sse2, triangle_points::place_nearest4_sse2}});
+  out.push_back({"sse2",
+                 {triangle_points::nearest4_sse2, triangle_points::place_nearest4_sse2,
+                  triangle_points::box_nearest12_sse2}});
 #endif
 #if RAYPICK_PACKET_AVX
   if (compiler::cpu_has_avx2()) {
-    out.push_back({"avx2", {triangle_points::nearest4_avx2, triangle_points::place_nearest4_avx2}});
+    out.push_back({"avx2",
+                   {triangle_points::nearest4_avx2, triangle_points::place_nearest4_avx2,
+                    triangle_points::box_nearest12_avx2}});
   }
 #endif
   return out;
@@ -544,6 +550,48 @@ TEST_CASE("four triangles' nearest points at a time are closest_point_on_triangl
   for (std::size_t r = 0; r < regions.size(); ++r) {
     CAPTURE(r);
     CHECK(regions[r] > 100);
+  }
+}
+
+TEST_CASE("a box's 12 faces measured four at a time are closest_point_on_triangle's, bit for bit") {
+  // triangle_points::box_nearest12 places the box's corners four at a time
+  // and measures box_triangles() in three groups: each lane must be the
+  // scalar code's on the corners m * box_corner(i) + o, on boxes flat on
+  // an axis too, from points around, on corners and inside.
+  const auto measures = measures4();
+  std::mt19937_64 rng(31);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  for (int round = 0; round < 3000; ++round) {
+    const double scale = std::ldexp(1.0, int(rng() % 81) - 40);
+    const glm::dmat3 m{{u(rng), u(rng), u(rng)}, {u(rng), u(rng), u(rng)}, {u(rng), u(rng), u(rng)}};
+    const glm::dvec3 o{scale * 10 * u(rng), scale * 10 * u(rng), scale * 10 * u(rng)};
+    Aabb local;
+    for (int a = 0; a < 3; ++a) {
+      const float x = float(scale * u(rng)), y = float(scale * u(rng));
+      local.min[a] = std::min(x, y);
+      local.max[a] = round % 4 == a ? local.min[a] : std::max(x, y);  // flat on axis a
+    }
+    std::array<glm::dvec3, 8> corner;
+    for (int i = 0; i < 8; ++i) corner[std::size_t(i)] = m * glm::dvec3(box_corner(local, i)) + o;
+    glm::dvec3 p = o + glm::dvec3(scale * 3 * u(rng), scale * 3 * u(rng), scale * 3 * u(rng));
+    if (round % 5 == 1) p = corner[std::size_t(round % 8)];
+    const auto faces = box_triangles();
+    for (const auto& [name, measure] : measures) {
+      CAPTURE(name);
+      CAPTURE(round);
+      triangle_points::Nearest4 got[3]{};
+      measure.box(p, m, o, local, got);
+      for (int f = 0; f < 12; ++f) {
+        CAPTURE(f);
+        const glm::uvec3& t = faces[std::size_t(f)];
+        const TrianglePoint want = closest_point_on_triangle(p, corner[t.x], corner[t.y], corner[t.z]);
+        const triangle_points::Nearest4& g = got[f / 4];
+        for (int k = 0; k < 3; ++k) REQUIRE(same_bits(g.point[k][f % 4], want.point[k]));
+        REQUIRE(same_bits(g.u[f % 4], want.u));
+        REQUIRE(same_bits(g.v[f % 4], want.v));
+        REQUIRE(same_bits(g.d2[f % 4], want.distance2));
+      }
+    }
   }
 }
 
