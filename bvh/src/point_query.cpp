@@ -362,6 +362,37 @@ unsigned compare_keys(const float* key, float k, bool equal) {
 #endif
 }
 
+// The slot of the smallest key among the slots `within` (not 0), the
+// lowest such slot where keys are equal.
+template <int W>
+int nearest_slot(const float* key, unsigned within) {
+#if RAYPICK_WIDE_SSE
+  // A lane mask per 4-bit group of `within`.
+  alignas(16) static constexpr std::uint32_t kLanes[16][4] = {
+      {0, 0, 0, 0}, {~0u, 0, 0, 0}, {0, ~0u, 0, 0}, {~0u, ~0u, 0, 0},
+      {0, 0, ~0u, 0}, {~0u, 0, ~0u, 0}, {0, ~0u, ~0u, 0}, {~0u, ~0u, ~0u, 0},
+      {0, 0, 0, ~0u}, {~0u, 0, 0, ~0u}, {0, ~0u, 0, ~0u}, {~0u, ~0u, 0, ~0u},
+      {0, 0, ~0u, ~0u}, {~0u, 0, ~0u, ~0u}, {0, ~0u, ~0u, ~0u}, {~0u, ~0u, ~0u, ~0u}};
+  const __m128 inf = _mm_set1_ps(std::numeric_limits<float>::infinity());
+  __m128 least = inf;
+  for (int h = 0; h < W; h += 4) {
+    const __m128 keep = _mm_load_ps(reinterpret_cast<const float*>(kLanes[(within >> h) & 0xFu]));
+    const __m128 row = _mm_load_ps(key + h);
+    least = _mm_min_ps(least, _mm_or_ps(_mm_and_ps(keep, row), _mm_andnot_ps(keep, inf)));
+  }
+  least = _mm_min_ps(least, _mm_shuffle_ps(least, least, _MM_SHUFFLE(1, 0, 3, 2)));
+  least = _mm_min_ps(least, _mm_shuffle_ps(least, least, _MM_SHUFFLE(2, 3, 0, 1)));
+  return std::countr_zero(compare_keys<W>(key, _mm_cvtss_f32(least), true) & within);
+#else
+  int nearest = std::countr_zero(within);
+  for (within &= within - 1; within != 0; within &= within - 1) {
+    const int s = std::countr_zero(within);
+    if (key[s] < key[nearest]) nearest = s;
+  }
+  return nearest;
+#endif
+}
+
 // The slots of `node` whose keys are at most `threshold`, a bit each.
 template <int W>
 unsigned slots_within(const WideNodeOf<W>& node, const float* key, float threshold) {
@@ -460,13 +491,9 @@ void best_first(std::span<const Node> nodes, const Bound& bound, BestD2&& best_d
     Step& step = path[depth];
     const Node& node = nodes[index];
     bound.keys(node, step.key);
-    unsigned within = slots_within(node, step.key, current());
+    const unsigned within = slots_within(node, step.key, current());
     if (within == 0) break;
-    int nearest = std::countr_zero(within);
-    for (within &= within - 1; within != 0; within &= within - 1) {
-      const int s = std::countr_zero(within);
-      if (step.key[s] < step.key[nearest]) nearest = s;
-    }
+    const int nearest = nearest_slot<kWidth>(step.key, within);
     step.index = index;
     step.taken = nearest;
     ++depth;
