@@ -527,7 +527,9 @@ TEST_CASE("four triangles' nearest points at a time are closest_point_on_triangl
                                                          : 6;
       ++regions[region];
     }
-    for (const auto& [name, measure] : measures) {
+    for (const auto& entry : measures) {
+      const char* name = entry.first;
+      const triangle_points::Measure4& measure = entry.second;
       CAPTURE(name);
       CAPTURE(round);
       for (int placed_here = 0; placed_here < 2; ++placed_here) {
@@ -576,7 +578,9 @@ TEST_CASE("a box's 12 faces measured four at a time are closest_point_on_triangl
     glm::dvec3 p = o + glm::dvec3(scale * 3 * u(rng), scale * 3 * u(rng), scale * 3 * u(rng));
     if (round % 5 == 1) p = corner[std::size_t(round % 8)];
     const auto faces = box_triangles();
-    for (const auto& [name, measure] : measures) {
+    for (const auto& entry : measures) {
+      const char* name = entry.first;
+      const triangle_points::Measure4& measure = entry.second;
       CAPTURE(name);
       CAPTURE(round);
       triangle_points::Nearest4 got[3]{};
