@@ -1,7 +1,11 @@
 // The point queries' measure, four triangles at a time: each triangle's
 // nearest point to p exactly as closest_point_on_triangle computes it (the
 // same operations in the same order, in double, no contraction), without
-// its branches. Private to the library.
+// its branches. Every lane divides, whatever its region: a lane that
+// needs no division may divide by zero or compute 0 / 0 and raise the
+// floating-point flags (the answers never read those lanes), which the
+// scalar code would not; a host that traps on them would stop here.
+// Private to the library.
 #pragma once
 
 #include "compiler.h"
@@ -14,6 +18,7 @@
 #include <glm/ext/vector_float3.hpp>
 
 #include <bit>
+#include <cfloat>
 #include <cstdint>
 #include <span>
 
@@ -23,6 +28,10 @@
 #pragma GCC diagnostic ignored "-Wpsabi"
 
 namespace raypick::triangle_points {
+
+// Bit for bit the scalar code only where it rounds each operation to
+// double, as SSE2 does (not x87's extended precision).
+static_assert(FLT_EVAL_METHOD == 0, "the scalar code must round each operation to its type");
 
 // Four triangles' corners in the world, a row of four per coordinate.
 struct Corners4 {

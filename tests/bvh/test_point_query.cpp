@@ -29,10 +29,13 @@ namespace {
 PointHit brute(const Scene& scene, const glm::dvec3& p, PickMode mode, double max_distance) {
   PointHit best;
   double best_d2 = max_distance * max_distance;
-  auto offer = [&](double d2, std::uint32_t object, std::uint32_t tri, const glm::dvec3& q) {
+  auto offer = [&](double d2, std::uint32_t object, std::uint32_t tri, const glm::dvec3& q,
+                   double u = 0.0, double v = 0.0) {
     // Nearer wins; at an equal distance the lower object, then triangle.
     // (C++20 tuples compare by <=>: a NaN d2 is unordered, never >=.)
     if (std::tuple(d2, object, tri) >= std::tuple(best_d2, best.object, best.triangle)) return;
+    best.u = u;
+    best.v = v;
     best_d2 = d2;
     best.object = object;
     best.triangle = tri;
@@ -50,7 +53,7 @@ PointHit brute(const Scene& scene, const glm::dvec3& p, PickMode mode, double ma
         const glm::uvec3& tr = mesh.triangles[k];
         const TrianglePoint tp = closest_point_on_triangle(
             p, place(mesh.positions[tr.x]), place(mesh.positions[tr.y]), place(mesh.positions[tr.z]));
-        offer(tp.distance2, id, k, tp.point);
+        offer(tp.distance2, id, k, tp.point, tp.u, tp.v);
       }
       continue;
     }
@@ -79,6 +82,9 @@ void check_same(const PointHit& got, const PointHit& want) {
   CHECK(got.triangle == want.triangle);
   CHECK(got.distance == want.distance);
   CHECK(got.point == want.point);
+  // The triangle's coordinates of the point (0 in obb mode).
+  CHECK(got.u == want.u);
+  CHECK(got.v == want.v);
 }
 
 // closest_point(p) with no bound against brute force: a hit, the same
@@ -470,10 +476,11 @@ bool same_bits(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; 
 TEST_CASE("four triangles' nearest points at a time are closest_point_on_triangle's, bit for bit") {
   // triangle_points.h picks each lane's Voronoi region by masks instead of
   // branches: every region (the three corners, the three edges, the
-  // face), degenerate triangles (collinear, coincident corners: the scalar
-  // code's fallback) and points on corners and edges, at every scale, must
-  // give closest_point_on_triangle's point, u, v and squared distance to
-  // the bit, -0.0 included, on every instruction set; and placing float
+  // face), degenerate triangles (collinear, any two corners or all three
+  // in one: the scalar code's fallback, or the region order alone
+  // deciding) and points on corners and edges, at every scale, must give
+  // closest_point_on_triangle's point, u, v and squared distance with the
+  // same bits (memcmp), on every instruction set; and placing float
   // corners by a matrix must equal glm's product plus the origin.
   const auto measures = measures4();
   std::mt19937_64 rng(29);
@@ -491,10 +498,12 @@ TEST_CASE("four triangles' nearest points at a time are closest_point_on_triangl
         return glm::vec3(float(scale * u(rng)), float(scale * u(rng)), float(scale * u(rng)));
       };
       glm::vec3 a = random_vertex(), b = random_vertex(), c = random_vertex();
-      switch (rng() % 8) {
+      switch (rng() % 12) {
         case 0: c = a + 0.5f * (b - a); break;  // collinear
         case 1: b = a; break;                   // two corners in one
-        case 2: b = a; c = a; break;            // a point
+        case 2: c = b; break;
+        case 3: c = a; break;
+        case 4: b = a; c = a; break;            // a point
         default: break;
       }
       floats.set(lane, a, b, c);
@@ -504,10 +513,15 @@ TEST_CASE("four triangles' nearest points at a time are closest_point_on_triangl
       corners.set(lane, placed[std::size_t(lane)][0], placed[std::size_t(lane)][1],
                   placed[std::size_t(lane)][2]);
     }
-    // A point anywhere near, or exactly on a corner or edge of lane 0.
+    // A point anywhere near, or exactly on a corner or a point of an edge
+    // (ab, ac, bc) of one of the lanes.
     glm::dvec3 p = o + glm::dvec3(scale * 2 * u(rng), scale * 2 * u(rng), scale * 2 * u(rng));
-    if (round % 5 == 1) p = placed[0][round % 3];
-    if (round % 5 == 2) p = placed[0][0] + 0.25 * (placed[0][1] - placed[0][0]);
+    const auto& on = placed[std::size_t(round / 5) % 4];
+    if (round % 5 == 1) p = on[std::size_t(round / 20) % 3];
+    if (round % 5 == 2) {
+      const std::size_t from = std::size_t(round / 20) % 3, to = (from + 1 + std::size_t(round / 60) % 2) % 3;
+      p = on[from] + 0.25 * (on[to] - on[from]);
+    }
     triangle_points::Nearest4 want{};
     for (int lane = 0; lane < 4; ++lane) {
       const auto& t = placed[std::size_t(lane)];

@@ -45,9 +45,10 @@ namespace raypick {
 class PickerCore;  // what a Picker holds: the library's own
 
 // The instruction set the traversal's node test runs on, and the point
-// queries' measure of triangles (two per instruction on kSse2, four on
-// kAvx2 and kAvx512). Answers are the same bit for bit on every one (the
-// tests force each); only speed differs.
+// queries' measure of triangles (two per instruction; four where AVX2 is
+// allowed, by any value but kSse2, and the CPU has it, in GCC builds).
+// Answers are the same bit for bit on every one (the tests force each);
+// only speed differs.
 enum class Isa : std::uint8_t {
   // kAvx512 for a top level of 20,000 objects or more where the CPU has
   // AVX-512 (measured even at 10,000 boxes, 11-16% faster at 30,000; the
