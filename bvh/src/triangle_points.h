@@ -23,7 +23,7 @@
 #include <span>
 
 // See wide_packets.h: the AVX2 policy's vector functions run only inlined
-// into a function of their own target (nearest4_avx2).
+// into functions of their own target (place_nearest4_avx2, box_nearest12_avx2).
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wpsabi"
 
@@ -129,7 +129,7 @@ struct DoublesSse2 {
 };
 #endif
 #if RAYPICK_PACKET_AVX
-// Only in functions of the AVX2 target (nearest4_avx2).
+// Only in functions of the AVX2 target (place_nearest4_avx2, box_nearest12_avx2).
 struct DoublesAvx2 {
   using D = __m256d;
   RAYPICK_TARGET_AVX2 static inline D load(const double* p) { return _mm256_load_pd(p); }
@@ -334,9 +334,6 @@ inline void box_nearest12_scalar(const glm::dvec3& p, const glm::dmat3& m, const
 }
 
 #if RAYPICK_WIDE_SSE
-inline void nearest4_sse2(const glm::dvec3& p, const Corners4& t, Nearest4& out) {
-  nearest4<DoublesSse2>(p, t, out);
-}
 inline void place_nearest4_sse2(const glm::dvec3& p, const glm::dmat3& m, const glm::dvec3& o,
                                 const Floats4& f, Nearest4& out) {
   place_nearest4<DoublesSse2>(p, m, o, f, out);
@@ -347,10 +344,6 @@ inline void box_nearest12_sse2(const glm::dvec3& p, const glm::dmat3& m, const g
 }
 #endif
 #if RAYPICK_PACKET_AVX
-RAYPICK_TARGET_AVX2 inline void nearest4_avx2(const glm::dvec3& p, const Corners4& t,
-                                              Nearest4& out) {
-  nearest4<DoublesAvx2>(p, t, out);
-}
 RAYPICK_TARGET_AVX2 inline void place_nearest4_avx2(const glm::dvec3& p, const glm::dmat3& m,
                                                     const glm::dvec3& o, const Floats4& f,
                                                     Nearest4& out) {
@@ -365,7 +358,6 @@ RAYPICK_TARGET_AVX2 inline void box_nearest12_avx2(const glm::dvec3& p, const gl
 
 // The measures of one instruction set.
 struct Measure4 {
-  void (*nearest)(const glm::dvec3&, const Corners4&, Nearest4&);
   void (*place_nearest)(const glm::dvec3&, const glm::dmat3&, const glm::dvec3&, const Floats4&,
                         Nearest4&);
   void (*box)(const glm::dvec3&, const glm::dmat3&, const glm::dvec3&, const Aabb&,
@@ -376,13 +368,13 @@ struct Measure4 {
 // Isa allows it and the CPU has it). All give the same bits.
 inline Measure4 measure4_for(bool avx2) {
 #if RAYPICK_PACKET_AVX
-  if (avx2) return {nearest4_avx2, place_nearest4_avx2, box_nearest12_avx2};
+  if (avx2) return {place_nearest4_avx2, box_nearest12_avx2};
 #endif
   (void)avx2;
 #if RAYPICK_WIDE_SSE
-  return {nearest4_sse2, place_nearest4_sse2, box_nearest12_sse2};
+  return {place_nearest4_sse2, box_nearest12_sse2};
 #else
-  return {nearest4_scalar, place_nearest4_scalar, box_nearest12_scalar};
+  return {place_nearest4_scalar, box_nearest12_scalar};
 #endif
 }
 

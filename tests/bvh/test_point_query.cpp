@@ -454,18 +454,15 @@ TEST_CASE("a leaf's triangle keys are the slot keys of the triangles' own boxes,
 std::vector<std::pair<const char*, triangle_points::Measure4>> measures4() {
   std::vector<std::pair<const char*, triangle_points::Measure4>> out{
       {"scalar",
-       {triangle_points::nearest4_scalar, triangle_points::place_nearest4_scalar,
-        triangle_points::box_nearest12_scalar}}};
+       {triangle_points::place_nearest4_scalar, triangle_points::box_nearest12_scalar}}};
 #if RAYPICK_WIDE_SSE
   out.push_back({"sse2",
-                 {triangle_points::nearest4_sse2, triangle_points::place_nearest4_sse2,
-                  triangle_points::box_nearest12_sse2}});
+                 {triangle_points::place_nearest4_sse2, triangle_points::box_nearest12_sse2}});
 #endif
 #if RAYPICK_PACKET_AVX
   if (compiler::cpu_has_avx2()) {
     out.push_back({"avx2",
-                   {triangle_points::nearest4_avx2, triangle_points::place_nearest4_avx2,
-                    triangle_points::box_nearest12_avx2}});
+                   {triangle_points::place_nearest4_avx2, triangle_points::box_nearest12_avx2}});
   }
 #endif
   return out;
@@ -480,8 +477,8 @@ TEST_CASE("four triangles' nearest points at a time are closest_point_on_triangl
   // in one: the scalar code's fallback, or the region order alone
   // deciding) and points on corners and edges, at every scale, must give
   // closest_point_on_triangle's point, u, v and squared distance with the
-  // same bits (memcmp), on every instruction set; and placing float
-  // corners by a matrix must equal glm's product plus the origin.
+  // same bits (memcmp), on every instruction set, its float corners
+  // placed by a matrix as glm's product plus the origin.
   const auto measures = measures4();
   std::mt19937_64 rng(29);
   std::uniform_real_distribution<double> u(-1.0, 1.0);
@@ -491,7 +488,6 @@ TEST_CASE("four triangles' nearest points at a time are closest_point_on_triangl
     const glm::dmat3 m{{u(rng), u(rng), u(rng)}, {u(rng), u(rng), u(rng)}, {u(rng), u(rng), u(rng)}};
     const glm::dvec3 o{scale * 100 * u(rng), scale * 100 * u(rng), scale * 100 * u(rng)};
     triangle_points::Floats4 floats;
-    triangle_points::Corners4 corners;
     std::array<std::array<glm::dvec3, 3>, 4> placed;
     for (int lane = 0; lane < 4; ++lane) {
       auto random_vertex = [&] {
@@ -510,8 +506,6 @@ TEST_CASE("four triangles' nearest points at a time are closest_point_on_triangl
       for (int k = 0; k < 3; ++k) {
         placed[std::size_t(lane)][std::size_t(k)] = m * glm::dvec3(k == 0 ? a : k == 1 ? b : c) + o;
       }
-      corners.set(lane, placed[std::size_t(lane)][0], placed[std::size_t(lane)][1],
-                  placed[std::size_t(lane)][2]);
     }
     // A point anywhere near, or exactly on a corner or a point of an edge
     // (ab, ac, bc) of one of the lanes.
@@ -546,20 +540,14 @@ TEST_CASE("four triangles' nearest points at a time are closest_point_on_triangl
       const triangle_points::Measure4& measure = entry.second;
       CAPTURE(name);
       CAPTURE(round);
-      for (int placed_here = 0; placed_here < 2; ++placed_here) {
-        triangle_points::Nearest4 got{};
-        if (placed_here) {
-          measure.place_nearest(p, m, o, floats, got);
-        } else {
-          measure.nearest(p, corners, got);
-        }
-        for (int lane = 0; lane < 4; ++lane) {
-          CAPTURE(lane);
-          for (int k = 0; k < 3; ++k) REQUIRE(same_bits(got.point[k][lane], want.point[k][lane]));
-          REQUIRE(same_bits(got.u[lane], want.u[lane]));
-          REQUIRE(same_bits(got.v[lane], want.v[lane]));
-          REQUIRE(same_bits(got.d2[lane], want.d2[lane]));
-        }
+      triangle_points::Nearest4 got{};
+      measure.place_nearest(p, m, o, floats, got);
+      for (int lane = 0; lane < 4; ++lane) {
+        CAPTURE(lane);
+        for (int k = 0; k < 3; ++k) REQUIRE(same_bits(got.point[k][lane], want.point[k][lane]));
+        REQUIRE(same_bits(got.u[lane], want.u[lane]));
+        REQUIRE(same_bits(got.v[lane], want.v[lane]));
+        REQUIRE(same_bits(got.d2[lane], want.d2[lane]));
       }
     }
   }
