@@ -50,30 +50,39 @@ struct Placement {
   // m's translation plus its low part (Object::translation_low).
   explicit Placement(const glm::dmat4x3& m) : linear(m[0], m[1], m[2]), origin(m[3]) {}
   glm::dvec3 apply(const glm::vec3& v) const { return linear * glm::dvec3(v) + origin; }
-  // The world box of the local box, by the abs-matrix method in double: it
-  // contains the placed box up to double rounding (far below the boxes'
-  // float padding), so its distance bounds the distance to the triangles.
-  Aabb world_box(const Aabb& local) const {
-    if (local.empty()) return local;
+  // The world box of the local box (not empty), by the abs-matrix method
+  // in double: centre wc, half extents we, widened by a relative 2^-40 so
+  // that the rounding of the sums (a few double ulps) never leaves a
+  // corner outside: [lo, hi] contains the placed box.
+  struct Bounds {
+    glm::dvec3 wc, we, lo, hi;
+  };
+  Bounds world_bounds(const Aabb& local) const {
     const glm::dvec3 c = (glm::dvec3(local.min) + glm::dvec3(local.max)) * 0.5;
     const glm::dvec3 e = (glm::dvec3(local.max) - glm::dvec3(local.min)) * 0.5;
-    glm::dvec3 wc = linear * c + origin, we{0.0};
+    Bounds b{linear * c + origin, glm::dvec3(0.0), {}, {}};
     for (int col = 0; col < 3; ++col) {
-      for (int r = 0; r < 3; ++r) we[r] += std::abs(linear[col][r]) * e[col];
+      for (int r = 0; r < 3; ++r) b.we[r] += std::abs(linear[col][r]) * e[col];
     }
-    // Widened by a relative 2^-40 so that the rounding of the sums above
-    // (a few double ulps) never leaves a corner outside.
-    const glm::dvec3 slack = (glm::abs(wc) + we) * 0x1p-40;
+    const glm::dvec3 slack = (glm::abs(b.wc) + b.we) * 0x1p-40;
+    b.lo = b.wc - b.we - slack;
+    b.hi = b.wc + b.we + slack;
+    return b;
+  }
+  // world_bounds() rounded outward to float: it contains the placed box,
+  // so its distance bounds the distance to the triangles.
+  Aabb world_box(const Aabb& local) const {
+    if (local.empty()) return local;
+    const Bounds b = world_bounds(local);
     // Rounded to float (outward past the float range's ends), then a step
     // outward where the rounding went inward.
     constexpr float kMax = std::numeric_limits<float>::max();
     Aabb out;
     for (int a = 0; a < 3; ++a) {
-      const double lo = wc[a] - we[a] - slack[a], hi = wc[a] + we[a] + slack[a];
-      out.min[a] = lo > double(kMax) ? kMax : point_keys::nearest_float(lo);
-      out.max[a] = hi < -double(kMax) ? -kMax : point_keys::nearest_float(hi);
-      if (double(out.min[a]) > wc[a] - we[a]) out.min[a] = std::nextafter(out.min[a], -INFINITY);
-      if (double(out.max[a]) < wc[a] + we[a]) out.max[a] = std::nextafter(out.max[a], INFINITY);
+      out.min[a] = b.lo[a] > double(kMax) ? kMax : point_keys::nearest_float(b.lo[a]);
+      out.max[a] = b.hi[a] < -double(kMax) ? -kMax : point_keys::nearest_float(b.hi[a]);
+      if (double(out.min[a]) > b.wc[a] - b.we[a]) out.min[a] = std::nextafter(out.min[a], -INFINITY);
+      if (double(out.max[a]) < b.wc[a] + b.we[a]) out.max[a] = std::nextafter(out.max[a], INFINITY);
     }
     return out;
   }
@@ -114,10 +123,21 @@ double rounding_margin(const Aabb& box, const glm::dvec3& p) {
   return size * 0x1p-36;
 }
 
-// Whether everything in `box` lies farther from p than sqrt(best_d2), by
-// more than the rounding margin.
-bool beyond_best(const Aabb& box, const glm::dvec3& p, double best_d2) {
-  return std::sqrt(box_distance2(box, p)) > std::sqrt(best_d2) + rounding_margin(box, p);
+// Whether everything in the box `local` placed by `place` lies farther
+// from p than sqrt(best_d2), by more than the rounding margin (as
+// rounding_margin's, of p and the bounds), measured on its double world
+// bounds: inside world_box() and as much a lower bound, with no rounding
+// to float.
+bool beyond_best(const Placement& place, const Aabb& local, const glm::dvec3& p, double best_d2) {
+  if (local.empty()) return true;
+  const Placement::Bounds b = place.world_bounds(local);
+  double d2 = 0.0, size = 0.0;
+  for (int a = 0; a < 3; ++a) {
+    const double d = std::max({b.lo[a] - p[a], 0.0, p[a] - b.hi[a]});
+    d2 += d * d;
+    size = std::max({size, std::abs(p[a]), std::abs(b.lo[a]), std::abs(b.hi[a])});
+  }
+  return std::sqrt(d2) > std::sqrt(best_d2) + size * 0x1p-36;
 }
 
 // Whether the point queries measure p (kMaxPointCoordinate; NaN is not).
@@ -702,7 +722,7 @@ PointHit PickerCore::closest_point(const glm::dvec3& p, const QueryOptions& opti
     const Placement place(world_matrix(leaf.object));
     // A leaf slot's box holds all its entries: this object's own box may
     // be farther than the best so far (beyond its rounding margin).
-    if (shared && beyond_best(place.world_box(mesh.bounds), p, best.d2)) return;
+    if (shared && beyond_best(place, mesh.bounds, p, best.d2)) return;
     if (options.mode == PickMode::kObb) {
       const Aabb& local = mesh.bounds;
       if (inside(place, local, p)) {
