@@ -126,6 +126,8 @@ struct DoublesSse2 {
   RAYPICK_GEOMETRY_INLINE static unsigned bits(D m) {
     return unsigned(_mm_movemask_pd(m.lo)) | unsigned(_mm_movemask_pd(m.hi)) << 2;
   }
+  // Corner rows of group g of box_triangles() from the 8 placed corners.
+  RAYPICK_GEOMETRY_INLINE static void face_rows(const double (&corner)[2][3][4], int g, Corners4& t);
 };
 #endif
 #if RAYPICK_PACKET_AVX
@@ -153,6 +155,7 @@ struct DoublesAvx2 {
     return add(add(mul(x[0], y[0]), mul(x[1], y[1])), mul(x[2], y[2]));
   }
   RAYPICK_TARGET_AVX2 static inline unsigned bits(D m) { return unsigned(_mm256_movemask_pd(m)); }
+  RAYPICK_TARGET_AVX2 static inline void face_rows(const double (&corner)[2][3][4], int g, Corners4& t);
 };
 #endif
 
@@ -286,20 +289,77 @@ RAYPICK_GEOMETRY_INLINE void box_nearest12(const glm::dvec3& p, const glm::dmat3
   alignas(32) double corner[2][3][4];
   place4<L>(m, o, in[0], corner[0]);
   place4<L>(m, o, in[1], corner[1]);
-  const std::span<const glm::uvec3, 12> faces = box_triangles();
   for (int g = 0; g < 3; ++g) {
     Corners4 t;
-    for (int l = 0; l < 4; ++l) {
-      const glm::uvec3& f = faces[std::size_t(4 * g + l)];
-      for (int k = 0; k < 3; ++k) {
-        t.a[k][l] = corner[f.x >> 2][k][f.x & 3];
-        t.b[k][l] = corner[f.y >> 2][k][f.y & 3];
-        t.c[k][l] = corner[f.z >> 2][k][f.z & 3];
-      }
-    }
+    L::face_rows(corner, g, t);
     nearest4<L>(p, t, out[g]);
   }
 }
+
+// Group g's triangles (box_triangles() 4g to 4g + 3) from the 8 placed
+// corners (corner[i >> 2][coordinate][i & 3]), a copy per lane.
+inline void face_rows_copied(const double (&corner)[2][3][4], int g, Corners4& t) {
+  const std::span<const glm::uvec3, 12> faces = box_triangles();
+  for (int l = 0; l < 4; ++l) {
+    const glm::uvec3& f = faces[std::size_t(4 * g + l)];
+    for (int k = 0; k < 3; ++k) {
+      t.a[k][l] = corner[f.x >> 2][k][f.x & 3];
+      t.b[k][l] = corner[f.y >> 2][k][f.y & 3];
+      t.c[k][l] = corner[f.z >> 2][k][f.z & 3];
+    }
+  }
+}
+
+#if RAYPICK_WIDE_SSE
+RAYPICK_GEOMETRY_INLINE void DoublesSse2::face_rows(const double (&corner)[2][3][4], int g,
+                                                    Corners4& t) {
+  face_rows_copied(corner, g, t);
+}
+#endif
+#if RAYPICK_PACKET_AVX
+// For each group and corner (a, b, c) of its triangles: the 32-bit
+// permutation that moves each lane's corner from a row of four corners
+// into place, and the lanes that take corners 4-7 (sign bits set).
+struct FaceGather {
+  alignas(32) std::int32_t index[3][3][8];
+  alignas(32) std::int64_t high[3][3][4];
+};
+inline const FaceGather& face_gather() {
+  static const FaceGather gather = [] {
+    FaceGather out{};
+    const std::span<const glm::uvec3, 12> faces = box_triangles();
+    for (int g = 0; g < 3; ++g) {
+      for (int l = 0; l < 4; ++l) {
+        const glm::uvec3& f = faces[std::size_t(4 * g + l)];
+        for (int v = 0; v < 3; ++v) {
+          const unsigned c = f[v];
+          out.index[g][v][2 * l] = std::int32_t(2 * (c & 3u));
+          out.index[g][v][2 * l + 1] = std::int32_t(2 * (c & 3u) + 1);
+          out.high[g][v][l] = c >= 4 ? -1 : 0;
+        }
+      }
+    }
+    return out;
+  }();
+  return gather;
+}
+RAYPICK_TARGET_AVX2 inline void DoublesAvx2::face_rows(const double (&corner)[2][3][4], int g,
+                                                       Corners4& t) {
+  const FaceGather& gather = face_gather();
+  double(*rows[3])[4] = {t.a, t.b, t.c};
+  for (int v = 0; v < 3; ++v) {
+    const __m256i index =
+        _mm256_load_si256(reinterpret_cast<const __m256i*>(gather.index[g][v]));
+    const __m256d high = _mm256_castsi256_pd(
+        _mm256_load_si256(reinterpret_cast<const __m256i*>(gather.high[g][v])));
+    for (int k = 0; k < 3; ++k) {
+      const __m256 lo = _mm256_permutevar8x32_ps(_mm256_castpd_ps(load(corner[0][k])), index);
+      const __m256 hi = _mm256_permutevar8x32_ps(_mm256_castpd_ps(load(corner[1][k])), index);
+      store(rows[v][k], _mm256_blendv_pd(_mm256_castps_pd(lo), _mm256_castps_pd(hi), high));
+    }
+  }
+}
+#endif
 
 // Each lane by the scalar code: for builds without SSE2.
 inline void nearest4_scalar(const glm::dvec3& p, const Corners4& t, Nearest4& out) {
