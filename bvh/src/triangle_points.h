@@ -380,15 +380,14 @@ inline void place_nearest4_scalar(const glm::dvec3& p, const glm::dmat3& m, cons
 
 inline void box_nearest12_scalar(const glm::dvec3& p, const glm::dmat3& m, const glm::dvec3& o,
                                  const Aabb& local, Nearest4 (&out)[3]) {
-  glm::dvec3 corner[8];
-  for (int i = 0; i < 8; ++i) corner[i] = m * glm::dvec3(box_corner(local, i)) + o;
-  const std::span<const glm::uvec3, 12> faces = box_triangles();
+  double corner[2][3][4];
+  for (int i = 0; i < 8; ++i) {
+    const glm::dvec3 c = m * glm::dvec3(box_corner(local, i)) + o;
+    for (int k = 0; k < 3; ++k) corner[i >> 2][k][i & 3] = c[k];
+  }
   for (int g = 0; g < 3; ++g) {
     Corners4 t;
-    for (int l = 0; l < 4; ++l) {
-      const glm::uvec3& f = faces[std::size_t(4 * g + l)];
-      t.set(l, corner[f.x], corner[f.y], corner[f.z]);
-    }
+    face_rows_copied(corner, g, t);
     nearest4_scalar(p, t, out[g]);
   }
 }
