@@ -1,4 +1,5 @@
 // Point queries: the object nearest to a point (Picker::closest_point).
+#include "compiler.h"
 #include "picker_impl.h"
 #include "point_keys.h"
 #include "triangle_points.h"
@@ -16,9 +17,11 @@
 #include <array>
 #include <bit>
 #include <cmath>
+#include <cstdint>
 #include <numbers>
 #include <queue>
 #include <span>
+#include <type_traits>
 #include <vector>
 
 namespace raypick {
@@ -109,6 +112,21 @@ struct Best {
     hit.v = t.v;
   }
 };
+
+// The first of the 12 lanes of `faces` whose squared distance is the least
+// (NaN lanes never), or -1 when every lane is NaN. Without a branch on the
+// distances: a minimum, then the lanes equal to it.
+int first_nearest(const triangle_points::Nearest4 (&faces)[3]) {
+  double least = std::numeric_limits<double>::infinity();
+  for (const auto& near : faces) {
+    for (const double d2 : near.d2) least = d2 < least ? d2 : least;  // NaN: false
+  }
+  unsigned equal = 0;
+  for (int g = 0; g < 3; ++g) {
+    for (int l = 0; l < 4; ++l) equal |= unsigned(faces[g].d2[l] == least) << (4 * g + l);
+  }
+  return equal != 0 ? std::countr_zero(equal) : -1;
+}
 
 // How far a distance measured on triangles within `box` may round below
 // the exact one: 2^-36 of the size of the coordinates involved (p's and the
@@ -345,6 +363,11 @@ void walk_mesh_slots(const Placement& place, const Aabb& mesh_box, const glm::dv
   }
 }
 
+// best_first's default for a leaf slot pushed: nothing fetched ahead.
+struct NoLeafFetch {
+  void operator()(std::uint32_t, std::uint32_t) const {}
+};
+
 // An open item of the walk: a node (count == 0) or a leaf slot's run of
 // entries [index, index + count), with its slot's key.
 struct Open {
@@ -439,9 +462,13 @@ unsigned slots_within(const WideNodeOf<W>& node, const float* key, float thresho
 // when they are popped. Depth first reaches a leaf at once, so the best
 // distance shrinks before most slots are looked at; a fixed stack and the
 // descent's path on the thread's stack (about 5 KB at 16 wide), no
-// allocation.
-template <class Node, class Bound, class BestD2, class Leaf>
-void best_first(std::span<const Node> nodes, const Bound& bound, BestD2&& best_d2, Leaf&& leaf) {
+// allocation. With fetch_leaf, every slot pushed has its memory fetched
+// ahead while the walk measures what it popped before: a node's lines
+// here, fetch_leaf(first, count) a leaf slot's entries (the caller's
+// records).
+template <class Node, class Bound, class BestD2, class Leaf, class FetchLeaf = NoLeafFetch>
+void best_first(std::span<const Node> nodes, const Bound& bound, BestD2&& best_d2, Leaf&& leaf,
+                FetchLeaf&& fetch_leaf = {}) {
   if (nodes.empty()) return;
   constexpr int kWidth = Node::kWidth;
   // Each level leaves at most kWidth - 1 siblings behind.
@@ -458,6 +485,20 @@ void best_first(std::span<const Node> nodes, const Bound& bound, BestD2&& best_d
       threshold = bound.threshold(d2);
     }
     return threshold;
+  };
+  // Starts loading what slot s of `node` leads to, before it is popped:
+  // only where the caller fetches its leaves (the top level; a mesh's
+  // tree, shared by its instances, stays in the caches, and the fetches
+  // cost it instructions).
+  const auto fetch_ahead = [&](const Node& node, int s) {
+    if constexpr (!std::is_same_v<std::decay_t<FetchLeaf>, NoLeafFetch>) {
+      if (node.count[s] == 0) {
+        const auto* lines = reinterpret_cast<const char*>(&nodes[node.child[s]]);
+        for (std::size_t b = 0; b < sizeof(Node); b += 64) compiler::prefetch(lines + b);
+      } else {
+        fetch_leaf(node.child[s], node.count[s]);
+      }
+    }
   };
   // Pushes a node's slots `within` (their keys in `key`), the nearest on
   // top so that it is popped first.
@@ -476,6 +517,7 @@ void best_first(std::span<const Node> nodes, const Bound& bound, BestD2&& best_d
         const unsigned same = compare_keys<kWidth>(key, key[s], true) & ((1u << s) - 1u);
         stack[top + std::size_t(bit_count((farther | same) & kept))] =
             Open{key[s], node.child[s], node.count[s]};
+        fetch_ahead(node, s);
       }
       top += std::size_t(n);
     } else {
@@ -491,6 +533,7 @@ void best_first(std::span<const Node> nodes, const Bound& bound, BestD2&& best_d
           nearest = top;
         }
         stack[top++] = Open{key[s], node.child[s], node.count[s]};
+        fetch_ahead(node, s);
       }
       std::swap(stack[nearest], stack[top - 1]);
     }
@@ -732,18 +775,19 @@ PointHit PickerCore::closest_point(const glm::dvec3& p, const QueryOptions& opti
         return;
       }
       // Outside: the nearest point of the box's surface, its 12 triangles
-      // (box_mesh's faces) placed in the world, four at a time, taken in
-      // their order (the first of equal distances wins).
+      // (box_mesh's faces) placed in the world, four at a time. Taken one
+      // by one in their order, the first of equal distances would win: the
+      // first nearest face, then one comparison with the best so far (the
+      // same object throughout, so no other face could take it).
       triangle_points::Nearest4 faces[3];
       measure4.box(p, place.linear, place.origin, local, faces);
-      for (const triangle_points::Nearest4& near : faces) {
-        // Only lanes as near as the best so far can take it.
-        for (unsigned lanes = near.within(best.d2); lanes != 0; lanes &= lanes - 1) {
-          const int l = std::countr_zero(lanes);
-          if (best.better(near.d2[l], leaf.object, kInvalidId)) {
-            best.take(near.d2[l], leaf.object, TrianglePoint{near.lane(l).point, 0.0, 0.0, 0.0},
-                      kInvalidId);
-          }
+      const int face = first_nearest(faces);
+      if (face >= 0) {
+        const triangle_points::Nearest4& near = faces[face / 4];
+        const int l = face % 4;
+        if (best.better(near.d2[l], leaf.object, kInvalidId)) {
+          best.take(near.d2[l], leaf.object, TrianglePoint{near.lane(l).point, 0.0, 0.0, 0.0},
+                    kInvalidId);
         }
       }
       return;
@@ -823,6 +867,9 @@ PointHit PickerCore::closest_point(const glm::dvec3& p, const QueryOptions& opti
     best_first(top.nodes(), WorldBound(p), [&] { return best.d2; },
                [&](std::uint32_t first, std::uint32_t count) {
                  for (std::uint32_t e = first; e < first + count; ++e) visit_object(e, count > 1);
+               },
+               [&](std::uint32_t first, std::uint32_t count) {
+                 for (std::uint32_t e = first; e < first + count; ++e) compiler::prefetch(&leaf_[e]);
                });
   });
   if (best.hit.hit()) best.hit.distance = std::sqrt(best.d2);
