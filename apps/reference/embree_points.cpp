@@ -304,7 +304,7 @@ PointHit EmbreePointScene::closest_point(const glm::dvec3& p, double max_distanc
   const Impl& im = *impl_;
   QueryState state{&im.targets, im.mode, p, im.rel, std::max(im.reach, max_abs(p)) * im.abs, Best{}};
   if (!(max_distance >= 0.0)) return state.best.hit;
-  state.best.d2 = max_distance * max_distance;
+  state.best.d2 = squared_limit(max_distance);
   RTCPointQuery query;
   query.x = static_cast<float>(p.x);
   query.y = static_cast<float>(p.y);
@@ -322,7 +322,7 @@ PointHit brute_closest_point(const Scene& scene, const glm::dvec3& p, PickMode m
                              double max_distance) {
   Best best;
   if (!(max_distance >= 0.0)) return best.hit;
-  best.d2 = max_distance * max_distance;
+  best.d2 = squared_limit(max_distance);
   for (const Target& t : targets_of(scene)) measure(t, p, mode, best);
   if (best.hit.hit()) best.hit.distance = std::sqrt(best.d2);
   return best.hit;

@@ -4,8 +4,25 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace raypick {
+
+double squared_limit(double max_distance) {
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  if (max_distance == kInf) return kInf;
+  // sqrt is monotonic: from max_distance squared (within an ulp or two of
+  // the boundary), down while the root is beyond, then up while the next
+  // square's root is still within.
+  double x = max_distance * max_distance;
+  while (x > 0.0 && std::sqrt(x) > max_distance) x = std::nextafter(x, 0.0);
+  for (;;) {
+    const double up = std::nextafter(x, kInf);
+    if (!(std::sqrt(up) <= max_distance)) return x;
+    x = up;
+  }
+}
+
 namespace {
 
 // The nearest point of segment [a, b] to p, as a + s (b - a), s in [0, 1].

@@ -28,9 +28,11 @@ namespace {
 // faces (obb mode), in double; ties to the lower object, then triangle.
 PointHit brute(const Scene& scene, const glm::dvec3& p, PickMode mode, double max_distance) {
   PointHit best;
-  double best_d2 = max_distance * max_distance;
+  double best_d2 = std::numeric_limits<double>::infinity();
   auto offer = [&](double d2, std::uint32_t object, std::uint32_t tri, const glm::dvec3& q,
                    double u = 0.0, double v = 0.0) {
+    // Only what lies within max_distance counts: its distance as reported.
+    if (!(std::sqrt(d2) <= max_distance)) return;
     // Nearer wins; at an equal distance the lower object, then triangle.
     // (C++20 tuples compare by <=>: a NaN d2 is unordered, never >=.)
     if (std::tuple(d2, object, tri) >= std::tuple(best_d2, best.object, best.triangle)) return;
@@ -345,6 +347,64 @@ TEST_CASE("closest_point gives a tie to the lower id when the two share a leaf s
     ties += got.object % 2 == 0;
   }
   CHECK(ties == 4000);  // always the pair's first
+}
+
+TEST_CASE("closest_point in obb mode: ties across leaf slots go to the lower id, and the distance limit holds its equal") {
+  // Unit cubes on a lattice of spacing 2 (faces 1 apart), their ids
+  // shuffled: a tie's lower id lies on either side, in any leaf slot.
+  // Points halfway between two cubes tie on two faces, points between four
+  // on two edges, points between eight on corners. With the distance limit
+  // exactly the answer's distance (its sqrt, whose square can round below
+  // the squared distance: sqrt(0.75)'s does) the answer stands; a hair
+  // below, nothing does.
+  constexpr int kSide = 5;
+  Scene scene;
+  scene.meshes.push_back(tools::unit_cube_mesh());
+  std::vector<glm::ivec3> cells;
+  for (int i = 0; i < kSide; ++i) {
+    for (int j = 0; j < kSide; ++j) {
+      for (int k = 0; k < kSide; ++k) cells.push_back({i, j, k});
+    }
+  }
+  std::mt19937_64 rng(97);
+  std::shuffle(cells.begin(), cells.end(), rng);
+  for (const glm::ivec3& c : cells) {
+    Object o;
+    o.matrix = glm::translate(glm::mat4{1.0f}, 2.0f * glm::vec3(c));
+    scene.objects.push_back(o);
+  }
+  const Picker picker(scene);
+  const QueryOptions options{PickMode::kObb};
+  std::size_t checked = 0, ties = 0;
+  for (int i = 0; i + 1 < kSide; ++i) {
+    for (int j = 0; j + 1 < kSide; ++j) {
+      for (int k = 0; k + 1 < kSide; ++k) {
+        for (const glm::ivec3 off : {glm::ivec3{1, 0, 0}, glm::ivec3{1, 1, 0}, glm::ivec3{1, 1, 1}}) {
+          const glm::dvec3 p = glm::dvec3(2 * i + off.x, 2 * j + off.y, 2 * k + off.z);
+          CAPTURE(p.x);
+          CAPTURE(p.y);
+          CAPTURE(p.z);
+          const PointHit want = brute(scene, p, PickMode::kObb, std::numeric_limits<double>::infinity());
+          REQUIRE(want.hit());
+          check_same(picker.closest_point(p, options), want);
+          // The tie's cubes: every id at the answer's distance.
+          std::uint32_t highest = want.object;
+          for (std::uint32_t id = 0; id < scene.objects.size(); ++id) {
+            const glm::vec3 centre{scene.objects[id].matrix[3]};
+            const glm::dvec3 gap = glm::max(glm::abs(p - glm::dvec3(centre)) - 0.5, glm::dvec3(0.0));
+            if (std::sqrt(glm::dot(gap, gap)) == want.distance) highest = std::max(highest, id);
+          }
+          ties += highest != want.object;
+          // The limit is inclusive: exactly the distance keeps the answer.
+          check_same(picker.closest_point(p, options, want.distance), want);
+          CHECK(!picker.closest_point(p, options, std::nextafter(want.distance, 0.0)).hit());
+          ++checked;
+        }
+      }
+    }
+  }
+  CHECK(checked == 3 * (kSide - 1) * (kSide - 1) * (kSide - 1));
+  CHECK(ties == checked);  // every point is a tie of two or more ids
 }
 
 TEST_CASE("the walk's float keys never exceed the threshold of the true distance, at every scale") {

@@ -5,6 +5,8 @@
 #include <glm/geometric.hpp>
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <random>
 
 namespace raypick {
@@ -36,6 +38,36 @@ glm::dvec3 reference(const glm::dvec3& p, const glm::dvec3& a, const glm::dvec3&
     }
   }
   return best;
+}
+
+TEST_CASE("squared_limit is the largest squared distance whose root is within the limit") {
+  // The boundary: the limit's own root within, the next double's root beyond.
+  auto check = [](double m) {
+    CAPTURE(m);
+    const double x = squared_limit(m);
+    CHECK(std::sqrt(x) <= m);
+    CHECK(std::sqrt(std::nextafter(x, std::numeric_limits<double>::infinity())) > m);
+  };
+  for (const double m : {0.0, 1.0, 0.5, std::sqrt(0.5), std::sqrt(0.75), 1e-160, 3e-162, 1e-300,
+                         1e150, 1e154, 1e160, std::numeric_limits<double>::max()}) {
+    check(m);
+  }
+  std::mt19937_64 rng(7);
+  std::uniform_real_distribution<double> mantissa(1.0, 2.0);
+  std::uniform_int_distribution<int> exponent(-60, 60);
+  std::size_t above_square = 0;
+  for (int i = 0; i < 20000; ++i) {
+    const double m = std::ldexp(mantissa(rng), exponent(rng));
+    check(m);
+    // A distance reported as m (its root) from a squared distance above m * m.
+    above_square += squared_limit(m) > m * m;
+  }
+  CHECK(above_square > 1000);  // where m * m alone would refuse an object at m
+  CHECK(squared_limit(std::numeric_limits<double>::infinity()) == std::numeric_limits<double>::infinity());
+  // A squared distance of 0.75 is reported as sqrt(0.75), whose square
+  // rounds below 0.75: that limit must still hold it.
+  CHECK(std::sqrt(0.75) * std::sqrt(0.75) < 0.75);
+  CHECK(squared_limit(std::sqrt(0.75)) >= 0.75);
 }
 
 TEST_CASE("the closest point on a triangle equals an independent formulation, random cases") {

@@ -374,7 +374,9 @@ class Picker {
   // and point p when p is inside or on the box), in mesh mode the nearest
   // point of its triangles (Euclidean after the object's matrix, so
   // non-uniform scale and shear are measured in the world). Only objects
-  // within max_distance (inclusive) count; the mask, filter and mode of
+  // within max_distance (inclusive: the distance this returns for them is
+  // at most max_distance, so passing an answer's distance keeps that
+  // answer) count; the mask, filter and mode of
   // `options` apply as for rays; objects that can never be hit (singular
   // matrix, no triangles) are never nearest. Ties go to the lower object
   // id, then the lower triangle id. A p that is not finite or lies beyond

@@ -24,6 +24,14 @@ struct TrianglePoint {
 TrianglePoint closest_point_on_triangle(const glm::dvec3& p, const glm::dvec3& a,
                                         const glm::dvec3& b, const glm::dvec3& c);
 
+// The largest squared distance whose square root (as a distance is
+// reported: std::sqrt, correctly rounded) is at most max_distance; +inf
+// for +inf. A measured squared distance within it is exactly one whose
+// reported distance is within max_distance. (max_distance squared alone
+// can round below the square of a distance it equals, and then refuse
+// the object at exactly that distance.) Precondition: max_distance >= 0.
+double squared_limit(double max_distance);
+
 // The signed solid angle (steradians, in [-2 pi, 2 pi]) that the triangle
 // (a, b, c) subtends at p: positive when p lies behind it, on the side
 // its normal (b - a) x (c - a) points away from. Summed over a closed, outward-wound
