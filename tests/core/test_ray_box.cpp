@@ -189,6 +189,44 @@ TEST_CASE("slab test agrees with a double-precision check on random axis-plane r
   CHECK(hits > cases / 10);  // the sample really exercises hits
 }
 
+TEST_CASE("boxes reaching infinity on an axis: each octant takes the right plane") {
+  // A box unbounded below or above on one axis: a ray from beyond its
+  // finite face enters there; a ray from the open side starts inside. Each
+  // direction octant, so that the near plane is min on some axes and max on
+  // others, and an infinite plane on either side.
+  const float inf = kInfinity;
+  int hits = 0, cases = 0;
+  for (int axis = 0; axis < 3; ++axis) {
+    for (const bool open_below : {true, false}) {
+      Aabb box{glm::vec3{-1.0f}, glm::vec3{1.0f}};
+      if (open_below) box.min[axis] = -inf; else box.max[axis] = inf;
+      for (int octant = 0; octant < 8; ++octant) {
+        glm::vec3 d;
+        for (int a = 0; a < 3; ++a) d[a] = (octant >> a) & 1 ? -0.25f : 0.25f;
+        d[axis] *= 4.0f;  // along the open axis mostly
+        // From 3 beyond the finite face, or 3 into the open side.
+        for (const float from : {3.0f, -3.0f}) {
+          glm::vec3 o{0.0f};
+          o[axis] = open_below ? from : -from;
+          ++cases;
+          const bool beyond_face = from > 0.0f;
+          // Beyond the finite face: a hit where the ray heads back to it,
+          // at t = 2 / |d[axis]| = 2 (the face 2 away); the other axes'
+          // slabs (from the centre, |d| 0.25, half-width 1) hold until t = 4.
+          // From the open side: inside at t = 0.
+          const bool towards = open_below ? d[axis] < 0.0f : d[axis] > 0.0f;
+          const float expected = beyond_face ? (towards ? 2.0f : inf) : 0.0f;
+          CAPTURE(axis); CAPTURE(open_below); CAPTURE(octant); CAPTURE(from);
+          CHECK(entry(o, d, box) == expected);
+          hits += expected != inf;
+        }
+      }
+    }
+  }
+  CHECK(cases == 96);
+  CHECK(hits == 72);
+}
+
 TEST_CASE("hit_point is org + t * dir in double, NaN for a miss") {
   raypick::Hit h;
   h.object = 3;
