@@ -133,29 +133,30 @@ int first_nearest(const triangle_points::Nearest4 (&faces)[3]) {
 // box's), far above their double rounding. A box exactly as far as its
 // object (a corner on its face) must not be skipped against a best
 // distance that rounded a hair below, or a tie at that distance is lost.
-double rounding_margin(const Aabb& box, const glm::dvec3& p) {
+double rounding_margin(const glm::dvec3& lo, const glm::dvec3& hi, const glm::dvec3& p) {
   double size = 0.0;
   for (int a = 0; a < 3; ++a) {
-    size = std::max({size, std::abs(p[a]), std::abs(double(box.min[a])), std::abs(double(box.max[a]))});
+    size = std::max({size, std::abs(p[a]), std::abs(lo[a]), std::abs(hi[a])});
   }
   return size * 0x1p-36;
 }
+double rounding_margin(const Aabb& box, const glm::dvec3& p) {
+  return rounding_margin(glm::dvec3(box.min), glm::dvec3(box.max), p);
+}
 
 // Whether everything in the box `local` placed by `place` lies farther
-// from p than sqrt(best_d2), by more than the rounding margin (as
-// rounding_margin's, of p and the bounds), measured on its double world
-// bounds: inside world_box() and as much a lower bound, with no rounding
-// to float.
+// from p than sqrt(best_d2), by more than the rounding margin, measured on
+// its double world bounds: inside world_box() and as much a lower bound,
+// with no rounding to float.
 bool beyond_best(const Placement& place, const Aabb& local, const glm::dvec3& p, double best_d2) {
   if (local.empty()) return true;
   const Placement::Bounds b = place.world_bounds(local);
-  double d2 = 0.0, size = 0.0;
+  double d2 = 0.0;
   for (int a = 0; a < 3; ++a) {
     const double d = std::max({b.lo[a] - p[a], 0.0, p[a] - b.hi[a]});
     d2 += d * d;
-    size = std::max({size, std::abs(p[a]), std::abs(b.lo[a]), std::abs(b.hi[a])});
   }
-  return std::sqrt(d2) > std::sqrt(best_d2) + size * 0x1p-36;
+  return std::sqrt(d2) > std::sqrt(best_d2) + rounding_margin(b.lo, b.hi, p);
 }
 
 // Whether the point queries measure p (kMaxPointCoordinate; NaN is not).
