@@ -10,7 +10,9 @@
 #include <tbb/task_arena.h>
 
 #include <algorithm>
+#include <array>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <numeric>
 
@@ -595,6 +597,56 @@ TEST_CASE("the 16-wide collapse is the SAH's best cover of the binary tree's cut
       CHECK(s16.max_depth <= binary.max_depth);
       if (binary.leaves <= 16) CHECK(w16.nodes().size() == 1);
       if (n >= 1000) CHECK(w16.sah_sum(config) < w8.sah_sum(config));
+    }
+  }
+}
+
+TEST_CASE("the 16-wide collapse reaches the least SAH cost of a search over every cover") {
+  // An independent search: cover(b, k), the least cost of binary subtree b
+  // as at most k slots (b itself, or its children sharing the k slots in
+  // every way), by plain recursion with a memo, in double; a slot costs
+  // intersection_cost * count * area (a leaf) or traversal_cost * area plus
+  // its own node's best cover by 16 (an inner node). The tree's SAH sum
+  // (the root's visit plus every slot) must be that least cost: a wrong
+  // split of the slots between two children (the share off by one, or
+  // the last of equal costs taken as the best when a later one is not
+  // equal) makes it larger.
+  for (const float traversal : {1.0f, 2.5f}) {
+    CAPTURE(traversal);
+    for (std::size_t n : {3, 17, 60, 700, 2500}) {
+      CAPTURE(n);
+      BvhConfig config;
+      config.traversal_cost = traversal;
+      const auto boxes = random_boxes(n, 4100 + n, 3.0f * std::cbrt(static_cast<float>(n)));
+      const Bvh bvh = build_bvh(boxes, config);
+      std::vector<std::array<double, 17>> memo(bvh.nodes.size());
+      for (auto& m : memo) m.fill(-1.0);
+      std::function<double(std::uint32_t, int)> cover = [&](std::uint32_t b, int k) {
+        double& got = memo[b][k];
+        if (got >= 0.0) return got;
+        const BvhNode& node = bvh.nodes[b];
+        const double area = node.bounds.half_area();
+        if (node.is_leaf()) return got = double(config.intersection_cost) * node.count * area;
+        auto split = [&](int slots) {
+          double best = std::numeric_limits<double>::infinity();
+          for (int j = 1; j < slots; ++j) {
+            best = std::min(best, cover(node.index, j) + cover(node.index + 1, slots - j));
+          }
+          return best;
+        };
+        const double slot = double(config.traversal_cost) * area + split(16);
+        return got = k == 1 ? slot : std::min(slot, split(k));
+      };
+      const BvhNode& root = bvh.nodes[0];
+      const double least =
+          double(config.traversal_cost) * root.bounds.half_area() +
+          (root.is_leaf() ? cover(0, 1) : [&] {
+            double best = std::numeric_limits<double>::infinity();
+            for (int j = 1; j < 16; ++j) best = std::min(best, cover(root.index, j) + cover(root.index + 1, 16 - j));
+            return best;
+          }());
+      const WideBvh16 w16 = WideBvh16::collapse(bvh, config);
+      CHECK(w16.sah_sum(config) == doctest::Approx(least).epsilon(1e-5));
     }
   }
 }
