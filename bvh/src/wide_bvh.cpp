@@ -82,10 +82,16 @@ template <int W>
 class SahTable {
  public:
   SahTable(const Bvh& bvh, const std::vector<std::uint32_t>& below, const BvhConfig& config)
-      : bvh_(bvh), below_(below), offset_(bvh.nodes.size() + 1) {
-    for (std::size_t i = 0; i < bvh.nodes.size(); ++i) offset_[i + 1] = offset_[i] + cap(i);
-    compiler::resize_huge(table_, offset_.back());
-    compiler::resize_huge(share_, offset_.back());
+      : bvh_(bvh) {
+    compiler::resize_huge(at_, bvh.nodes.size());
+    std::uint32_t total = 0;
+    for (std::size_t i = 0; i < bvh.nodes.size(); ++i) {
+      const auto cap = static_cast<std::uint32_t>(std::min<std::uint32_t>(W, below[i]));
+      at_[i] = {total, cap};
+      total += cap;
+    }
+    compiler::resize_huge(table_, total);
+    compiler::resize_huge(share_, total);
     // Children come after their parents: one backward pass, front to back
     // through memory in reverse. (Filling subtrees in parallel, each
     // walked children first with a stack, read the nodes in an order the
@@ -97,7 +103,7 @@ class SahTable {
   // Node i's values g(i, 1..cap(i)) from its children's (filled before).
   void fill(std::size_t i, const BvhConfig& config) {
     const BvhNode& n = bvh_.nodes[i];
-    float* g = &table_[offset_[i]];  // g[k - 1] holds g(i, k)
+    float* g = &table_[at_[i].offset];  // g[k - 1] holds g(i, k)
     if (n.is_leaf()) {
       g[0] = config.intersection_cost * float(n.count) * n.bounds.half_area();
       return;
@@ -105,11 +111,12 @@ class SahTable {
     // The best split for every k at once, over the children's values read
     // once: k <= c <= cl + cr, so no share needs clamping. The first share
     // of the least cost, as a search over increasing shares keeps it.
-    std::uint8_t* share = &share_[offset_[i]];
-    const int c = cap(i);
-    const int cl = cap(n.index), cr = cap(n.index + 1);
-    const float* gl = &table_[offset_[n.index]];
-    const float* gr = &table_[offset_[n.index + 1]];
+    std::uint8_t* share = &share_[at_[i].offset];
+    const Place l = at_[n.index], r = at_[n.index + 1];
+    const int c = static_cast<int>(at_[i].cap);
+    const int cl = static_cast<int>(l.cap), cr = static_cast<int>(r.cap);
+    const float* gl = &table_[l.offset];
+    const float* gr = &table_[r.offset];
     for (int k = 2; k <= c; ++k) {
       float best = kInfinity;
       int best_j = 0;
@@ -132,27 +139,33 @@ class SahTable {
   // min(k, cap(b)) is min(k, cl + cr), the most its children can use.
   int open(std::uint32_t b, int k, std::uint32_t* items) const {
     const BvhNode& n = bvh_.nodes[b];
-    const int left_k = share_[offset_[b] + std::min(k, cap(b)) - 1];
+    const int left_k = share_[at_[b].offset + std::min(k, int(at_[b].cap)) - 1];
     const int l = cover(n.index, left_k, items);
     return l + cover(n.index + 1, k - left_k, items + l);
   }
 
  private:
-  int cap(std::size_t n) const { return static_cast<int>(std::min<std::uint32_t>(W, below_[n])); }
-  float g(std::uint32_t n, int k) const { return table_[offset_[n] + std::min(k, cap(n)) - 1]; }
-
-  // Subtree b by at most k slots: b itself, or b opened.
+  // Subtree b by at most k slots: b itself, or b opened. A binary leaf
+  // is the one node with a single value (an inner node has two leaves
+  // below it at least): told from at_ alone, without reading the node.
   int cover(std::uint32_t b, int k, std::uint32_t* items) const {
-    if (bvh_.nodes[b].is_leaf() || k == 1 || g(b, 1) <= g(b, k)) {
+    const Place p = at_[b];
+    const float* g = &table_[p.offset];
+    if (p.cap == 1 || k == 1 || g[0] <= g[std::min(k, int(p.cap)) - 1]) {
       items[0] = b;
       return 1;
     }
     return open(b, k, items);
   }
 
+  // Per binary node: where its values start in table_ and share_, and how
+  // many it keeps (min(W, leaves below)); one read for both.
+  struct Place {
+    std::uint32_t offset;
+    std::uint32_t cap;
+  };
   const Bvh& bvh_;
-  const std::vector<std::uint32_t>& below_;
-  std::vector<std::uint32_t> offset_;  // per binary node: its values in table_
+  std::vector<Place> at_;
   std::vector<float> table_;
   std::vector<std::uint8_t> share_;  // table_'s entries' best left shares (k >= 2)
 };
