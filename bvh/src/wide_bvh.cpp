@@ -340,6 +340,9 @@ class Collapser {
     int count = 0;
     auto add = [&](std::uint32_t item) {
       const BvhNode& c = bvh.nodes[item];
+      // An inner item is opened here or in a node below: its children
+      // (one pair) are read then.
+      if (!c.is_leaf()) compiler::prefetch(&bvh.nodes[c.index]);
       open_area[count] = c.is_leaf() ? -1.0f : c.bounds.half_area();
       below[count] = below_[item];
       items[count++] = item;
@@ -380,6 +383,7 @@ class Collapser {
         // appended.
         const BvhNode& o = bvh.nodes[open];
         const std::uint32_t first = o.index;
+        if (!bvh.nodes[first].is_leaf()) compiler::prefetch(&bvh.nodes[bvh.nodes[first].index]);
         open_area[best] = bvh.nodes[first].is_leaf() ? -1.0f
                                                      : bvh.nodes[first].bounds.half_area();
         below[best] = below_[first];
