@@ -139,6 +139,8 @@ class SahTable {
   // min(k, cap(b)) is min(k, cl + cr), the most its children can use.
   int open(std::uint32_t b, int k, std::uint32_t* items) const {
     const BvhNode& n = bvh_.nodes[b];
+    // The children's pair is read next: as slots (their boxes) or opened.
+    compiler::prefetch(&bvh_.nodes[n.index]);
     const int left_k = share_[at_[b].offset + std::min(k, int(at_[b].cap)) - 1];
     const int l = cover(n.index, left_k, items);
     return l + cover(n.index + 1, k - left_k, items + l);
