@@ -8,7 +8,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <functional>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -92,8 +91,8 @@ class SahTable {
     }
     compiler::resize_huge(table_, total);
     compiler::resize_huge(share_, total);
-    // Children come after their parents: one backward pass, front to back
-    // through memory in reverse. (Filling subtrees in parallel, each
+    // Children come after their parents: one backward pass, through
+    // memory from the back. (Filling subtrees in parallel, each
     // walked children first with a stack, read the nodes in an order the
     // caches did not follow: boxes-1M, one thread, 228 against 165 ms for
     // the whole collapse, and no faster on two threads.)
@@ -118,8 +117,10 @@ class SahTable {
     const float* gl = &table_[l.offset];
     const float* gr = &table_[r.offset];
     for (int k = 2; k <= c; ++k) {
+      // Share 1 when no cost is below infinity (costs that overflow), as
+      // the search this replaces kept it: never a share of no slots.
       float best = kInfinity;
-      int best_j = 0;
+      int best_j = 1;
       for (int j = std::max(1, k - cr); j <= std::min(k - 1, cl); ++j) {
         const float cost = gl[j - 1] + gr[k - j - 1];
         best_j = cost < best ? j : best_j;

@@ -608,9 +608,9 @@ TEST_CASE("the 16-wide collapse reaches the least SAH cost of a search over ever
   // intersection_cost * count * area (a leaf) or traversal_cost * area plus
   // its own node's best cover by 16 (an inner node). The tree's SAH sum
   // (the root's visit plus every slot) must be that least cost: a wrong
-  // split of the slots between two children (the share off by one, or
-  // the last of equal costs taken as the best when a later one is not
-  // equal) makes it larger.
+  // split of the slots between two children (a share off by one) makes it
+  // larger. (Which of equal least costs wins leaves the sum as it is: that
+  // rule, the first share, is not checked here.)
   for (const float traversal : {1.0f, 2.5f}) {
     CAPTURE(traversal);
     for (std::size_t n : {3, 17, 60, 700, 2500}) {
