@@ -136,8 +136,9 @@ class SahTable {
 
   // Appends to items the binary nodes that cover inner node b's subtree
   // by at most W slots at the least cost (b opened); returns their count.
-  // More slots than b's leaves split as b's leaves do: k <= W, so
-  // min(k, cap(b)) is min(k, cl + cr), the most its children can use.
+  // The share is the fill's for min(k, cap(b)) slots: with k <= W that is
+  // min(k, cl + cr), as many as the children can use (more would cost the
+  // same).
   int open(std::uint32_t b, int k, std::uint32_t* items) const {
     const BvhNode& n = bvh_.nodes[b];
     // The children's pair is read next: as slots (their boxes) or opened.
@@ -341,15 +342,17 @@ class Collapser {
     // Each item's leaf slots needed (below_), read once.
     std::uint32_t below[W];
     int count = 0;
-    auto add = [&](std::uint32_t item) {
+    // Binary node `item` as item i.
+    auto set = [&](int i, std::uint32_t item) {
       const BvhNode& c = bvh.nodes[item];
       // An inner item is opened here or in a node below: its children
       // (one pair) are read then.
       if (!c.is_leaf()) compiler::prefetch(&bvh.nodes[c.index]);
-      open_area[count] = c.is_leaf() ? -1.0f : c.bounds.half_area();
-      below[count] = below_[item];
-      items[count++] = item;
+      open_area[i] = c.is_leaf() ? -1.0f : c.bounds.half_area();
+      below[i] = below_[item];
+      items[i] = item;
     };
+    auto add = [&](std::uint32_t item) { set(count++, item); };
     const BvhNode& b = bvh.nodes[job.binary];
     if (b.is_leaf()) {
       items[count++] = job.binary;  // a tree that is a single leaf
@@ -384,14 +387,9 @@ class Collapser {
         const std::uint32_t open = items[best];
         // The opened node's first child takes its slot; the second is
         // appended.
-        const BvhNode& o = bvh.nodes[open];
-        const std::uint32_t first = o.index;
-        if (!bvh.nodes[first].is_leaf()) compiler::prefetch(&bvh.nodes[bvh.nodes[first].index]);
-        open_area[best] = bvh.nodes[first].is_leaf() ? -1.0f
-                                                     : bvh.nodes[first].bounds.half_area();
-        below[best] = below_[first];
-        items[best] = first;
-        add(o.index + 1);
+        const std::uint32_t first = bvh.nodes[open].index;
+        set(best, first);
+        add(first + 1);
       }
     }
     int k = 0;
