@@ -27,9 +27,9 @@ inline constexpr std::size_t kLeafBatch = 8;
 // left untouched and come back as bits (bit k: object k), for the caller
 // to make one at a time; so are frames[k] and boxes[k] for k >= n.
 // `lanes` is the Picker's packet width (its ISA, chosen once): 16 runs the
-// eight objects in one AVX-512 pass where the CPU has it; otherwise every
-// object comes back (the one-object code, SSE2, is as fast as a batch of
-// AVX2's or the baseline's was).
+// eight objects in one AVX-512 pass where the CPU has it, 8 (or 16 without
+// AVX-512) in one AVX2 pass, the doubles four per operation; otherwise
+// every object comes back, to the one-object code (SSE2).
 unsigned leaf_frames_and_boxes(int lanes, std::size_t n, const glm::mat4x3* const* m,
                                const Aabb* const* local, const glm::vec3& centre,
                                LocalFrame* const* frames, Aabb* boxes);
