@@ -75,17 +75,12 @@ void require_shape(const py::array& a, const char* what, py::ssize_t cols, const
   }
 }
 
-// A (4, 4) affine matrix as given, in double: the Picker keeps its
-// translation beyond float (Object::translation_low).
-glm::dmat4 to_matrix(const py::handle& value, const char* what) {
-  const auto m = as_array<double>(value, what, "(4, 4)");
-  if (m.ndim() != 2 || m.shape(0) != 4 || m.shape(1) != 4) {
-    throw py::value_error(std::string(what) + ": expected shape (4, 4), got " + shape_of(m));
-  }
+// A (4, 4) affine matrix from 16 doubles in numpy's row-major order.
+glm::dmat4 matrix_of(const double* rows, const char* what) {
   glm::dmat4 out;
   for (int r = 0; r < 4; ++r) {
     for (int c = 0; c < 4; ++c) {
-      const double v = m.at(r, c);
+      const double v = rows[4 * r + c];
       if (!std::isfinite(v) || !std::isfinite(static_cast<float>(v))) {
         throw py::value_error(std::string(what) + ": entries must be finite floats");
       }
@@ -101,6 +96,16 @@ glm::dmat4 to_matrix(const py::handle& value, const char* what) {
   out[0][3] = out[1][3] = out[2][3] = 0.0;
   out[3][3] = 1.0;
   return out;
+}
+
+// A (4, 4) affine matrix as given, in double: the Picker keeps its
+// translation beyond float (Object::translation_low).
+glm::dmat4 to_matrix(const py::handle& value, const char* what) {
+  const auto m = as_array<double>(value, what, "(4, 4)");
+  if (m.ndim() != 2 || m.shape(0) != 4 || m.shape(1) != 4) {
+    throw py::value_error(std::string(what) + ": expected shape (4, 4), got " + shape_of(m));
+  }
+  return matrix_of(m.data(), what);
 }
 
 PickMode mode_of(const std::string& mode) {
@@ -390,7 +395,7 @@ class Scene {
                             std::to_string(bounds_.size()) + ")");
     }
     const glm::dmat4 m = to_matrix(matrix, "matrix");
-    check_range(bounds_[mesh], m);
+    check_range(bounds_[mesh], m, "matrix");
     mark_changed();
     const std::uint32_t id = picker_->add_object(mesh, m, mask);
     names_.push_back(name ? valid_utf8(*name) : "object" + std::to_string(id));
@@ -407,22 +412,73 @@ class Scene {
   }
 
   void set_matrix(std::uint32_t id, const py::handle& matrix) {
-    check_id(id);
+    check_live(id);
     const glm::dmat4 m = to_matrix(matrix, "matrix");
-    check_range(bounds_[object_mesh_[id]], m);
+    check_range(bounds_[object_mesh_[id]], m, "matrix");
     picker_->set_matrix(id, m);
     source_.objects[id].place(m);
     dirty_ = true;
   }
 
+  // set_matrix(ids[k], matrices[k]) for every k, in order, in one call;
+  // every id and matrix is checked before any object moves.
+  void set_matrices(const py::handle& ids, const py::handle& matrices) {
+    const py::array ids_any = py::array::ensure(ids);
+    if (!ids_any || (ids_any.dtype().kind() != 'i' && ids_any.dtype().kind() != 'u')) {
+      throw py::type_error("ids: expected an integer array of shape (N,)");
+    }
+    const auto id_array =
+        py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>::ensure(ids_any);
+    if (id_array.ndim() != 1) {
+      throw py::value_error("ids: expected shape (N,), got " + shape_of(id_array));
+    }
+    const auto m = as_array<double>(matrices, "matrices", "(N, 4, 4)");
+    if (m.ndim() != 3 || m.shape(0) != id_array.shape(0) || m.shape(1) != 4 || m.shape(2) != 4) {
+      throw py::value_error("matrices: expected shape (" + std::to_string(id_array.shape(0)) +
+                            ", 4, 4) for " + std::to_string(id_array.shape(0)) + " ids, got " +
+                            shape_of(m));
+    }
+    const std::size_t n = static_cast<std::size_t>(id_array.shape(0));
+    std::vector<std::uint32_t> id_of(n);
+    std::vector<glm::dmat4> placed(n);
+    const std::int64_t* pid = id_array.data();
+    const double* pm = m.data();
+    for (std::size_t k = 0; k < n; ++k) {
+      auto row = [k](const char* what) { return std::string(what) + "[" + std::to_string(k) + "]"; };
+      if (pid[k] < 0 || pid[k] >= static_cast<std::int64_t>(picker_->object_count())) {
+        throw py::index_error(row("ids") + ": object " + std::to_string(pid[k]) +
+                              " does not exist (the scene has " +
+                              std::to_string(picker_->object_count()) + ")");
+      }
+      id_of[k] = static_cast<std::uint32_t>(pid[k]);
+      if (removed(id_of[k])) {
+        throw py::value_error(row("ids") + ": object " + std::to_string(id_of[k]) + " was removed");
+      }
+      // The checks' messages name the row only when one fails.
+      try {
+        placed[k] = matrix_of(pm + 16 * k, "matrices");
+        check_range(bounds_[object_mesh_[id_of[k]]], placed[k], "matrices");
+      } catch (const py::value_error& e) {
+        // "matrices: why" becomes "matrices[k]: why".
+        const std::string why = e.what();
+        throw py::value_error(row("matrices") + why.substr(std::strlen("matrices")));
+      }
+    }
+    for (std::size_t k = 0; k < n; ++k) {
+      picker_->set_matrix(id_of[k], placed[k]);
+      source_.objects[id_of[k]].place(placed[k]);
+    }
+    if (n > 0) dirty_ = true;
+  }
+
   void set_mask(std::uint32_t id, std::uint32_t mask) {
-    check_id(id);
+    check_live(id);
     picker_->set_mask(id, mask);
     source_.objects[id].mask = mask;
   }
 
   void remove(std::uint32_t id) {
-    check_id(id);
+    check_live(id);
     picker_->remove_object(id);
     if (removed_.size() < source_.objects.size()) removed_.resize(source_.objects.size(), false);
     removed_[id] = true;
@@ -848,6 +904,15 @@ class Scene {
                             std::to_string(picker_->object_count()) + ")");
     }
   }
+  bool removed(std::uint32_t id) const { return id < removed_.size() && removed_[id]; }
+  // An object that exists and was not removed (moving, masking or
+  // removing a removed one is the caller's mistake: an error, not a no-op).
+  void check_live(std::uint32_t id) const {
+    check_id(id);
+    if (removed(id)) {
+      throw py::value_error("object " + std::to_string(id) + " was removed");
+    }
+  }
   // Adds and moves take effect at commit(): queries refuse until then.
   void mark_changed() { dirty_ = true; }
   void check_committed() const {
@@ -857,7 +922,7 @@ class Scene {
   }
   // Every corner of the mesh's box under `m` must stay within the
   // supported range (as validate_scene checks loaded scenes).
-  static void check_range(const Aabb& local, const glm::dmat4& m) {
+  static void check_range(const Aabb& local, const glm::dmat4& m, const char* what) {
     if (local.empty()) return;
     for (int c = 0; c < 8; ++c) {
       const glm::dvec3 p{c & 1 ? local.max.x : local.min.x, c & 2 ? local.max.y : local.min.y,
@@ -865,8 +930,8 @@ class Scene {
       const glm::dvec3 w = m * glm::dvec4(p, 1.0);
       for (int a = 0; a < 3; ++a) {
         if (!(std::abs(w[a]) <= double(kMaxCoordinate))) {
-          throw py::value_error(
-              "matrix: places the mesh outside the supported range (|x| <= 1e11)");
+          throw py::value_error(std::string(what) +
+                                ": places the mesh outside the supported range (|x| <= 1e11)");
         }
       }
     }
@@ -1028,6 +1093,9 @@ PYBIND11_MODULE(raypick, m) {
            "mask; returns the object id. Takes effect at commit().")
       .def("set_matrix", &Scene::set_matrix, py::arg("id"), py::arg("matrix"),
            "Moves object `id`; takes effect at commit() (a refit).")
+      .def("set_matrices", &Scene::set_matrices, py::arg("ids"), py::arg("matrices"),
+           "Moves objects `ids` (N,) to `matrices` (N, 4, 4), as set_matrix for each in order; "
+           "all are checked before any moves. Takes effect at commit().")
       .def("set_mask", &Scene::set_mask, py::arg("id"), py::arg("mask"),
            "Changes object `id`'s layer mask, at once.")
       .def("remove", &Scene::remove, py::arg("id"),

@@ -162,6 +162,94 @@ def test_moving_objects_then_commit_equals_a_scene_built_with_the_moved_matrices
     assert (a["object"] >= 0).sum() > 300
 
 
+def test_set_matrices_equals_a_loop_of_set_matrix():
+    loop = raypick.load(ENGINE, mode="mesh")
+    many = raypick.load(ENGINE, mode="mesh")
+    mats = loop.matrices()
+    rng = np.random.default_rng(5)
+    ids = np.arange(0, len(mats), 2)
+    moved = mats[ids].copy()
+    moved[:, :3, 3] += rng.normal(scale=30.0, size=(len(ids), 3))
+    # A repeated id ends at its last matrix, as a loop leaves it.
+    ids = np.append(ids, ids[0])
+    moved = np.append(moved, moved[1:2], axis=0)
+    moved[-1, :3, 3] += [5.0, -7.0, 11.0]
+    for i, m in zip(ids, moved):
+        loop.set_matrix(int(i), m)
+    many.set_matrices(ids.astype(np.uint32), moved)
+    loop.commit()
+    many.commit()
+    assert np.array_equal(many.matrices(), loop.matrices())
+    # (The linear part is held in float: equal up to its rounding.)
+    assert np.abs(many.matrices()[ids[0]] - moved[-1]).max() < 1e-5
+    rays = scene_rays(loop, 3000, 14)
+    a, b = loop.cast_rays(rays), many.cast_rays(rays)
+    assert np.array_equal(a["object"], b["object"])
+    assert np.array_equal(a["t"], b["t"])
+    assert (a["object"] >= 0).sum() > 300
+
+
+def test_set_matrices_checks_everything_before_moving_anything():
+    s = raypick.Scene(mode="obb")
+    cube = s.add_mesh(CUBE_VERTICES, CUBE_TRIANGLES)
+    for x in range(4):
+        m = np.eye(4)
+        m[0, 3] = 3.0 * x
+        s.add_object(cube, m)
+    s.remove(3)
+    s.commit()
+    before = s.matrices()
+    good = before[:3].copy()
+    good[:, 1, 3] += 10.0
+    far = good.copy()
+    far[2, 0, 3] = 2e11
+    skew = good.copy()
+    skew[1, 3, :] = [0.0, 0.0, 1.0, 1.0]
+    nan = good.copy()
+    nan[0, 0, 0] = np.nan
+    cases = [
+        (np.array([0, 1, 7]), good, IndexError, r"ids\[2\]: object 7 does not exist"),
+        (np.array([0, -1, 2]), good, IndexError, r"ids\[1\]: object -1 does not exist"),
+        (np.array([0, 3, 2]), good, ValueError, r"ids\[1\]: object 3 was removed"),
+        (np.array([0, 1, 2]), far, ValueError, r"matrices\[2\]: places the mesh outside"),
+        (np.array([0, 1, 2]), skew, ValueError, r"matrices\[1\]: the last row must be"),
+        (np.array([0, 1, 2]), nan, ValueError, r"matrices\[0\]: entries must be finite"),
+        (np.array([0, 1]), good, ValueError, r"matrices: expected shape \(2, 4, 4\)"),
+        (np.array([[0, 1, 2]]), good, ValueError, r"ids: expected shape \(N,\)"),
+        (np.array([0.0, 1.0, 2.0]), good, TypeError, "ids: expected an integer array"),
+    ]
+    for ids, mats, error, message in cases:
+        with pytest.raises(error, match=message):
+            s.set_matrices(ids, mats)
+        # Nothing moved, and the scene needs no commit: queries still run.
+        assert np.array_equal(s.matrices(), before)
+        s.cast_rays(np.array([[0.5, -5.0, 0.5, 0.0, 1.0, 0.0]]))
+    s.set_matrices(np.array([0, 1, 2]), good)
+    s.commit()
+    hit = s.cast_rays(np.array([[6.0, 5.0, 0.0, 0.0, 1.0, 0.0]]))
+    assert hit["object"][0] == 2 and hit["t"][0] == pytest.approx(4.5)
+    s.set_matrices(np.zeros(0, dtype=np.int64), np.zeros((0, 4, 4)))
+
+
+def test_a_removed_object_cannot_be_moved_masked_or_removed_again():
+    s = raypick.Scene(mode="obb")
+    cube = s.add_mesh(CUBE_VERTICES, CUBE_TRIANGLES)
+    s.add_object(cube, np.eye(4))
+    s.add_object(cube, np.eye(4))
+    s.commit()
+    s.remove(0)
+    # Each once aborted the interpreter (the engine's precondition).
+    with pytest.raises(ValueError, match="object 0 was removed"):
+        s.set_matrix(0, np.eye(4))
+    with pytest.raises(ValueError, match="object 0 was removed"):
+        s.set_mask(0, 1)
+    with pytest.raises(ValueError, match="object 0 was removed"):
+        s.remove(0)
+    s.commit()
+    hit = s.cast_rays(np.array([[0.5, 0.5, -5.0, 0.0, 0.0, 1.0]]))
+    assert hit["object"][0] == 1
+
+
 def test_errors_name_the_argument_and_the_shapes(tmp_path):
     s = raypick.load(os.path.join(SOURCE, "apps", "examples", "room.obj"))
     with pytest.raises(ValueError, match=r"rays: expected shape \(N, 6\), got \(3, 5\)"):
