@@ -95,6 +95,9 @@ struct DoublesAvx512 {
   RAYPICK_TARGET_AVX512 static inline unsigned le(unsigned ok, __m256 a, __m256 b) {
     return _mm256_mask_cmp_ps_mask(static_cast<__mmask8>(ok), a, b, _CMP_LE_OQ);
   }
+  RAYPICK_TARGET_AVX512 static inline unsigned ne(unsigned ok, __m256 a, __m256 b) {
+    return _mm256_mask_cmp_ps_mask(static_cast<__mmask8>(ok), a, b, _CMP_NEQ_OQ);
+  }
   RAYPICK_TARGET_AVX512 static inline unsigned ordered(unsigned ok, __m256 a, __m256 b) {
     return _mm256_mask_cmp_ps_mask(static_cast<__mmask8>(ok), a, b, _CMP_ORD_Q);
   }
@@ -156,6 +159,9 @@ struct DoublesAvx2 {
   RAYPICK_TARGET_AVX2 static inline unsigned le(unsigned ok, __m256 a, __m256 b) {
     return ok & static_cast<unsigned>(_mm256_movemask_ps(_mm256_cmp_ps(a, b, _CMP_LE_OQ)));
   }
+  RAYPICK_TARGET_AVX2 static inline unsigned ne(unsigned ok, __m256 a, __m256 b) {
+    return ok & static_cast<unsigned>(_mm256_movemask_ps(_mm256_cmp_ps(a, b, _CMP_NEQ_OQ)));
+  }
   RAYPICK_TARGET_AVX2 static inline unsigned ordered(unsigned ok, __m256 a, __m256 b) {
     return ok & static_cast<unsigned>(_mm256_movemask_ps(_mm256_cmp_ps(a, b, _CMP_ORD_Q)));
   }
@@ -174,12 +180,29 @@ RAYPICK_TARGET_AVX2 inline __m256 abs8(__m256 x) {
   return _mm256_and_ps(x, _mm256_castsi256_ps(_mm256_set1_epi32(0x7FFFFFFF)));
 }
 
+// std::nextafter(x, -inf) and (x, +inf) for finite, non-zero x: the
+// float's bits one step from zero or towards it (delta +1 for x > 0, -1
+// for x < 0).
+RAYPICK_TARGET_AVX2 inline __m256 next_down(__m256 x) {
+  const __m256i bits = _mm256_castps_si256(x);
+  const __m256i delta = _mm256_or_si256(_mm256_slli_epi32(_mm256_srai_epi32(bits, 31), 1),
+                                        _mm256_set1_epi32(1));
+  return _mm256_castsi256_ps(_mm256_sub_epi32(bits, delta));
+}
+RAYPICK_TARGET_AVX2 inline __m256 next_up(__m256 x) {
+  const __m256i bits = _mm256_castps_si256(x);
+  const __m256i delta = _mm256_or_si256(_mm256_slli_epi32(_mm256_srai_epi32(bits, 31), 1),
+                                        _mm256_set1_epi32(1));
+  return _mm256_castsi256_ps(_mm256_add_epi32(bits, delta));
+}
+
 // The eight objects' batch, Dbl's double arithmetic: only inlined into a
 // function of Dbl's target (AVX2 or wider: the float part is AVX2's).
 template <class Dbl>
 RAYPICK_TARGET_AVX2 RAYPICK_GEOMETRY_INLINE unsigned batch(std::size_t n, const glm::mat4x3* const* m,
-                                       const Aabb* const* local, const glm::vec3& centre,
-                                       LocalFrame* const* frames, Aabb* boxes) {
+                                       const Aabb* const* local, const glm::vec3* low,
+                                       const glm::vec3& centre, LocalFrame* const* frames,
+                                       Aabb* boxes) {
   using D = typename Dbl::D;
   const unsigned live = (1u << n) - 1u;
   // The matrices' 12 floats (column major: 3c + r is column c, row r), one
@@ -270,6 +293,38 @@ RAYPICK_TARGET_AVX2 RAYPICK_GEOMETRY_INLINE unsigned batch(std::size_t n, const 
     bmin[a] = _mm256_sub_ps(mid, extent);
     bmax[a] = _mm256_add_ps(mid, extent);
     ok = Dbl::le(ok, bmin[a], bmax[a]);
+  }
+  if (low != nullptr) {
+    // An object with a low part (placed beyond float): shift_outward(box,
+    // low), the box moved by it and each bound stepped one float outward,
+    // before the padding. A bound the move leaves at zero or beyond the
+    // floats is handed back (std::nextafter's cases apart).
+    __m256 l[3];
+    for (int a = 0; a < 3; ++a) {
+      alignas(32) float f[8];
+      for (std::size_t k = 0; k < 8; ++k) f[k] = low[k < n ? k : 0][a];
+      l[a] = _mm256_load_ps(f);
+    }
+    const __m256 zero = _mm256_setzero_ps();
+    unsigned moved = 0;
+    for (int a = 0; a < 3; ++a) moved |= Dbl::ne(live, l[a], zero);
+    unsigned fine = moved;
+    __m256 shifted[6];
+    for (int a = 0; a < 3; ++a) {
+      shifted[a] = _mm256_add_ps(bmin[a], l[a]);
+      shifted[3 + a] = _mm256_add_ps(bmax[a], l[a]);
+    }
+    for (const __m256 x : shifted) fine = Dbl::ne(Dbl::le(fine, abs8(x), largest), x, zero);
+    ok &= ~moved | fine;
+    alignas(32) std::int32_t pick[8];
+    for (int k = 0; k < 8; ++k) pick[k] = (moved >> k) & 1u ? -1 : 0;
+    const __m256 use = _mm256_castsi256_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(pick)));
+    for (int a = 0; a < 3; ++a) {
+      bmin[a] = _mm256_blendv_ps(bmin[a], next_down(shifted[a]), use);
+      bmax[a] = _mm256_blendv_ps(bmax[a], next_up(shifted[3 + a]), use);
+    }
+  }
+  for (int a = 0; a < 3; ++a) {
     const __m256 cen = _mm256_set1_ps(centre[a]);
     const __m256 ext = _mm256_sub_ps(bmax[a], bmin[a]);
     const __m256 dmin = abs8(_mm256_sub_ps(bmin[a], cen));
@@ -315,15 +370,17 @@ RAYPICK_TARGET_AVX2 RAYPICK_GEOMETRY_INLINE unsigned batch(std::size_t n, const 
 #pragma GCC diagnostic pop
 
 RAYPICK_TARGET_AVX2 unsigned batch_avx2(std::size_t n, const glm::mat4x3* const* m,
-                                        const Aabb* const* local, const glm::vec3& centre,
-                                        LocalFrame* const* frames, Aabb* boxes) {
-  return batch<DoublesAvx2>(n, m, local, centre, frames, boxes);
+                                        const Aabb* const* local, const glm::vec3* low,
+                                        const glm::vec3& centre, LocalFrame* const* frames,
+                                        Aabb* boxes) {
+  return batch<DoublesAvx2>(n, m, local, low, centre, frames, boxes);
 }
 
 RAYPICK_TARGET_AVX512 unsigned batch_avx512(std::size_t n, const glm::mat4x3* const* m,
-                                            const Aabb* const* local, const glm::vec3& centre,
-                                            LocalFrame* const* frames, Aabb* boxes) {
-  return batch<DoublesAvx512>(n, m, local, centre, frames, boxes);
+                                            const Aabb* const* local, const glm::vec3* low,
+                                            const glm::vec3& centre, LocalFrame* const* frames,
+                                            Aabb* boxes) {
+  return batch<DoublesAvx512>(n, m, local, low, centre, frames, boxes);
 }
 #pragma GCC diagnostic pop
 #endif
@@ -331,19 +388,21 @@ RAYPICK_TARGET_AVX512 unsigned batch_avx512(std::size_t n, const glm::mat4x3* co
 }  // namespace
 
 unsigned leaf_frames_and_boxes(int lanes, std::size_t n, const glm::mat4x3* const* m,
-                               const Aabb* const* local, const glm::vec3& centre,
-                               LocalFrame* const* frames, Aabb* boxes) {
+                               const Aabb* const* local, const glm::vec3* low,
+                               const glm::vec3& centre, LocalFrame* const* frames,
+                               Aabb* boxes) {
   if (n == 0) return 0;
 #if RAYPICK_PACKET_AVX
   if (lanes >= 16 && compiler::cpu_has_avx512()) {
-    return batch_avx512(n, m, local, centre, frames, boxes);
+    return batch_avx512(n, m, local, low, centre, frames, boxes);
   }
   if (lanes >= 8 && compiler::cpu_has_avx2()) {
-    return batch_avx2(n, m, local, centre, frames, boxes);
+    return batch_avx2(n, m, local, low, centre, frames, boxes);
   }
 #else
   (void)m;
   (void)local;
+  (void)low;
   (void)centre;
   (void)frames;
   (void)boxes;

@@ -413,10 +413,12 @@ Aabb PickerCore::update_entry(std::uint32_t e, std::uint32_t id) {
 
 void PickerCore::make_leaves(std::uint32_t begin, std::uint32_t end, const std::uint8_t* want,
                              Aabb* out, int lanes) {
-  // The moved entries placed by a float matrix alone, kLeafBatch at a time
-  // (leaf_batch.h: make_leaf()'s frames and boxes, bit for bit); the
-  // others, and the few the batch hands back, one at a time.
+  // The moved entries kLeafBatch at a time (leaf_batch.h: make_leaf()'s
+  // frames and boxes, bit for bit, low parts included); the few the batch
+  // hands back one at a time.
   std::uint32_t batch[kLeafBatch];
+  glm::vec3 batch_low[kLeafBatch];
+  bool any_low = false;
   std::size_t n = 0;
   auto flush = [&] {
     const glm::mat4x3* m[kLeafBatch];
@@ -429,7 +431,8 @@ void PickerCore::make_leaves(std::uint32_t begin, std::uint32_t end, const std::
       local[k] = &meshes_[o.mesh].bounds;
       frames[k] = &leaf_[batch[k]].frame;
     }
-    const unsigned back = leaf_frames_and_boxes(lanes, n, m, local, pad_centre_, frames, boxes);
+    const unsigned back = leaf_frames_and_boxes(lanes, n, m, local, any_low ? batch_low : nullptr,
+                                                pad_centre_, frames, boxes);
     for (std::size_t k = 0; k < n; ++k) {
       const std::uint32_t e = batch[k];
       LeafObb& l = leaf_[e];
@@ -443,17 +446,18 @@ void PickerCore::make_leaves(std::uint32_t begin, std::uint32_t end, const std::
       }
     }
     n = 0;
+    any_low = false;
   };
   for (std::uint32_t e = begin; e < end; ++e) {
     if (want[e - begin] == 0) continue;
     if (moved_[e] == 0) {
       out[e - begin] = entry_box(e);
-    } else if (!low_.empty() && low_[leaf_[e].object] != glm::vec3{0.0f}) {
-      out[e - begin] = make_leaf(leaf_[e].object, leaf_[e]);
-    } else {
-      batch[n++] = e;
-      if (n == kLeafBatch) flush();
+      continue;
     }
+    batch_low[n] = low_.empty() ? glm::vec3{0.0f} : low_[leaf_[e].object];
+    any_low = any_low || batch_low[n] != glm::vec3{0.0f};
+    batch[n++] = e;
+    if (n == kLeafBatch) flush();
   }
   flush();
 }

@@ -1,12 +1,14 @@
 // The commit's batch of leaf frames and padded boxes (bvh/src/leaf_batch.h)
-// against make_local_frame() and pad_transformed_box(), object by object and
-// bit for bit, on matrices and boxes that stress them.
+// against make_local_frame() and the Picker's padded boxes (low parts
+// too), object by object and bit for bit, on matrices and boxes that
+// stress them.
 #include <doctest/doctest.h>
 
 #include "compiler.h"
 #include "support/frame_oracle.h"
 #include "leaf_batch.h"
 #include "padding.h"
+#include "raypick/core/obb.h"
 
 #include <cmath>
 #include <cstring>
@@ -63,7 +65,7 @@ TEST_CASE("the commit's batch of leaf frames and padded boxes equals the one-obj
         (compiler::cpu_has_avx2() || (lanes == 16 && compiler::cpu_has_avx512()));
     std::mt19937_64 rng(2611);
     std::uniform_real_distribution<float> u(-1.0f, 1.0f);
-    int kept = 0, back_count = 0;
+    int kept = 0, kept_low = 0, back_count = 0;
     for (int round = 0; round < 6000; ++round) {
       const int kind = round % 6;
       const std::size_t n = 1 + rng() % kLeafBatch;
@@ -83,6 +85,30 @@ TEST_CASE("the commit's batch of leaf frames and padded boxes equals the one-obj
         lp[k] = shared ? &local[0] : &local[k];
         fp[k] = &frames[k];
       }
+      // Half the rounds give low parts (objects placed beyond float): none,
+      // an ordinary one (a fraction of a float ulp of the translation), one
+      // on a single axis, one that moves a bound to exactly zero, or one
+      // that moves the box beyond the floats.
+      glm::vec3 low[kLeafBatch];
+      const bool with_low = round % 2 == 1;
+      for (std::size_t k = 0; k < n; ++k) {
+        low[k] = glm::vec3{0.0f};
+        if (!with_low) continue;
+        const glm::vec3 t = m[k][3];
+        switch (rng() % 6) {
+          case 0: break;
+          case 1: low[k][int(rng() % 3)] = u(rng) * 1e-3f; break;
+          case 2: {
+            const Aabb box = transform_aabb(m[k], *lp[k]);
+            if (!box.empty()) low[k].y = -box.min.y;
+            break;
+          }
+          case 3: low[k] = glm::vec3{3e38f}; break;
+          default:
+            for (int a = 0; a < 3; ++a) low[k][a] = u(rng) * 1e-7f * (std::fabs(t[a]) + 1.0f);
+            break;
+        }
+      }
       // The scene's centre: often the origin (a box at zero then has a zero
       // margin term), else anywhere near.
       const glm::vec3 centre =
@@ -94,7 +120,7 @@ TEST_CASE("the commit's batch of leaf frames and padded boxes equals the one-obj
       std::memset(frame_garbage, 0x5A, sizeof frame_garbage);
       std::memset(box_garbage, 0xA5, sizeof box_garbage);
       const unsigned back =
-          leaf_frames_and_boxes(lanes, n, mp, lp, centre, fp, boxes);
+          leaf_frames_and_boxes(lanes, n, mp, lp, with_low ? low : nullptr, centre, fp, boxes);
       CAPTURE(round);
       REQUIRE((back >> n) == 0u);
       for (std::size_t k = n; k < kLeafBatch; ++k) {
@@ -105,7 +131,11 @@ TEST_CASE("the commit's batch of leaf frames and padded boxes equals the one-obj
         CAPTURE(k);
         LocalFrame want_frame;
         const bool invertible = make_local_frame(*mp[k], want_frame);
-        const Aabb want_box = pad_transformed_box(*mp[k], *lp[k], centre);
+        // As the Picker's padded_box().
+        const bool shifted = low[k] != glm::vec3{0.0f};
+        const Aabb want_box =
+            shifted ? pad(shift_outward(transform_aabb(*mp[k], *lp[k]), low[k]), centre)
+                    : pad_transformed_box(*mp[k], *lp[k], centre);
         if ((back >> k) & 1u) {
           ++back_count;
           REQUIRE(std::memcmp(&frames[k], frame_garbage, sizeof frame_garbage) == 0);
@@ -117,11 +147,20 @@ TEST_CASE("the commit's batch of leaf frames and padded boxes equals the one-obj
                      std::isfinite(b.min.z) && std::isfinite(b.max.x) &&
                      std::isfinite(b.max.y) && std::isfinite(b.max.z);
             };
-            CHECK_FALSE((invertible && finite(*lp[k]) && finite(want_box)));
+            // A shifted bound at zero is std::nextafter's case apart.
+            const Aabb moved = transform_aabb(*mp[k], *lp[k]);
+            bool at_zero = false;
+            for (int a = 0; a < 3; ++a) {
+              at_zero = at_zero || moved.min[a] + low[k][a] == 0.0f ||
+                        moved.max[a] + low[k][a] == 0.0f;
+            }
+            CHECK_FALSE((invertible && finite(*lp[k]) && finite(want_box) &&
+                         !(shifted && at_zero)));
           }
           continue;
         }
         ++kept;
+        kept_low += shifted ? 1 : 0;
         REQUIRE(invertible);
         REQUIRE(std::memcmp(&frames[k], &want_frame, sizeof want_frame) == 0);
         REQUIRE(std::memcmp(&boxes[k], &want_box, sizeof want_box) == 0);
@@ -130,6 +169,7 @@ TEST_CASE("the commit's batch of leaf frames and padded boxes equals the one-obj
     if (batched) {
       // Most objects are ordinary: the batch made them.
       CHECK(kept > 10000);
+      CHECK(kept_low > 3000);
       CHECK(back_count > 0);
     } else {
       MESSAGE("lanes " << lanes << ": every object is handed back to the one-object code");
