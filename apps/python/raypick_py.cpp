@@ -30,6 +30,7 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -114,10 +115,17 @@ PickMode mode_of(const std::string& mode) {
   throw py::value_error("mode: expected 'obb' or 'mesh', got '" + printable(mode, 40) + "'");
 }
 
+// The most threads a call takes (as the CLI's --threads): TBB sets up
+// storage for every slot of an arena, asked for or not.
+constexpr int kMaxThreads = 1024;
+
 // Runs f on `threads` threads (0: all cores), without the GIL.
 template <class F>
 void run_parallel(int threads, F&& f) {
-  if (threads < 0) throw py::value_error("threads: expected 0 (all cores) or more");
+  if (threads < 0 || threads > kMaxThreads) {
+    throw py::value_error("threads: expected 0 (all cores) to " + std::to_string(kMaxThreads) +
+                          ", got " + std::to_string(threads));
+  }
   py::gil_scoped_release release;
   tbb::task_arena arena(threads == 0 ? tbb::task_arena::automatic : threads);
   arena.execute(f);
@@ -299,6 +307,7 @@ class Scene {
   // saved form: removed objects keep their ids and names but point at an
   // empty mesh, so they can never be hit.
   std::string saved_bytes(bool trees = true) const {
+    check_not_committing();
     const auto pending = std::find(removed_.begin(), removed_.end(), true);
     // The picker's trees go along when they are the scene's as it stands
     // (nothing changed since the last commit, nothing removed).
@@ -346,6 +355,7 @@ class Scene {
   }
 
   std::uint32_t add_mesh(const py::handle& vertices, const py::handle& triangles) {
+    check_idle();
     const auto v = as_array<float>(vertices, "vertices", "(V, 3)");
     require_shape(v, "vertices", 3, "(V, 3)");
     const py::array t_any = py::array::ensure(triangles);
@@ -390,6 +400,7 @@ class Scene {
 
   std::uint32_t add_object(std::uint32_t mesh, const py::handle& matrix, std::uint32_t mask,
                            std::optional<std::string> name) {
+    check_idle();
     if (mesh >= bounds_.size()) {
       throw py::index_error("mesh: no mesh " + std::to_string(mesh) + " (the scene has " +
                             std::to_string(bounds_.size()) + ")");
@@ -412,17 +423,19 @@ class Scene {
   }
 
   void set_matrix(std::uint32_t id, const py::handle& matrix) {
+    check_idle();
     check_live(id);
     const glm::dmat4 m = to_matrix(matrix, "matrix");
     check_range(bounds_[object_mesh_[id]], m, "matrix");
+    mark_changed();  // before the engine changes: queries then refuse
     picker_->set_matrix(id, m);
     source_.objects[id].place(m);
-    dirty_ = true;
   }
 
   // set_matrix(ids[k], matrices[k]) for every k, in order, in one call;
   // every id and matrix is checked before any object moves.
   void set_matrices(const py::handle& ids, const py::handle& matrices) {
+    check_idle();
     const py::array ids_any = py::array::ensure(ids);
     if (!ids_any || (ids_any.dtype().kind() != 'i' && ids_any.dtype().kind() != 'u')) {
       throw py::type_error("ids: expected an integer array of shape (N,)");
@@ -464,30 +477,38 @@ class Scene {
         throw py::value_error(row("matrices") + why.substr(std::strlen("matrices")));
       }
     }
+    if (n > 0) mark_changed();
     for (std::size_t k = 0; k < n; ++k) {
       picker_->set_matrix(id_of[k], placed[k]);
       source_.objects[id_of[k]].place(placed[k]);
     }
-    if (n > 0) dirty_ = true;
   }
 
   void set_mask(std::uint32_t id, std::uint32_t mask) {
+    check_idle();
     check_live(id);
     picker_->set_mask(id, mask);
     source_.objects[id].mask = mask;
   }
 
   void remove(std::uint32_t id) {
+    check_idle();
     check_live(id);
-    picker_->remove_object(id);
     if (removed_.size() < source_.objects.size()) removed_.resize(source_.objects.size(), false);
+    mark_changed();
+    picker_->remove_object(id);
     removed_[id] = true;
-    dirty_ = true;
   }
 
   py::dict commit() {
+    check_idle();
     CommitStats s;
     {
+      committing_ = true;
+      struct Done {
+        bool& flag;
+        ~Done() { flag = false; }  // after the GIL is back
+      } done{committing_};
       py::gil_scoped_release release;
       s = picker_->commit();
     }
@@ -516,7 +537,7 @@ class Scene {
     } else {
       as_double = double_rays(rays, tmax);
     }
-    run_parallel(threads, [&] {
+    run_query(threads, [&] {
       if (width) {
         // An image's rays, row by row: 4x4 tiles on a large scene.
         const auto w = static_cast<std::size_t>(*width);
@@ -554,7 +575,7 @@ class Scene {
       for (Ray& r : rays) r.tmax = static_cast<float>(*tmax);
     }
     std::vector<Hit> hits;
-    run_parallel(threads, [&] { hits = picker_->intersect_batch(rays, options_of(mask)); });
+    run_query(threads, [&] { hits = picker_->intersect_batch(rays, options_of(mask)); });
     return hits_dict(hits, rays, {});
   }
 
@@ -575,7 +596,7 @@ class Scene {
                             "'");
     }
     std::vector<std::uint32_t> ids;
-    run_parallel(threads, [&] {
+    run_query(threads, [&] {
       ids = tools::select_in_view(*picker_, camera.camera(), box,
                                   rule == "contain" ? SelectRule::kContain : SelectRule::kTouch,
                                   visible_only, options_of(mask));
@@ -617,7 +638,7 @@ class Scene {
       }
     }
     tools::RenderedView view;
-    run_parallel(threads, [&] {
+    run_query(threads, [&] {
       view = tools::render_view(*picker_, camera.camera(), mode_, *colouring, lit);
       if (any) tools::outline_lit(view, lit);
     });
@@ -674,7 +695,7 @@ class Scene {
     const QueryOptions options = options_of(mask);
     const std::vector<RayD> r = double_rays(rays, tmax);
     std::vector<std::uint8_t> hit(r.size(), 0);
-    run_parallel(threads, [&] {
+    run_query(threads, [&] {
       tbb::parallel_for(tbb::blocked_range<std::size_t>(0, r.size(), 1024),
                         [&](const tbb::blocked_range<std::size_t>& range) {
                           for (std::size_t i = range.begin(); i != range.end(); ++i) {
@@ -694,7 +715,7 @@ class Scene {
     const QueryOptions options = options_of(mask);
     const std::vector<RayD> r = double_rays(rays, std::nullopt);
     std::vector<std::vector<Hit>> per_ray(r.size());
-    run_parallel(threads, [&] {
+    run_query(threads, [&] {
       tbb::parallel_for(tbb::blocked_range<std::size_t>(0, r.size(), 256),
                         [&](const tbb::blocked_range<std::size_t>& range) {
                           for (std::size_t i = range.begin(); i != range.end(); ++i) {
@@ -763,7 +784,7 @@ class Scene {
     const std::vector<glm::dvec3> p = world_points(points);
     const double limit = reach(max_distance);
     std::vector<Result> out;
-    run_parallel(threads, [&] { out = (picker_.get()->*query)(p, options_of(mask), limit); });
+    run_query(threads, [&] { out = (picker_.get()->*query)(p, options_of(mask), limit); });
     return out;
   }
 
@@ -790,7 +811,7 @@ class Scene {
     check_committed();
     const std::vector<glm::dvec3> p = world_points(points);
     std::vector<std::uint32_t> holder;
-    run_parallel(threads, [&] { holder = picker_->containing_objects(p, options_of(mask)); });
+    run_query(threads, [&] { holder = picker_->containing_objects(p, options_of(mask)); });
     py::array_t<bool> out(static_cast<py::ssize_t>(holder.size()));
     auto o = out.mutable_unchecked<1>();
     for (std::size_t i = 0; i < holder.size(); ++i) o(py::ssize_t(i)) = holder[i] != kInvalidId;
@@ -828,7 +849,7 @@ class Scene {
     check_committed();
     const std::vector<RayD> r = double_rays(rays, std::nullopt);
     double seconds = 0.0;
-    run_parallel(threads, [&] {
+    run_query(threads, [&] {
       const auto start = std::chrono::steady_clock::now();
       const std::vector<Hit> hits = picker_->intersect_batch(r, options_of(std::nullopt));
       seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -844,6 +865,7 @@ class Scene {
 
   // (N, 2, 3): each object's world box (min, max), NaN when it cannot be hit.
   py::array_t<float> boxes() const {
+    check_not_committing();
     const auto n = static_cast<py::ssize_t>(picker_->object_count());
     py::array_t<float> out({n, py::ssize_t{2}, py::ssize_t{3}});
     auto p = out.mutable_unchecked<3>();
@@ -875,6 +897,7 @@ class Scene {
   }
 
   py::dict stats() const {
+    check_not_committing();
     const BvhStats s = picker_->bvh_stats();
     py::dict d;
     d["objects"] = picker_->object_count();
@@ -915,7 +938,36 @@ class Scene {
   }
   // Adds and moves take effect at commit(): queries refuse until then.
   void mark_changed() { dirty_ = true; }
+  // A query's engine call, run_parallel() while the scene counts it, so
+  // that a change from another Python thread raises instead of pulling the
+  // trees from under it.
+  template <class F>
+  void run_query(int threads, F&& f) const {
+    ++queries_;
+    struct Done {
+      int& count;
+      ~Done() { --count; }  // after run_parallel took the GIL back
+    } done{queries_};
+    run_parallel(threads, f);
+  }
+  // While another thread commits, nothing reads the engine: RuntimeError.
+  void check_not_committing() const {
+    if (committing_) {
+      throw std::runtime_error(
+          "the scene is being committed by another thread: use it when commit() returns");
+    }
+  }
+  // Changes (adds, moves, masks, removals, commit) wait for no one: while
+  // another thread queries or commits, they raise RuntimeError.
+  void check_idle() const {
+    check_not_committing();
+    if (queries_ > 0) {
+      throw std::runtime_error(
+          "the scene is being queried by another thread: change it when that query returns");
+    }
+  }
   void check_committed() const {
+    check_not_committing();
     if (dirty_) {
       throw py::value_error("the scene changed since its last commit(): call commit() first");
     }
@@ -975,6 +1027,10 @@ class Scene {
   std::vector<std::uint32_t> object_mesh_;  // by object
   std::size_t triangles_ = 0;
   bool dirty_ = false;
+  // Calls running without the GIL on other threads: queries (how many) and
+  // a commit. Read and written with the GIL held.
+  mutable int queries_ = 0;
+  bool committing_ = false;
   bool saved_trees_ = false;  // the picker adopted a saved scene's trees
   std::vector<SceneCamera> cameras_;
   // What the scene holds, for save() and pickling: the loaded scene or the

@@ -321,6 +321,55 @@ def test_cast_rays_releases_the_gil():
     assert during > 10
 
 
+def test_a_change_while_another_thread_queries_or_commits_raises():
+    # Each change below once aborted the interpreter: the engine's checks
+    # fired on the query's thread, or the trees moved under it.
+    scene = raypick.load(ENGINE, mode="mesh")
+    rays = scene_rays(scene, 400000, 6)
+    want = scene.cast_rays(rays, threads=1)
+    refused = []
+    for _ in range(5):
+        out = {}
+        worker = threading.Thread(target=lambda: out.update(scene.cast_rays(rays, threads=1)))
+        worker.start()
+        while worker.is_alive():
+            try:
+                scene.set_mask(0, 0xFFFFFFFF)  # allowed only when nothing runs
+            except RuntimeError as e:
+                refused.append(str(e))
+            time.sleep(0.001)
+        worker.join()
+        # The query's answers are whole and right.
+        assert np.array_equal(out["object"], want["object"])
+        assert np.array_equal(out["t"], want["t"])
+        if refused:
+            break
+    assert refused and "queried by another thread" in refused[0]
+    scene.set_matrix(0, scene.matrices()[0])  # idle again: changes go through
+
+    refused = []
+    for _ in range(5):
+        scene.set_matrix(1, scene.matrices()[1])
+        worker = threading.Thread(target=scene.commit)
+        worker.start()
+        while worker.is_alive():
+            try:
+                scene.stats()
+            except RuntimeError as e:
+                refused.append(str(e))
+        worker.join()
+        if refused:
+            break
+    assert refused and "committed by another thread" in refused[0]
+    assert np.array_equal(scene.cast_rays(rays[:1000])["t"], want["t"][:1000])
+
+
+def test_threads_beyond_1024_are_refused():
+    scene = raypick.load(os.path.join(SOURCE, "apps", "examples", "room.obj"))
+    with pytest.raises(ValueError, match="threads: expected 0 .all cores. to 1024, got 100000000"):
+        scene.cast_rays(np.array([[0.0, 0.0, 0.0, 0.0, 0.0, 1.0]]), threads=10**8)
+
+
 def test_no_memory_growth_over_1000_calls():
     scene = raypick.load(os.path.join(SOURCE, "apps", "examples", "room.obj"), mode="mesh")
     rays = scene_rays(scene, 2000, 9)
