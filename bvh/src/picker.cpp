@@ -143,7 +143,9 @@ void PickerCore::set_matrix(std::uint32_t id, const glm::mat4& matrix, const glm
                  "object id out of range or removed");
   ObjectRec& o = objects_[id];
   o.to_world = glm::mat4x3(matrix);
-  store_low(id, low);
+  // A float matrix in a scene with no low parts (the usual move) has
+  // nothing to store: no call.
+  if (low != glm::vec3{0.0f} || !low_.empty()) store_low(id, low);
   if (o.prim == kInvalidId) {
     // Not in the tree (it could not be hit at the last build): only a
     // rebuild can add it.
@@ -415,7 +417,7 @@ void PickerCore::make_leaves(std::uint32_t begin, std::uint32_t end, const std::
                              Aabb* out, int lanes) {
   // The moved entries kLeafBatch at a time (leaf_batch.h: make_leaf()'s
   // frames and boxes, bit for bit, low parts included); the few the batch
-  // hands back one at a time.
+  // hands back one at a time. batch_low is read only when any_low.
   std::uint32_t batch[kLeafBatch];
   glm::vec3 batch_low[kLeafBatch];
   bool any_low = false;
@@ -454,8 +456,11 @@ void PickerCore::make_leaves(std::uint32_t begin, std::uint32_t end, const std::
       out[e - begin] = entry_box(e);
       continue;
     }
-    batch_low[n] = low_.empty() ? glm::vec3{0.0f} : low_[leaf_[e].object];
-    any_low = any_low || batch_low[n] != glm::vec3{0.0f};
+    if (!low_.empty()) {
+      const glm::vec3& l = low_[leaf_[e].object];
+      batch_low[n] = l;
+      any_low = any_low || ((l.x != 0.0f) | (l.y != 0.0f) | (l.z != 0.0f));
+    }
     batch[n++] = e;
     if (n == kLeafBatch) flush();
   }

@@ -547,8 +547,10 @@ double WideBvhOf<W>::refit_inner(const BvhConfig& config) {
     Node& n = nodes_[i];
     for (int s = 0; s < W; ++s) {
       if (n.is_inner(s)) n.set_slot_box(s, nodes_[n.child[s]].box());
-      sah += slot_weight(n, s, config) * n.slot_box(s).half_area();
     }
+    float area[W];
+    n.half_areas(area);
+    for (int s = 0; s < W; ++s) sah += slot_weight(n, s, config) * area[s];
   }
   return sah + double(config.traversal_cost) * nodes_[0].box().half_area();
 }

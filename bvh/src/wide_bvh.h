@@ -575,11 +575,15 @@ typename WideBvhOf<W>::SweepResult WideBvhOf<W>::refit_sweep_blocks(Changed&& ch
             ++slots;
           }
           // The box rows of the slot a block ahead, which a later block
-          // writes (the nodes are met in about the entries' order).
+          // writes (the nodes are met in about the entries' order): two
+          // rows to a cache line (W 8) or one (W 16).
           if (e + kBlock < end) {
             const std::uint32_t ahead = entry_place_[e + kBlock];
             const Node& nd = nodes_[place_node(ahead)];
-            for (int r = 0; r < 6; ++r) compiler::prefetch(&nd.bounds[r][place_slot(ahead)]);
+            constexpr int kRowsPerLine = 64 / int(sizeof nd.bounds[0]);
+            for (int r = 0; r < 6; r += kRowsPerLine) {
+              compiler::prefetch(&nd.bounds[r][place_slot(ahead)]);
+            }
           }
           e = last;
         }

@@ -65,6 +65,26 @@ struct alignas(64) WideNodeOf {
     return used;
 #endif
   }
+  // Each slot box's half_area() (Aabb's arithmetic, bit for bit: 0 for an
+  // empty box, else (dx dy + dy dz) + dz dx), four slots per operation.
+  void half_areas(float* out) const {
+#if RAYPICK_WIDE_SSE
+    for (int h = 0; h < kWidth; h += 4) {
+      __m128 d[3];
+      __m128 full = _mm_castsi128_ps(_mm_set1_epi32(-1));
+      for (int a = 0; a < 3; ++a) {
+        const __m128 lo = _mm_load_ps(bounds[a] + h), hi = _mm_load_ps(bounds[3 + a] + h);
+        full = _mm_and_ps(full, _mm_cmple_ps(lo, hi));
+        d[a] = _mm_sub_ps(hi, lo);
+      }
+      const __m128 area = _mm_add_ps(_mm_add_ps(_mm_mul_ps(d[0], d[1]), _mm_mul_ps(d[1], d[2])),
+                                     _mm_mul_ps(d[2], d[0]));
+      _mm_storeu_ps(out + h, _mm_and_ps(area, full));
+    }
+#else
+    for (int s = 0; s < kWidth; ++s) out[s] = slot_box(s).half_area();
+#endif
+  }
   // The union of the slot boxes (unused slots are empty: no effect).
   Aabb box() const {
 #if RAYPICK_WIDE_SSE
