@@ -972,19 +972,18 @@ class Scene {
       throw py::value_error("the scene changed since its last commit(): call commit() first");
     }
   }
-  // Every corner of the mesh's box under `m` must stay within the
-  // supported range (as validate_scene checks loaded scenes).
+  // The mesh's box placed by `m` as the engine holds it must stay within
+  // the supported range: the rule loading a scene applies (world_reach), so
+  // that what is added here also saves, pickles and loads again.
   static void check_range(const Aabb& local, const glm::dmat4& m, const char* what) {
     if (local.empty()) return;
-    for (int c = 0; c < 8; ++c) {
-      const glm::dvec3 p{c & 1 ? local.max.x : local.min.x, c & 2 ? local.max.y : local.min.y,
-                         c & 4 ? local.max.z : local.min.z};
-      const glm::dvec3 w = m * glm::dvec4(p, 1.0);
-      for (int a = 0; a < 3; ++a) {
-        if (!(std::abs(w[a]) <= double(kMaxCoordinate))) {
-          throw py::value_error(std::string(what) +
-                                ": places the mesh outside the supported range (|x| <= 1e11)");
-        }
+    Object placed;
+    placed.place(m);
+    const glm::dvec3 reach = world_reach(local, placed);
+    for (int a = 0; a < 3; ++a) {
+      if (!(reach[a] <= double(kMaxCoordinate))) {
+        throw py::value_error(std::string(what) +
+                              ": places the mesh outside the supported range (|x| <= 1e11)");
       }
     }
   }

@@ -184,6 +184,26 @@ std::string validate_meshes(const Scene& scene) {
   return {};
 }
 
+glm::dvec3 world_reach(const Aabb& local, const Object& obj) {
+  // The world box: center M c, extent |M| e (the linear part's absolute
+  // values), in double so that the check itself cannot overflow.
+  glm::dmat4 m{obj.matrix};
+  m[3] += glm::dvec4{glm::dvec3{obj.translation_low}, 0.0};
+  const glm::dvec3 c = (glm::dvec3{local.min} + glm::dvec3{local.max}) * 0.5;
+  const glm::dvec3 e = (glm::dvec3{local.max} - glm::dvec3{local.min}) * 0.5;
+  glm::dvec3 reach;
+  for (int r = 0; r < 3; ++r) {
+    double center = m[3][r];
+    double extent = 0.0;
+    for (int k = 0; k < 3; ++k) {
+      center += m[k][r] * c[k];
+      extent += std::fabs(m[k][r]) * e[k];
+    }
+    reach[r] = std::fabs(center) + extent;
+  }
+  return reach;
+}
+
 std::string validate_objects(const Scene& scene, std::span<const Aabb> mesh_bounds,
                              std::size_t begin, std::size_t end) {
   RAYPICK_ASSERT(mesh_bounds.size() == scene.meshes.size() && begin <= end &&
@@ -203,25 +223,13 @@ std::string validate_objects(const Scene& scene, std::span<const Aabb> mesh_boun
         }
       }
     }
-    // The world box: center M c, extent |M| e (the linear part's absolute
-    // values), in double so that the check itself cannot overflow.
     const Aabb& box = mesh_bounds[obj.mesh];
     if (box.empty()) continue;
-    glm::dmat4 m{obj.matrix};
-    m[3] += glm::dvec4{glm::dvec3{obj.translation_low}, 0.0};
-    const glm::dvec3 c = (glm::dvec3{box.min} + glm::dvec3{box.max}) * 0.5;
-    const glm::dvec3 e = (glm::dvec3{box.max} - glm::dvec3{box.min}) * 0.5;
+    const glm::dvec3 reach = world_reach(box, obj);
     for (int r = 0; r < 3; ++r) {
-      double center = m[3][r];
-      double extent = 0.0;
-      for (int k = 0; k < 3; ++k) {
-        center += m[k][r] * c[k];
-        extent += std::fabs(m[k][r]) * e[k];
-      }
-      const double reach = std::fabs(center) + extent;
-      if (!(reach <= kMaxCoordinate)) {
+      if (!(reach[r] <= kMaxCoordinate)) {
         return "object " + std::to_string(o) + " ('" + obj.name +
-               "'): its box reaches " + number(reach) + " on the " +
+               "'): its box reaches " + number(reach[r]) + " on the " +
                "xyz"[r] + " axis in world space, " + range_text();
       }
     }

@@ -5,6 +5,7 @@
 #include "raypick/core/camera.h"
 
 #include <glm/ext/matrix_double4x4.hpp>
+#include <glm/ext/vector_double3.hpp>
 #include <glm/mat4x4.hpp>
 #include <glm/vec3.hpp>
 
@@ -142,6 +143,13 @@ std::string validate_scene(const Scene& scene);
 std::string validate_meshes(const Scene& scene);
 std::string validate_objects(const Scene& scene, std::span<const Aabb> mesh_bounds,
                              std::size_t begin, std::size_t end);
+
+// How far from the origin, on each axis, the world box of `local` under
+// `obj`'s placement reaches (|center| + extent, from its matrix as held:
+// the float linear part and the translation with its low part), in double.
+// validate_objects() refuses an object whose reach exceeds kMaxCoordinate
+// on any axis. Precondition: local is not empty.
+glm::dvec3 world_reach(const Aabb& local, const Object& obj);
 
 // The box around every object's world box (Obb::world_bounds of its mesh's
 // triangle_bounds() carried by its matrix), without the picking engine's
