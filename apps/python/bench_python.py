@@ -8,7 +8,9 @@ translations (as `raypick bench`'s boxes scenes, not the same seeds),
 fires R incoherent float64 rays, and times, median of --runs: cast_rays
 (the whole Python call: array checks, conversion, the query, the result
 arrays) and the C++ intersect_batch alone on the same rays. Prints the
-ratio C++ time / Python time (goal: at least 0.9). Then saves the scene
+ratio C++ time / Python time (goal: at least 0.9). Then moves every
+object, alternating a loop of set_matrix with one set_matrices call, and
+commits (the refit) after each. Then saves the scene
 (--save-dir, default the system's temporary folder) with and without its
 trees and times raypick.open_saved of each: opening with the trees refits
 them; without, the BVH is built as a fresh load would.
@@ -69,6 +71,29 @@ def main():
           f"cast_rays {a.rays / py / 1e6:.3f} Mrays/s, C++ intersect_batch "
           f"{a.rays / cpp / 1e6:.3f} Mrays/s; ratio {cpp / py:.2f} (goal >= 0.9); "
           f"{int((hits['object'] >= 0).sum())} hits")
+    # Moves: every object by a small float64 translation, then commit();
+    # one call per object against one call for all.
+    ids = np.arange(a.n)
+    mats = scene.matrices()
+    loop_s, bulk_s, commit_s = [], [], []
+    for r in range(a.runs):
+        mats[:, :3, 3] += rng.uniform(-0.01, 0.01, (a.n, 3))
+        start = time.perf_counter()
+        if r % 2 == 0:
+            for i in range(a.n):
+                scene.set_matrix(i, mats[i])
+            loop_s.append(time.perf_counter() - start)
+        else:
+            scene.set_matrices(ids, mats)
+            bulk_s.append(time.perf_counter() - start)
+        start = time.perf_counter()
+        scene.commit()
+        commit_s.append(time.perf_counter() - start)
+    loop = float(np.median(loop_s))
+    bulk = float(np.median(bulk_s)) if bulk_s else float("nan")
+    print(f"moving all {a.n} objects, median of {a.runs} runs alternated: set_matrix in a loop "
+          f"{loop / a.n * 1e9:.0f} ns per object, set_matrices {bulk / a.n * 1e9:.0f} ns; "
+          f"commit {float(np.median(commit_s)) * 1e3:.2f} ms")
     with tempfile.TemporaryDirectory(dir=a.save_dir) as d:
         times = {}
         for trees in (True, False):

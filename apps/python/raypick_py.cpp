@@ -355,7 +355,6 @@ class Scene {
   }
 
   std::uint32_t add_mesh(const py::handle& vertices, const py::handle& triangles) {
-    check_idle();
     const auto v = as_array<float>(vertices, "vertices", "(V, 3)");
     require_shape(v, "vertices", 3, "(V, 3)");
     const py::array t_any = py::array::ensure(triangles);
@@ -391,6 +390,7 @@ class Scene {
         box.extend(p);
       }
     }
+    check_idle();
     mark_changed();
     bounds_.push_back(box);
     triangles_ += tris.size();
@@ -400,12 +400,14 @@ class Scene {
 
   std::uint32_t add_object(std::uint32_t mesh, const py::handle& matrix, std::uint32_t mask,
                            std::optional<std::string> name) {
+    // Arguments first (a conversion may run Python code, and so let other
+    // threads in), then the checks against the scene, then the change.
+    const glm::dmat4 m = to_matrix(matrix, "matrix");
     check_idle();
     if (mesh >= bounds_.size()) {
       throw py::index_error("mesh: no mesh " + std::to_string(mesh) + " (the scene has " +
                             std::to_string(bounds_.size()) + ")");
     }
-    const glm::dmat4 m = to_matrix(matrix, "matrix");
     check_range(bounds_[mesh], m, "matrix");
     mark_changed();
     const std::uint32_t id = picker_->add_object(mesh, m, mask);
@@ -418,14 +420,13 @@ class Scene {
     o.mask = mask;
     source_.objects.push_back(std::move(o));
     removed_.push_back(false);
-    dirty_ = true;
     return id;
   }
 
   void set_matrix(std::uint32_t id, const py::handle& matrix) {
+    const glm::dmat4 m = to_matrix(matrix, "matrix");  // as add_object: arguments first
     check_idle();
     check_live(id);
-    const glm::dmat4 m = to_matrix(matrix, "matrix");
     check_range(bounds_[object_mesh_[id]], m, "matrix");
     mark_changed();  // before the engine changes: queries then refuse
     picker_->set_matrix(id, m);
@@ -435,9 +436,10 @@ class Scene {
   // set_matrix(ids[k], matrices[k]) for every k, in order, in one call;
   // every id and matrix is checked before any object moves.
   void set_matrices(const py::handle& ids, const py::handle& matrices) {
-    check_idle();
     const py::array ids_any = py::array::ensure(ids);
-    if (!ids_any || (ids_any.dtype().kind() != 'i' && ids_any.dtype().kind() != 'u')) {
+    // (An empty list is float64 to numpy: any dtype will do for no ids.)
+    if (!ids_any || (ids_any.size() != 0 && ids_any.dtype().kind() != 'i' &&
+                     ids_any.dtype().kind() != 'u')) {
       throw py::type_error("ids: expected an integer array of shape (N,)");
     }
     const auto id_array =
@@ -451,6 +453,7 @@ class Scene {
                             ", 4, 4) for " + std::to_string(id_array.shape(0)) + " ids, got " +
                             shape_of(m));
     }
+    check_idle();  // as add_object: arguments first
     const std::size_t n = static_cast<std::size_t>(id_array.shape(0));
     std::vector<std::uint32_t> id_of(n);
     std::vector<glm::dmat4> placed(n);
@@ -524,7 +527,7 @@ class Scene {
   py::dict cast_rays(const py::handle& rays, std::optional<double> tmax,
                      std::optional<std::uint32_t> mask, int threads,
                      std::optional<std::int64_t> width) const {
-    check_committed();
+    const QueryGuard busy = begin_query();
     if (width && *width < 1) throw py::value_error("width: expected an integer >= 1");
     const QueryOptions options = options_of(mask);
     const py::array a = py::array::ensure(rays);
@@ -537,7 +540,7 @@ class Scene {
     } else {
       as_double = double_rays(rays, tmax);
     }
-    run_query(threads, [&] {
+    run_parallel(threads, [&] {
       if (width) {
         // An image's rays, row by row: 4x4 tiles on a large scene.
         const auto w = static_cast<std::size_t>(*width);
@@ -568,21 +571,21 @@ class Scene {
 
   py::dict pick_pixels(const PyCamera& camera, const py::handle& pixels, std::optional<double> tmax,
                        std::optional<std::uint32_t> mask, int threads) const {
-    check_committed();
+    const QueryGuard busy = begin_query();
     if (tmax && !(*tmax >= 0.0)) throw py::value_error("tmax: expected a number >= 0");
     std::vector<Ray> rays = camera.float_rays(pixels);
     if (tmax) {
       for (Ray& r : rays) r.tmax = static_cast<float>(*tmax);
     }
     std::vector<Hit> hits;
-    run_query(threads, [&] { hits = picker_->intersect_batch(rays, options_of(mask)); });
+    run_parallel(threads, [&] { hits = picker_->intersect_batch(rays, options_of(mask)); });
     return hits_dict(hits, rays, {});
   }
 
   py::array_t<std::int64_t> select(const PyCamera& camera, const py::handle& rect,
                                    const std::string& rule, bool visible_only,
                                    std::optional<std::uint32_t> mask, int threads) const {
-    check_committed();
+    const QueryGuard busy = begin_query();
     const auto r = as_array<double>(rect, "rect", "(4,)");
     if (r.ndim() != 1 || r.shape(0) != 4) {
       throw py::value_error("rect: expected (x0, y0, x1, y1), shape (4,), got " + shape_of(r));
@@ -596,7 +599,7 @@ class Scene {
                             "'");
     }
     std::vector<std::uint32_t> ids;
-    run_query(threads, [&] {
+    run_parallel(threads, [&] {
       ids = tools::select_in_view(*picker_, camera.camera(), box,
                                   rule == "contain" ? SelectRule::kContain : SelectRule::kTouch,
                                   visible_only, options_of(mask));
@@ -609,7 +612,7 @@ class Scene {
 
   py::array_t<std::uint8_t> render(const PyCamera& camera, const std::string& color,
                                    const py::handle& highlight, int threads) const {
-    check_committed();
+    const QueryGuard busy = begin_query();
     const std::optional<tools::Colouring> colouring = tools::colouring_of(color);
     if (!colouring) {
       throw py::value_error("color: expected 'shade', 'id', 'ids', 'depth' or 'normal', got '" +
@@ -638,7 +641,7 @@ class Scene {
       }
     }
     tools::RenderedView view;
-    run_query(threads, [&] {
+    run_parallel(threads, [&] {
       view = tools::render_view(*picker_, camera.camera(), mode_, *colouring, lit);
       if (any) tools::outline_lit(view, lit);
     });
@@ -691,11 +694,11 @@ class Scene {
  public:
   py::array_t<bool> occluded(const py::handle& rays, std::optional<double> tmax,
                              std::optional<std::uint32_t> mask, int threads) const {
-    check_committed();
+    const QueryGuard busy = begin_query();
     const QueryOptions options = options_of(mask);
     const std::vector<RayD> r = double_rays(rays, tmax);
     std::vector<std::uint8_t> hit(r.size(), 0);
-    run_query(threads, [&] {
+    run_parallel(threads, [&] {
       tbb::parallel_for(tbb::blocked_range<std::size_t>(0, r.size(), 1024),
                         [&](const tbb::blocked_range<std::size_t>& range) {
                           for (std::size_t i = range.begin(); i != range.end(); ++i) {
@@ -711,11 +714,11 @@ class Scene {
 
   py::dict all_hits(const py::handle& rays, std::optional<std::size_t> limit,
                     std::optional<std::uint32_t> mask, int threads) const {
-    check_committed();
+    const QueryGuard busy = begin_query();
     const QueryOptions options = options_of(mask);
     const std::vector<RayD> r = double_rays(rays, std::nullopt);
     std::vector<std::vector<Hit>> per_ray(r.size());
-    run_query(threads, [&] {
+    run_parallel(threads, [&] {
       tbb::parallel_for(tbb::blocked_range<std::size_t>(0, r.size(), 256),
                         [&](const tbb::blocked_range<std::size_t>& range) {
                           for (std::size_t i = range.begin(); i != range.end(); ++i) {
@@ -780,11 +783,11 @@ class Scene {
                                            double) const,
       const py::handle& points, std::optional<double> max_distance,
       std::optional<std::uint32_t> mask, int threads) const {
-    check_committed();
+    const QueryGuard busy = begin_query();
     const std::vector<glm::dvec3> p = world_points(points);
     const double limit = reach(max_distance);
     std::vector<Result> out;
-    run_query(threads, [&] { out = (picker_.get()->*query)(p, options_of(mask), limit); });
+    run_parallel(threads, [&] { out = (picker_.get()->*query)(p, options_of(mask), limit); });
     return out;
   }
 
@@ -808,10 +811,10 @@ class Scene {
 
   py::array_t<bool> contains(const py::handle& points, std::optional<std::uint32_t> mask,
                              int threads) const {
-    check_committed();
+    const QueryGuard busy = begin_query();
     const std::vector<glm::dvec3> p = world_points(points);
     std::vector<std::uint32_t> holder;
-    run_query(threads, [&] { holder = picker_->containing_objects(p, options_of(mask)); });
+    run_parallel(threads, [&] { holder = picker_->containing_objects(p, options_of(mask)); });
     py::array_t<bool> out(static_cast<py::ssize_t>(holder.size()));
     auto o = out.mutable_unchecked<1>();
     for (std::size_t i = 0; i < holder.size(); ++i) o(py::ssize_t(i)) = holder[i] != kInvalidId;
@@ -846,10 +849,10 @@ class Scene {
   // Seconds that the C++ batch query alone takes on these rays (converted
   // first, untimed): the bench's reference for cast_rays' overhead.
   double time_batch(const py::handle& rays, int threads) const {
-    check_committed();
+    const QueryGuard busy = begin_query();
     const std::vector<RayD> r = double_rays(rays, std::nullopt);
     double seconds = 0.0;
-    run_query(threads, [&] {
+    run_parallel(threads, [&] {
       const auto start = std::chrono::steady_clock::now();
       const std::vector<Hit> hits = picker_->intersect_batch(r, options_of(std::nullopt));
       seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -938,17 +941,18 @@ class Scene {
   }
   // Adds and moves take effect at commit(): queries refuse until then.
   void mark_changed() { dirty_ = true; }
-  // A query's engine call, run_parallel() while the scene counts it, so
-  // that a change from another Python thread raises instead of pulling the
-  // trees from under it.
-  template <class F>
-  void run_query(int threads, F&& f) const {
+  // A query, from its first step (its arguments' conversion may run
+  // Python code, and so let other threads in) to its last (the answer's
+  // arrays): the scene counts it, and a change from another thread raises
+  // instead of pulling the trees from under it.
+  struct QueryGuard {
+    const Scene& scene;
+    ~QueryGuard() { --scene.queries_; }  // the GIL held, as at the start
+  };
+  QueryGuard begin_query() const {
+    check_committed();
     ++queries_;
-    struct Done {
-      int& count;
-      ~Done() { --count; }  // after run_parallel took the GIL back
-    } done{queries_};
-    run_parallel(threads, f);
+    return QueryGuard{*this};
   }
   // While another thread commits, nothing reads the engine: RuntimeError.
   void check_not_committing() const {

@@ -95,8 +95,9 @@ struct DoublesAvx512 {
   RAYPICK_TARGET_AVX512 static inline unsigned le(unsigned ok, __m256 a, __m256 b) {
     return _mm256_mask_cmp_ps_mask(static_cast<__mmask8>(ok), a, b, _CMP_LE_OQ);
   }
+  // Not equal, or unordered (a NaN counts as unequal, as in C++).
   RAYPICK_TARGET_AVX512 static inline unsigned ne(unsigned ok, __m256 a, __m256 b) {
-    return _mm256_mask_cmp_ps_mask(static_cast<__mmask8>(ok), a, b, _CMP_NEQ_OQ);
+    return _mm256_mask_cmp_ps_mask(static_cast<__mmask8>(ok), a, b, _CMP_NEQ_UQ);
   }
   RAYPICK_TARGET_AVX512 static inline unsigned ordered(unsigned ok, __m256 a, __m256 b) {
     return _mm256_mask_cmp_ps_mask(static_cast<__mmask8>(ok), a, b, _CMP_ORD_Q);
@@ -160,7 +161,7 @@ struct DoublesAvx2 {
     return ok & static_cast<unsigned>(_mm256_movemask_ps(_mm256_cmp_ps(a, b, _CMP_LE_OQ)));
   }
   RAYPICK_TARGET_AVX2 static inline unsigned ne(unsigned ok, __m256 a, __m256 b) {
-    return ok & static_cast<unsigned>(_mm256_movemask_ps(_mm256_cmp_ps(a, b, _CMP_NEQ_OQ)));
+    return ok & static_cast<unsigned>(_mm256_movemask_ps(_mm256_cmp_ps(a, b, _CMP_NEQ_UQ)));
   }
   RAYPICK_TARGET_AVX2 static inline unsigned ordered(unsigned ok, __m256 a, __m256 b) {
     return ok & static_cast<unsigned>(_mm256_movemask_ps(_mm256_cmp_ps(a, b, _CMP_ORD_Q)));
@@ -297,8 +298,9 @@ RAYPICK_TARGET_AVX2 RAYPICK_GEOMETRY_INLINE unsigned batch(std::size_t n, const 
   if (low != nullptr) {
     // An object with a low part (placed beyond float): shift_outward(box,
     // low), the box moved by it and each bound stepped one float outward,
-    // before the padding. A bound the move leaves at zero or beyond the
-    // floats is handed back (std::nextafter's cases apart).
+    // before the padding. A bound the move leaves at zero, beyond the
+    // floats or NaN is handed back (std::nextafter's cases apart); so is a
+    // NaN low part (moved: unequal to zero, as padded_box() sees it).
     __m256 l[3];
     for (int a = 0; a < 3; ++a) {
       alignas(32) float f[8];

@@ -497,13 +497,36 @@ TEST_CASE("the commit's world boxes equal padded_world_box bit for bit, extreme 
   }
   moving.commit(CommitMode::kRefit);
   const PickerCore& mi = moving;
-  for (std::uint32_t e = 0; e < mi.leaf_.size(); ++e) {
-    const std::uint32_t id = mi.leaf_[e].object;
-    if (mi.leaf_[e].mesh == kInvalidId) continue;
-    const Aabb got = mi.entry_box(e);
-    const Aabb want = moving.world_box(id);
-    REQUIRE(std::memcmp(&got, &want, sizeof want) == 0);
+  auto compare_entries = [&] {
+    for (std::uint32_t e = 0; e < mi.leaf_.size(); ++e) {
+      const std::uint32_t id = mi.leaf_[e].object;
+      if (mi.leaf_[e].mesh == kInvalidId) continue;
+      const Aabb got = mi.entry_box(e);
+      const Aabb want = moving.world_box(id);
+      REQUIRE(std::memcmp(&got, &want, sizeof want) == 0);
+      // The leaf copy's frame: the one-object code's.
+      LocalFrame frame;
+      make_local_frame(mi.objects_[id].to_world, frame);
+      REQUIRE(std::memcmp(&mi.leaf_[e].frame, &frame, sizeof frame) == 0);
+    }
+  };
+  compare_entries();
+  // Again with low parts (objects placed beyond float) on two thirds of
+  // them: the commit's batch moves their boxes by them (shift_outward) as
+  // world_box() does.
+  std::uniform_real_distribution<float> part(-0.5f, 0.5f);
+  int with_low = 0;
+  for (std::uint32_t id = 0; id < moved.size(); ++id) {
+    glm::vec3 low{0.0f};
+    for (int a = 0; a < 3 && id % 3 != 0; ++a) {
+      low[a] = part(rng) * 1e-4f * (1.0f + std::fabs(moved[id][3][a]));
+    }
+    moving.set_matrix(id, moved[id], low);
+    with_low += mi.low(id) != glm::vec3{0.0f} ? 1 : 0;
   }
+  moving.commit(CommitMode::kRefit);
+  CHECK(with_low > 100);
+  compare_entries();
 }
 
 TEST_CASE("a rebuild that leaves out removed and singular objects, on 4 threads, equals brute force") {

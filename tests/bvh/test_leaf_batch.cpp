@@ -12,6 +12,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <iterator>
 #include <limits>
 #include <random>
 
@@ -174,6 +175,59 @@ TEST_CASE("the commit's batch of leaf frames and padded boxes equals the one-obj
     } else {
       MESSAGE("lanes " << lanes << ": every object is handed back to the one-object code");
       CHECK(kept == 0);
+    }
+  }
+}
+
+TEST_CASE("the batch's outward step is std::nextafter's at subnormals and the float range's ends") {
+  // Unit boxes [0, 1]^3, each placed by a translation and moved by a low
+  // part so that a shifted bound lands on a case apart: a subnormal (up
+  // and down), FLT_MAX stepped up to +inf, -FLT_MAX stepped down to -inf,
+  // beyond the floats (handed back), exactly zero (handed back). The low
+  // part moves every axis: the others sit away from zero.
+  const float big = std::numeric_limits<float>::max();
+  struct Case {
+    glm::vec3 t, low;
+    bool back;
+  };
+  const Case cases[] = {
+      {{0.0f, 0.0f, 5.0f}, {1e-40f, -1e-40f, 0.0f}, false},
+      {{big - 1.0f, 5.0f, 5.0f}, {-1e30f, 0.0f, 0.0f}, false},
+      {{3e38f, 5.0f, 5.0f}, {3e38f, 0.0f, 0.0f}, true},
+      {{-big, 5.0f, 5.0f}, {-1e30f, 0.0f, 0.0f}, false},
+      {{-1.0f, 2.0f, 5.0f}, {1.0f, 0.0f, 0.0f}, true},
+  };
+  constexpr std::size_t n = std::size(cases);
+  const Aabb unit{glm::vec3{0.0f}, glm::vec3{1.0f}};
+  glm::mat4x3 m[n];
+  const glm::mat4x3* mp[n];
+  const Aabb* lp[n];
+  glm::vec3 low[n];
+  LocalFrame frames[n];
+  LocalFrame* fp[n];
+  Aabb boxes[n];
+  for (std::size_t k = 0; k < n; ++k) {
+    m[k] = glm::mat4x3(1.0f);
+    m[k][3] = cases[k].t;
+    mp[k] = &m[k];
+    lp[k] = &unit;
+    low[k] = cases[k].low;
+    fp[k] = &frames[k];
+  }
+  const glm::vec3 centre{0.0f};
+  for (const int lanes : {8, 16}) {
+    CAPTURE(lanes);
+    if (!kBatchBuilt || !compiler::cpu_has_avx2()) {
+      MESSAGE("no AVX2 here: the batch is not built or cannot run");
+      break;
+    }
+    const unsigned back = leaf_frames_and_boxes(lanes, n, mp, lp, low, centre, fp, boxes);
+    for (std::size_t k = 0; k < n; ++k) {
+      CAPTURE(k);
+      CHECK(((back >> k) & 1u) == (cases[k].back ? 1u : 0u));
+      if ((back >> k) & 1u) continue;
+      const Aabb want = pad(shift_outward(transform_aabb(m[k], unit), low[k]), centre);
+      CHECK(std::memcmp(&boxes[k], &want, sizeof want) == 0);
     }
   }
 }

@@ -230,6 +230,7 @@ def test_set_matrices_checks_everything_before_moving_anything():
     hit = s.cast_rays(np.array([[6.0, 5.0, 0.0, 0.0, 1.0, 0.0]]))
     assert hit["object"][0] == 2 and hit["t"][0] == pytest.approx(4.5)
     s.set_matrices(np.zeros(0, dtype=np.int64), np.zeros((0, 4, 4)))
+    s.set_matrices([], np.zeros((0, 4, 4)))  # numpy makes [] float64
 
 
 def test_a_removed_object_cannot_be_moved_masked_or_removed_again():
@@ -347,21 +348,30 @@ def test_a_change_while_another_thread_queries_or_commits_raises():
             break
     assert refused and "queried by another thread" in refused[0]
     scene.set_matrix(0, scene.matrices()[0])  # idle again: changes go through
+    scene.commit()
 
+    # A commit long enough to be met: a fresh mesh of 200,000 triangles,
+    # whose tree the commit builds.
+    rng = np.random.default_rng(7)
+    vertices = rng.uniform(-1.0, 1.0, (30000, 3))
+    triangles = rng.integers(0, len(vertices), (200000, 3))
     refused = []
     for _ in range(5):
-        scene.set_matrix(1, scene.matrices()[1])
-        worker = threading.Thread(target=scene.commit)
+        busy = raypick.Scene(mode="mesh")
+        busy.add_object(busy.add_mesh(vertices, triangles), np.eye(4))
+        worker = threading.Thread(target=busy.commit)
         worker.start()
         while worker.is_alive():
-            try:
-                scene.stats()
-            except RuntimeError as e:
-                refused.append(str(e))
+            for call in (busy.stats, lambda: busy.set_mask(0, 1)):
+                try:
+                    call()
+                except RuntimeError as e:
+                    refused.append(str(e))
         worker.join()
         if refused:
             break
     assert refused and "committed by another thread" in refused[0]
+    assert busy.stats()["triangles"] == 200000  # and usable once it returned
     assert np.array_equal(scene.cast_rays(rays[:1000])["t"], want["t"][:1000])
 
 
@@ -389,6 +399,7 @@ def test_threads_beyond_1024_are_refused():
     scene = raypick.load(os.path.join(SOURCE, "apps", "examples", "room.obj"))
     with pytest.raises(ValueError, match="threads: expected 0 .all cores. to 1024, got 100000000"):
         scene.cast_rays(np.array([[0.0, 0.0, 0.0, 0.0, 0.0, 1.0]]), threads=10**8)
+    scene.set_mask(0, 1)  # the refused query no longer counts as running
 
 
 def test_no_memory_growth_over_1000_calls():
