@@ -460,7 +460,9 @@ class Scene {
     const std::int64_t* pid = id_array.data();
     const double* pm = m.data();
     for (std::size_t k = 0; k < n; ++k) {
-      auto row = [k](const char* what) { return std::string(what) + "[" + std::to_string(k) + "]"; };
+      auto row = [k](const char* what) {
+        return std::string(what) + "[" + std::to_string(k) + "]";
+      };
       if (pid[k] < 0 || pid[k] >= static_cast<std::int64_t>(picker_->object_count())) {
         throw py::index_error(row("ids") + ": object " + std::to_string(pid[k]) +
                               " does not exist (the scene has " +

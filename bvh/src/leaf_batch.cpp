@@ -200,10 +200,9 @@ RAYPICK_TARGET_AVX2 inline __m256 next_up(__m256 x) {
 // The eight objects' batch, Dbl's double arithmetic: only inlined into a
 // function of Dbl's target (AVX2 or wider: the float part is AVX2's).
 template <class Dbl>
-RAYPICK_TARGET_AVX2 RAYPICK_GEOMETRY_INLINE unsigned batch(std::size_t n, const glm::mat4x3* const* m,
-                                       const Aabb* const* local, const glm::vec3* low,
-                                       const glm::vec3& centre, LocalFrame* const* frames,
-                                       Aabb* boxes) {
+RAYPICK_TARGET_AVX2 RAYPICK_GEOMETRY_INLINE unsigned batch(
+    std::size_t n, const glm::mat4x3* const* m, const Aabb* const* local, const glm::vec3* low,
+    const glm::vec3& centre, LocalFrame* const* frames, Aabb* boxes) {
   using D = typename Dbl::D;
   const unsigned live = (1u << n) - 1u;
   // The matrices' 12 floats (column major: 3c + r is column c, row r), one
@@ -320,7 +319,8 @@ RAYPICK_TARGET_AVX2 RAYPICK_GEOMETRY_INLINE unsigned batch(std::size_t n, const 
     ok &= ~moved | fine;
     alignas(32) std::int32_t pick[8];
     for (int k = 0; k < 8; ++k) pick[k] = (moved >> k) & 1u ? -1 : 0;
-    const __m256 use = _mm256_castsi256_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(pick)));
+    const __m256 use =
+        _mm256_castsi256_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(pick)));
     for (int a = 0; a < 3; ++a) {
       bmin[a] = _mm256_blendv_ps(bmin[a], next_down(shifted[a]), use);
       bmax[a] = _mm256_blendv_ps(bmax[a], next_up(shifted[3 + a]), use);
