@@ -307,7 +307,7 @@ class Scene {
   // saved form: removed objects keep their ids and names but point at an
   // empty mesh, so they can never be hit.
   std::string saved_bytes(bool trees = true) const {
-    check_not_committing();
+    const QueryGuard busy = begin_reading();
     const auto pending = std::find(removed_.begin(), removed_.end(), true);
     // The picker's trees go along when they are the scene's as it stands
     // (nothing changed since the last commit, nothing removed).
@@ -870,7 +870,7 @@ class Scene {
 
   // (N, 2, 3): each object's world box (min, max), NaN when it cannot be hit.
   py::array_t<float> boxes() const {
-    check_not_committing();
+    const QueryGuard busy = begin_reading();
     const auto n = static_cast<py::ssize_t>(picker_->object_count());
     py::array_t<float> out({n, py::ssize_t{2}, py::ssize_t{3}});
     auto p = out.mutable_unchecked<3>();
@@ -902,7 +902,7 @@ class Scene {
   }
 
   py::dict stats() const {
-    check_not_committing();
+    const QueryGuard busy = begin_reading();
     const BvhStats s = picker_->bvh_stats();
     py::dict d;
     d["objects"] = picker_->object_count();
@@ -953,6 +953,14 @@ class Scene {
   };
   QueryGuard begin_query() const {
     check_committed();
+    ++queries_;
+    return QueryGuard{*this};
+  }
+  // The same for a call that reads the engine's objects or trees but not
+  // as a query (boxes, stats, the saved form): a scene changed since its
+  // commit is fine, one being committed is not.
+  QueryGuard begin_reading() const {
+    check_not_committing();
     ++queries_;
     return QueryGuard{*this};
   }
