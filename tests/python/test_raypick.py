@@ -359,7 +359,8 @@ def test_a_change_while_another_thread_queries_or_commits_raises():
     for _ in range(5):
         busy = raypick.Scene(mode="mesh")
         busy.add_object(busy.add_mesh(vertices, triangles), np.eye(4))
-        worker = threading.Thread(target=busy.commit)
+        stats = {}
+        worker = threading.Thread(target=lambda: stats.update(busy.commit()))
         worker.start()
         while worker.is_alive():
             for call in (busy.stats, lambda: busy.set_mask(0, 1)):
@@ -368,10 +369,14 @@ def test_a_change_while_another_thread_queries_or_commits_raises():
                 except RuntimeError as e:
                     refused.append(str(e))
         worker.join()
+        # The commit itself went through whole (a commit that raised leaves
+        # `stats` empty, and the scene refusing queries).
+        assert stats["rebuilt"]
         if refused:
             break
     assert refused and "committed by another thread" in refused[0]
     assert busy.stats()["triangles"] == 200000  # and usable once it returned
+    assert busy.occluded(np.array([[0.0, 0.0, -5.0, 0.0, 0.0, 1.0]])).shape == (1,)
     assert np.array_equal(scene.cast_rays(rays[:1000])["t"], want["t"][:1000])
 
 
