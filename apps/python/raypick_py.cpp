@@ -458,14 +458,22 @@ class Scene {
     std::vector<std::uint32_t> id_of(n);
     std::vector<glm::dmat4> placed(n);
     const std::int64_t* pid = id_array.data();
+    // uint64 ids past int64's range became negative in the cast: the
+    // message names them as given.
+    // (A default array_t is an empty array, not a null handle: hence the
+    // flag.)
+    const bool u64 = ids_any.dtype().kind() == 'u' && ids_any.dtype().itemsize() == 8;
+    py::array_t<std::uint64_t, py::array::c_style | py::array::forcecast> unsigned_ids;
+    if (u64) unsigned_ids = decltype(unsigned_ids)::ensure(ids_any);
+    const std::uint64_t* uid = u64 && unsigned_ids ? unsigned_ids.data() : nullptr;
     const double* pm = m.data();
     for (std::size_t k = 0; k < n; ++k) {
       auto row = [k](const char* what) {
         return std::string(what) + "[" + std::to_string(k) + "]";
       };
       if (pid[k] < 0 || pid[k] >= static_cast<std::int64_t>(picker_->object_count())) {
-        throw py::index_error(row("ids") + ": object " + std::to_string(pid[k]) +
-                              " does not exist (the scene has " +
+        const std::string given = uid ? std::to_string(uid[k]) : std::to_string(pid[k]);
+        throw py::index_error(row("ids") + ": object " + given + " does not exist (the scene has " +
                               std::to_string(picker_->object_count()) + ")");
       }
       id_of[k] = static_cast<std::uint32_t>(pid[k]);

@@ -211,6 +211,10 @@ def test_set_matrices_checks_everything_before_moving_anything():
     cases = [
         (np.array([0, 1, 7]), good, IndexError, r"ids\[2\]: object 7 does not exist"),
         (np.array([0, -1, 2]), good, IndexError, r"ids\[1\]: object -1 does not exist"),
+        # Past int64's range: named as given, not as the negative number
+        # the cast to int64 makes of it.
+        (np.array([0, 1, 2**64 - 1], dtype=np.uint64), good, IndexError,
+         r"ids\[2\]: object 18446744073709551615 does not exist"),
         (np.array([0, 3, 2]), good, ValueError, r"ids\[1\]: object 3 was removed"),
         (np.array([0, 1, 2]), far, ValueError, r"matrices\[2\]: places the mesh outside"),
         (np.array([0, 1, 2]), skew, ValueError, r"matrices\[1\]: the last row must be"),
