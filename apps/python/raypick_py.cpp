@@ -144,6 +144,7 @@ static_assert(sizeof(tools::Rgb) == 3, "render() copies the image's pixels as by
 
 class PyCamera {
  public:
+  static constexpr const char* kPythonName = "Camera";
   static CameraSpec checked(const CameraSpec& spec) {
     std::string e = check_camera(spec);
     if (!e.empty()) {
@@ -274,6 +275,7 @@ class PyCamera {
 
 class Scene {
  public:
+  static constexpr const char* kPythonName = "Scene";
   explicit Scene(const std::string& mode) : mode_(mode_of(mode)) {
     PickerConfig config;
     config.mesh_mode = mode_ == PickMode::kMesh;
@@ -345,7 +347,10 @@ class Scene {
     std::optional<LoadResult> r;
     {
       py::gil_scoped_release release;
-      r.emplace(decode_scene(bytes, "<pickled raypick.Scene>"));
+      // A Scene may be pickled while it holds no objects yet.
+      LoadOptions options;
+      options.require_objects = false;
+      r.emplace(decode_scene(bytes, "<pickled raypick.Scene>", options));
     }
     if (!r->ok()) {
       PyErr_SetString(g_load_error, printable(r->error().to_string()).c_str());
@@ -1099,8 +1104,39 @@ Scene open_saved(const std::string& path, const std::string& mode,
               max_memory);
 }
 
+// The module's classes reach their methods (self) and arguments through
+// this caster. pybind11 hands over an instance whose __init__ never ran
+// (one made by cls.__new__(cls) alone) as memory it allocates then and
+// never constructs; read, it gave garbage (a repr) or any behaviour at
+// all. Such an instance is refused with a TypeError.
+template <class T>
+class InitializedCaster : public py::detail::type_caster_base<T> {
+ public:
+  bool load(py::handle src, bool convert) {
+    if (!py::detail::type_caster_base<T>::load(src, convert)) return false;
+    if (src.is_none()) return true;  // a null pointer, as pybind11 allows
+    auto* inst = reinterpret_cast<py::detail::instance*>(src.ptr());
+    const py::detail::value_and_holder v_h =
+        inst->get_value_and_holder(py::detail::get_type_info(typeid(T)));
+    if (!v_h.holder_constructed()) {
+      throw py::type_error("this raypick." + std::string(T::kPythonName) +
+                           " was never initialized (made by __new__ without __init__)");
+    }
+    return true;
+  }
+};
+
 }  // namespace
 }  // namespace raypick::python
+
+namespace pybind11::detail {
+template <>
+class type_caster<raypick::python::PyCamera>
+    : public raypick::python::InitializedCaster<raypick::python::PyCamera> {};
+template <>
+class type_caster<raypick::python::Scene>
+    : public raypick::python::InitializedCaster<raypick::python::Scene> {};
+}  // namespace pybind11::detail
 
 PYBIND11_MODULE(raypick, m) {
   using raypick::python::PyCamera;

@@ -55,7 +55,9 @@ LoadResult load_json_scene(const std::string& path, const LoadOptions& options,
                            Budget& budget);
 LoadResult load_saved_scene(const std::string& path, const LoadOptions& options,
                             Budget& budget);
-LoadResult decode_scene(std::string_view bytes, const std::string& file, Budget& budget);
+// require_objects: LoadOptions::require_objects (load_saved_scene: true).
+LoadResult decode_scene(std::string_view bytes, const std::string& file, Budget& budget,
+                        bool require_objects = true);
 // By extension, as load_scene() chooses; guarded, validated, never throws.
 LoadResult load_any(const std::string& path, const LoadOptions& options,
                     Budget& budget);

@@ -87,7 +87,7 @@ LoadResult decode_scene(std::string_view bytes, const std::string& name,
     if (auto refused = budget.take(detail::Budget::kBytes, bytes.size())) {
       return detail::fail_result(LoadError::Kind::kMalformed, name, 0, *refused);
     }
-    return detail::decode_scene(bytes, name, budget);
+    return detail::decode_scene(bytes, name, budget, options.require_objects);
   });
 }
 

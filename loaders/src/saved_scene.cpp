@@ -191,7 +191,8 @@ std::string save_scene(const Scene& scene, const std::string& path, std::string_
 
 namespace detail {
 
-LoadResult decode_scene(std::string_view bytes, const std::string& file, Budget& budget) {
+LoadResult decode_scene(std::string_view bytes, const std::string& file, Budget& budget,
+                        bool require_objects) {
   const auto refuse = [&](std::string message) {
     return fail_result(LoadError::Kind::kMalformed, file, 0, "saved scene: " + std::move(message));
   };
@@ -271,7 +272,7 @@ LoadResult decode_scene(std::string_view bytes, const std::string& file, Budget&
     in.fail(in.at(), std::to_string(in.left()) + " bytes after the " +
                          (version >= 2 ? "saved trees" : "last camera"));
   }
-  if (scene.objects.empty()) return refuse("the scene has no objects");
+  if (require_objects && scene.objects.empty()) return refuse("the scene has no objects");
   LoadResult result(std::move(scene));
   result.saved_trees = std::move(trees);
   return result;

@@ -67,6 +67,21 @@ TEST_CASE("a saved scene loads back the same meshes, objects, names, masks and c
   check_same(scene, again.scene());
 }
 
+TEST_CASE("a saved form without objects is refused unless the reader allows it") {
+  Scene scene = sample_scene();
+  scene.objects.clear();
+  const std::string bytes = encode_scene(scene);
+  const LoadResult refused = decode_scene(bytes, "empty.rpscene");
+  REQUIRE_FALSE(refused.ok());
+  CHECK(refused.error().message == "saved scene: the scene has no objects");
+  LoadOptions options;
+  options.require_objects = false;
+  const LoadResult r = decode_scene(bytes, "empty.rpscene", options);
+  REQUIRE(r.ok());
+  check_same(scene, r.scene());
+  CHECK(r.scene().meshes.size() == sample_scene().meshes.size());
+}
+
 TEST_CASE("placements beyond float are saved as version 3, others stay version 2") {
   Scene scene = sample_scene();
   auto version = [](const std::string& b) { return std::uint8_t(b[8]); };

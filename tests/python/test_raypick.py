@@ -510,3 +510,36 @@ def test_load_takes_the_memory_budget():
     with pytest.raises(raypick.LoadError, match="max_memory"):
         raypick.load(SCENES[0], max_memory=1000)
     assert len(raypick.load(SCENES[0], max_memory=1 << 30)) == 10
+
+
+def test_an_instance_made_without_init_is_refused():
+    # cls.__new__(cls) makes an instance whose __init__ never ran; its
+    # methods, and methods given it as an argument, raise instead of
+    # reading memory that was never set.
+    never = "was never initialized"
+    scene = raypick.Scene.__new__(raypick.Scene)
+    for call in (lambda: repr(scene), lambda: len(scene), lambda: scene.stats(),
+                 lambda: scene.add_mesh(CUBE_VERTICES, CUBE_TRIANGLES),
+                 lambda: scene.cast_rays(np.array([[0.0, 0.0, -5.0, 0.0, 0.0, 1.0]])),
+                 lambda: pickle.dumps(scene)):
+        with pytest.raises(TypeError, match=never):
+            call()
+    camera = raypick.Camera.__new__(raypick.Camera)
+    with pytest.raises(TypeError, match=never):
+        repr(camera)
+    good = raypick.Scene("obb")
+    good.add_object(good.add_mesh(CUBE_VERTICES, CUBE_TRIANGLES), np.eye(4))
+    good.commit()
+    with pytest.raises(TypeError, match=never):
+        good.pick_pixels(camera, np.array([[0.5, 0.5]]))
+    # A subclass that runs the base __init__ is a scene like any other.
+
+    class Named(raypick.Scene):
+        def __init__(self):
+            super().__init__("mesh")
+
+    named = Named()
+    named.add_object(named.add_mesh(CUBE_VERTICES, CUBE_TRIANGLES), np.eye(4))
+    named.commit()
+    hit = named.cast_rays(np.array([[0.25, 0.25, -5.0, 0.0, 0.0, 1.0]]))
+    assert hit["object"][0] == 0 and hit["t"][0] == pytest.approx(4.5)

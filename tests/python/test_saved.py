@@ -115,6 +115,28 @@ def test_pickling_an_unchanged_scene_ships_its_trees():
     assert same_answers(scene, again, rays(2000, 8)) > 50
 
 
+def test_pickle_round_trips_a_scene_without_objects(tmp_path):
+    # Saved scene files must hold objects; a Scene pickled before its first
+    # object is still a Scene, and its meshes keep their ids.
+    for mode in ("obb", "mesh"):
+        empty = pickle.loads(pickle.dumps(raypick.Scene(mode)))
+        assert empty.mode == mode and len(empty) == 0
+        assert empty.cast_rays(np.array([[0.25, 0.25, -5.0, 0.0, 0.0, 1.0]]))["object"][0] == -1
+        scene = raypick.Scene(mode)
+        scene.add_mesh(np.zeros((3, 3)), np.array([[0, 1, 2]]))  # mesh 0, never placed
+        cube = scene.add_mesh(CUBE_VERTICES, CUBE_TRIANGLES)
+        back = pickle.loads(pickle.dumps(scene))
+        back.add_object(cube, np.eye(4))
+        back.commit()
+        hit = back.cast_rays(np.array([[0.25, 0.25, -5.0, 0.0, 0.0, 1.0]]))
+        assert hit["object"][0] == 0 and hit["t"][0] == pytest.approx(4.5)
+    # A file is another matter: loading one without objects is an error.
+    path = str(tmp_path / "empty.rpscene")
+    raypick.Scene("obb").save(path)
+    with pytest.raises(raypick.LoadError, match="the scene has no objects"):
+        raypick.open_saved(path)
+
+
 def _cast_in_worker(args):
     scene, r = args
     return scene.cast_rays(r, threads=1)["object"]

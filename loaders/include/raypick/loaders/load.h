@@ -114,6 +114,10 @@ struct LoadOptions {
   // the scene file that names them.
   std::string root;
   LoadBudget budget;
+  // Read by decode_scene() alone: false accepts a saved form that holds no
+  // objects (a Python Scene pickled while empty), which every file load
+  // refuses.
+  bool require_objects = true;
 };
 
 // Loads the scene at `path`, choosing the loader by extension
