@@ -193,6 +193,7 @@ struct ConfigResult {
   std::vector<std::size_t> boundary_rays; // by ray set (mesh mode)
   bool update_rebuilt = false;
   Isa node_test = Isa::kAuto;  // what raypick's picker ran (Picker::isa())
+  int top_width = 0;           // and its top level's width (Picker::top_width())
 
   bool ok() const {
     return std::all_of(checks.begin(), checks.end(),
@@ -339,11 +340,20 @@ const char* isa_name(Isa isa) {
   return "?";
 }
 
+// --isa and --top-width: raypick's node test and top-level width.
+struct NodeChoice {
+  Isa isa = Isa::kAuto;
+  int top_width = 0;
+};
+
+NodeChoice node_of(const Bench& a) { return {a.isa, a.top_width}; }
+
 // The bench's picker configuration: the commands' (picker_config) with
-// --isa's node test.
-PickerConfig bench_picker_config(PickMode mode, Isa isa) {
+// the node test and width asked for.
+PickerConfig bench_picker_config(PickMode mode, NodeChoice node) {
   PickerConfig config = picker_config(mode);
-  config.isa = isa;
+  config.isa = node.isa;
+  config.top_width = node.top_width;
   return config;
 }
 
@@ -352,7 +362,7 @@ PickerConfig bench_picker_config(PickMode mode, Isa isa) {
 // rows' verdicts and hands the figures over.
 class ConfigRun {
  public:
-  ConfigRun(const Scene& scene, PickMode mode, Isa isa, bool offset, int runs, int threads,
+  ConfigRun(const Scene& scene, PickMode mode, NodeChoice isa, bool offset, int runs, int threads,
             std::string name, Progress& progress)
       : scene_(scene), mode_(mode), offset_(offset), runs_(runs), name_(std::move(name)),
         progress_(progress), config_(bench_picker_config(mode, isa)), options_{mode},
@@ -368,6 +378,7 @@ class ConfigRun {
     picker_.emplace(scene_, config_);
     rp_build.push_back(ms_since(start));
     res_.node_test = picker_->isa();
+    res_.top_width = picker_->top_width();
     std::size_t rss1 = trimmed_resident_bytes();
     res_.raypick.rss_bytes = rss1 > rss0 ? rss1 - rss0 : 0;
     res_.raypick.array_bytes = picker_->memory_bytes();
@@ -657,6 +668,7 @@ void add_json_rows(nlohmann::json& rows, const SceneSpec& spec,
       };
       if (s == 0) row["sah_cost"] = f.sah_cost;
       if (s == 0) row["node_test"] = isa_name(res.node_test);
+      if (s == 0) row["top_width"] = res.top_width;
       if (s == 0) row["update_rebuilt"] = res.update_rebuilt;
       if (!check.ok) row["void_reason"] = check.why;
       rows.push_back(std::move(row));
@@ -668,7 +680,7 @@ void add_json_rows(nlohmann::json& rows, const SceneSpec& spec,
 // loop, `passes` times over each ray set, for a profiler (cachegrind) to
 // count. Two runs that differ only in --profile-passes differ by exactly
 // one warm pass over the rays. Prints one line per ray set.
-void profile_config(const Scene& scene, PickMode mode, Isa isa,
+void profile_config(const Scene& scene, PickMode mode, NodeChoice isa,
                     const std::vector<RaySet>& sets, Profile system,
                     int passes, const std::string& name) {
   const QueryOptions options{mode};
@@ -702,7 +714,7 @@ void profile_config(const Scene& scene, PickMode mode, Isa isa,
 // median of `runs`, against brute force: core's exact OBB test
 // (box_touches) on every object, once. Adds one line to `lines` (printed
 // after the table); false when the two answers differ.
-bool select_row(const Scene& scene, Isa isa, const Aabb& bounds, int width, int height,
+bool select_row(const Scene& scene, NodeChoice isa, const Aabb& bounds, int width, int height,
                 int runs, const std::string& name, Progress& progress, std::string& lines) {
   progress.phase(name + ": select a quarter of the view");
   CameraSpec spec = tools::make_camera(bounds);
@@ -753,7 +765,7 @@ bool select_row(const Scene& scene, Isa isa, const Aabb& bounds, int width, int 
 constexpr int kFrameRays = 1000;
 constexpr int kFrames = 20;
 
-bool frame_row(const Scene& scene, PickMode mode, Isa isa, bool offset, const Aabb& bounds,
+bool frame_row(const Scene& scene, PickMode mode, NodeChoice isa, bool offset, const Aabb& bounds,
                std::uint64_t seed,
                const std::string& name, Progress& progress, std::string& lines,
                nlohmann::json& rows) {
@@ -879,7 +891,7 @@ bool frame_row(const Scene& scene, PickMode mode, Isa isa, bool offset, const Aa
 // "points"); false when the answers differ. A mesh-mode scene whose
 // matrices are not all similarities is skipped: one line saying why, no
 // rows.
-bool points_row(const Scene& scene, PickMode mode, Isa isa, std::size_t count, std::uint64_t seed,
+bool points_row(const Scene& scene, PickMode mode, NodeChoice isa, std::size_t count, std::uint64_t seed,
                 int threads, int runs, const std::string& name, Progress& progress,
                 std::string& lines, nlohmann::json& rows) {
   const char* mode_text = mode_name(mode);
@@ -1023,13 +1035,16 @@ int load_files(const Bench& a, const std::vector<SceneSpec>& specs, Inputs& in) 
   return 0;
 }
 
-// The header's words for --isa (the JSON rows name what each picker ran).
-std::string node_test(Isa requested) {
-  if (requested == Isa::kAuto) {
-    return "auto (avx2; avx512, a 16-wide top level, from 20,000 objects in obb mode and "
-           "1,000 in mesh mode where the CPU has AVX-512)";
-  }
-  return std::string(isa_name(requested)) + " (a CPU without it runs the next one down)";
+// The header's words for --isa and --top-width (the JSON rows name what
+// each picker ran).
+std::string node_test(Isa requested, int top_width) {
+  std::string words =
+      requested == Isa::kAuto
+          ? "auto (avx2; avx512, a 16-wide top level, from 20,000 objects in obb mode and "
+            "1,000 in mesh mode where the CPU has AVX-512)"
+          : std::string(isa_name(requested)) + " (a CPU without it runs the next one down)";
+  if (top_width != 0) words += ", " + std::to_string(top_width) + "-wide top level";
+  return words;
 }
 
 void print_header(const Bench& a, const Settings& s) {
@@ -1037,7 +1052,7 @@ void print_header(const Bench& a, const Settings& s) {
               "threads); median of %d run%s; raypick's node test: %s\n",
               tools::EmbreeDevice::version(), cpu_name().c_str(), cpu_isa(),
               std::thread::hardware_concurrency(), s.runs, s.runs == 1 ? "" : "s",
-              node_test(a.isa).c_str());
+              node_test(a.isa, a.top_width).c_str());
   std::printf("rays: ");
   if (s.incoherent) std::printf("incoherent %zu (seed %llu)%s", s.ray_count,
                                 static_cast<unsigned long long>(a.seed),
@@ -1109,7 +1124,7 @@ bool bench_config(const Bench& a, const SceneSpec& spec, const Scene& scene,
   // same count as the Embree device.
   const tbb::global_control cap(tbb::global_control::max_allowed_parallelism,
                                 static_cast<std::size_t>(threads));
-  ConfigRun run(scene, mode, a.isa, !a.offset.empty(), runs, threads,
+  ConfigRun run(scene, mode, node_of(a), !a.offset.empty(), runs, threads,
                 spec.name() + " " + mode_name(mode) + " threads=" + std::to_string(threads),
                 progress);
   run.build();
@@ -1169,7 +1184,7 @@ int run(const Bench& a) {
     const std::vector<PickMode> modes = modes_of(a.mode, spec.kind);
     for (PickMode mode : modes) {
       if (profile) {
-        profile_config(scene, mode, a.isa, sets, a.profile, a.profile_passes,
+        profile_config(scene, mode, node_of(a), sets, a.profile, a.profile_passes,
                        spec.name() + " " + mode_name(mode));
         continue;
       }
@@ -1180,8 +1195,8 @@ int run(const Bench& a) {
     }
     if (!profile && s.frames) {
       for (PickMode mode : modes) {
-        all_ok = frame_row(scene, mode, a.isa, !a.offset.empty(), bounds, a.seed, spec.name(), progress, select_lines,
-                           rows) &&
+        all_ok = frame_row(scene, mode, node_of(a), !a.offset.empty(), bounds, a.seed,
+                           spec.name(), progress, select_lines, rows) &&
                  all_ok;
       }
     }
@@ -1189,13 +1204,13 @@ int run(const Bench& a) {
     for (PickMode mode : modes) {
       if (profile || !s.points) break;
       const int threads = *std::max_element(a.threads.begin(), a.threads.end());
-      all_ok = points_row(scene, mode, a.isa, s.point_count, a.seed, threads, s.runs, spec.name(),
-                          progress, select_lines, rows) &&
+      all_ok = points_row(scene, mode, node_of(a), s.point_count, a.seed, threads, s.runs,
+                          spec.name(), progress, select_lines, rows) &&
                all_ok;
     }
     if (!profile && s.camera && obb) {
-      all_ok = select_row(scene, a.isa, bounds, s.width, s.height, s.runs, spec.name(), progress,
-                          select_lines) &&
+      all_ok = select_row(scene, node_of(a), bounds, s.width, s.height, s.runs, spec.name(),
+                          progress, select_lines) &&
                all_ok;
     }
   }

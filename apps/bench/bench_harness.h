@@ -74,6 +74,7 @@ struct Bench {
   int profile_passes = 1;
   LoadOptions load;  // for scene files and the crowd model
   Isa isa = Isa::kAuto;  // raypick's node test (PickerConfig::isa)
+  int top_width = 0;     // raypick's top-level width (PickerConfig::top_width)
 };
 
 // Runs the bench and prints the table on stdout (progress on stderr).

@@ -124,6 +124,11 @@ void add_bench_options(CLI::App& cmd, BenchArgs& a) {
                   "16-wide top level, from 20,000 objects in obb mode and 1,000 in mesh mode "
                   "where the CPU has AVX-512, else avx2), sse2, avx2 or avx512; the JSON "
                   "rows name the one each picker ran (node_test)");
+  add_enum_option(cmd, "--top-width", a.bench.top_width,
+                  EnumNames<int>{{"auto", 0}, {"8", 8}, {"16", 16}},
+                  "raypick's top-level nodes (PickerConfig::top_width): auto (the default: as "
+                  "--isa decides), 8 or 16 slots on any CPU; the JSON rows name the width "
+                  "each picker built (top_width)");
   add_enum_option(cmd, "--profile", a.bench.profile,
                   EnumNames<Profile>{{"raypick", Profile::kRaypick},
                                      {"embree", Profile::kEmbree}},

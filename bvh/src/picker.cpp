@@ -277,7 +277,7 @@ void PickerCore::build_mesh_bvh(MeshAccel& m) const {
     }
     m.bvh = WideBvh::collapse(build_bvh(boxes, config_.mesh));
   }
-  m.bvh.set_simd(avx2());
+  m.bvh.set_node_test(node_test());
   copy_verts(m);
   m.bvh_built = true;
 }
@@ -370,7 +370,7 @@ void PickerCore::rebuild() {
 
 template <class Tree>
 void PickerCore::rebuild_entries(Tree& top, const LeafObb* leaves, std::size_t n) {
-  top.set_simd(avx2());
+  top.set_node_test(node_test());
   top.set_packet_lanes(packet_lanes());
   // Renumber the primitives in the tree's entry order, so that a refit's
   // sweep reads the boxes front to back: from here on prim == entry. Each
@@ -658,5 +658,6 @@ glm::vec3 Picker::pad_centre() const { return impl_->pad_centre_; }
 BvhStats Picker::bvh_stats() const { return impl_->bvh_stats(); }
 std::size_t Picker::memory_bytes() const { return impl_->memory_bytes(); }
 Isa Picker::isa() const { return impl_->isa(); }
+int Picker::top_width() const { return impl_->top_width(); }
 
 }  // namespace raypick

@@ -49,7 +49,10 @@ class PickerCore {
   // An empty picker's top level already has the width its first build
   // will give it (Picker::isa() says so), unless kAuto's size decides.
   explicit PickerCore(const PickerConfig& config) : config_(config) {
+    RAYPICK_ASSERT(config.top_width == 0 || config.top_width == 8 || config.top_width == 16,
+                   "PickerConfig::top_width is 0, 8 or 16");
     if (wide16(0)) top_ = WideBvh16{};
+    with_top([&](auto& top) { top.set_node_test(node_test()); });
   }
   // Picker(scene, config)'s core.
   explicit PickerCore(const Scene& scene, const PickerConfig& config = {})
@@ -187,6 +190,13 @@ class PickerCore {
   // build costs more than it saves below the bound above (boxes-10k: 6.0-7.9
   // against 8.6 ms, a goal row of the bench).
   static constexpr std::size_t kAutoWide16MeshObjects = 1000;
+  // Where the CPU has AVX2 but not AVX-512, kAuto keeps 8-wide nodes at
+  // every size: a 16-wide level, its nodes tested in two AVX2 halves,
+  // speeds up single rays on large trees but slows batches and builds
+  // (AMD EPYC without AVX-512, one thread, best of 3, 8 wide -> 16 wide:
+  // boxes-1M single rays 1.20x incoherent, 1.01x camera, batches 0.65x
+  // incoherent, 0.87x camera image, build 784 -> 922 ms; boxes-300k 1.28x,
+  // 1.25x, 0.84x, 1.06x). PickerConfig::top_width asks for it.
   // Whether the 8-wide trees take the AVX node test.
   bool avx2() const { return config_.isa != Isa::kSse2 && compiler::cpu_has_avx2(); }
   // Rays per instruction in the batches' packets
@@ -195,20 +205,42 @@ class PickerCore {
   int packet_lanes() const {
     return config_.isa == Isa::kSse2 ? 4 : config_.isa == Isa::kAvx2 ? 8 : 16;
   }
-  // Whether a top level over n objects has 16-wide nodes (the AVX-512 node
-  // test): config_.isa kAvx512, or kAuto from kAutoWide16Objects objects
-  // on (kAutoWide16MeshObjects with mesh trees), where the CPU has AVX-512
-  // (and so AVX2).
+  // Whether a top level over n objects has 16-wide nodes: as
+  // config_.top_width says, else where the CPU has AVX-512 (and so AVX2)
+  // under config_.isa kAvx512, or kAuto from kAutoWide16Objects objects on
+  // (kAutoWide16MeshObjects with mesh trees).
   bool wide16(std::size_t n) const {
+    if (config_.top_width != 0) return config_.top_width == 16;
+    const bool avx512 = compiler::cpu_has_avx2() && compiler::cpu_has_avx512();
     const std::size_t bound = config_.mesh_mode ? kAutoWide16MeshObjects : kAutoWide16Objects;
-    const bool asked = config_.isa == Isa::kAvx512 || (config_.isa == Isa::kAuto && n >= bound);
-    return asked && compiler::cpu_has_avx2() && compiler::cpu_has_avx512();
+    return avx512 && (config_.isa == Isa::kAvx512 || (config_.isa == Isa::kAuto && n >= bound));
+  }
+  // The node test config_.isa asks of the trees (each tree takes the best
+  // its width and the CPU allow: WideBvhOf::set_node_test).
+  NodeTest node_test() const {
+    switch (config_.isa) {
+      case Isa::kSse2:
+        return NodeTest::kSse;
+      case Isa::kAvx2:
+        return NodeTest::kAvx2;
+      default:
+        return NodeTest::kAvx512;
+    }
   }
   // The node test the top level's queries run on (Picker::isa()).
   Isa isa() const {
-    if (std::holds_alternative<WideBvh16>(top_)) return Isa::kAvx512;
-    return avx2() ? Isa::kAvx2 : Isa::kSse2;
+    return with_top([](const auto& top) {
+      switch (top.node_test()) {
+        case NodeTest::kSse:
+          return Isa::kSse2;
+        case NodeTest::kAvx2:
+          return Isa::kAvx2;
+        default:
+          return Isa::kAvx512;
+      }
+    });
   }
+  int top_width() const { return std::holds_alternative<WideBvh16>(top_) ? 16 : 8; }
 
   // ---- steps -----------------------------------------------------------
   Obb make_obb(std::uint32_t id) const;

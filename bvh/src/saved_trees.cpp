@@ -105,7 +105,7 @@ bool PickerCore::adopt_top(saved::Bytes& in, std::size_t kept, const std::vector
     leaf_[e] = leaves[id];
     entry_boxes[e] = boxes[id];
   }
-  top->set_simd(avx2());
+  top->set_node_test(node_test());
   top->set_packet_lanes(packet_lanes());
   sah_sum_ = top->refit_sweep([](std::uint32_t) { return true; },
                               [&](std::uint32_t e) { return entry_boxes[e]; }, config_.top)
@@ -149,7 +149,7 @@ bool PickerCore::adopt_meshes(saved::Bytes& in, std::size_t kept, std::string& w
     }
     m.bvh.refit_sweep([](std::uint32_t) { return true; },
                       [&](std::uint32_t e) { return padded[e]; }, config_.mesh);
-    m.bvh.set_simd(avx2());
+    m.bvh.set_node_test(node_test());
     m.bvh_built = true;
   }
   if (!in.done()) {

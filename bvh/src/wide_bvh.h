@@ -60,6 +60,12 @@ void sort_places_descending(std::vector<std::uint64_t>& keys,
 // leaf's entries are contiguous. Data is private: a tree is made by
 // collapse(), changed only by the refits below, and read through nodes()
 // and the traversal loops.
+// The node test a wide tree's walks run (WideBvhOf::set_node_test): SSE,
+// four slots per instruction (any x86-64); AVX2, eight (an 8-wide node in
+// one, a 16-wide one in two); AVX-512, sixteen (16-wide nodes only). Every
+// one gives the same hit slots and entry t.
+enum class NodeTest : std::uint8_t { kSse, kAvx2, kAvx512 };
+
 template <int W>
 class WideBvhOf {
  public:
@@ -210,25 +216,24 @@ class WideBvhOf {
   // triangles, four per SIMD test).
   template <class Leaf>
   TraversalStats traverse(const Ray& ray, Leaf&& leaf) const;
-  // Which node test traverse() runs: when set, the one that tests every
-  // slot in one instruction (8 slots: AVX2; 16: AVX-512; only takes effect
-  // where the CPU has it), else SSE, four slots at a time. Set once by the
-  // tree's owner (the Picker, from PickerConfig::isa); never while queries
-  // run. The same leaves and hits either way.
-  void set_simd(bool on);
-  bool simd() const { return simd_; }
+  // Which node test traverse() and traverse_interleaved() run: `test`, or
+  // the best below it that this width and the CPU allow (AVX-512 needs
+  // 16-wide nodes and the CPU's AVX-512, AVX2 the CPU's AVX2). Set once by
+  // the tree's owner (the Picker, from PickerConfig::isa); never while
+  // queries run. The same leaves and hits on every one.
+  void set_node_test(NodeTest test);
+  NodeTest node_test() const { return node_test_; }
 #if RAYPICK_WIDE_AVX2
-  // traverse() with the AVX node test; only where the CPU has AVX2
-  // (simd()). The same nodes and leaves, in the same order.
+  // traverse() with the AVX2 node test (node_test() kAvx2): the same nodes
+  // and leaves, in the same order, as under the SSE test.
   template <class Leaf>
-  RAYPICK_TARGET_AVX2 TraversalStats traverse_avx2(const Ray& ray, Leaf&& leaf) const
-    requires(W == 8);
+  RAYPICK_TARGET_AVX2 TraversalStats traverse_avx2(const Ray& ray, Leaf&& leaf) const;
 #endif
 #if RAYPICK_WIDE_AVX512
-  // traverse() with the AVX-512 node test of 16 slots; only where the CPU
-  // has it (simd() on a 16-wide tree). The nearest hit slot is visited
-  // next and the others pushed in slot order: the same leaves as under
-  // traverse()'s SSE test, in another order.
+  // traverse() with the AVX-512 node test of 16 slots (node_test()
+  // kAvx512). The nearest hit slot is visited next and the others pushed
+  // in slot order: the same leaves as under the SSE test, in another
+  // order.
   template <class Leaf>
   RAYPICK_TARGET_AVX512 TraversalStats traverse_avx512(const Ray& ray, Leaf&& leaf) const
     requires(W == 16);
@@ -342,7 +347,7 @@ class WideBvhOf {
   // slot (the root's: place(0, 0)) and each entry's leaf slot.
   std::vector<std::uint32_t> parent_;
   std::vector<std::uint32_t> entry_place_;
-  bool simd_ = false;  // see set_simd()
+  NodeTest node_test_ = NodeTest::kSse;  // see set_node_test()
   int packet_lanes_ = 4;  // see set_packet_lanes()
   // refit_path()'s scratch, all zero between calls: per node, its slots
   // still to recompute, and a bit per node, set while it waits.
@@ -357,8 +362,12 @@ using WideBvh = WideBvhOf<8>;
 using WideBvh16 = WideBvhOf<16>;
 
 template <int W>
-inline void WideBvhOf<W>::set_simd(bool on) {
-  simd_ = on && (W == 8 ? compiler::cpu_has_avx2() : compiler::cpu_has_avx512());
+inline void WideBvhOf<W>::set_node_test(NodeTest test) {
+  if (test == NodeTest::kAvx512 && !(W == 16 && compiler::cpu_has_avx512())) {
+    test = NodeTest::kAvx2;
+  }
+  if (test == NodeTest::kAvx2 && !compiler::cpu_has_avx2()) test = NodeTest::kSse;
+  node_test_ = test;
 }
 
 template <int W>

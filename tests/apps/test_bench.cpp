@@ -201,6 +201,28 @@ TEST_CASE("raypick bench --json writes rows with the documented keys") {
   // The tree's quality beside its build time: raypick's rows only.
   CHECK(rows[0]["sah_cost"].get<double>() > 1.0);
   CHECK_FALSE(rows[1].contains("sah_cost"));
+  // The node test and the top level's width each picker ran (500 objects:
+  // 8 wide on every CPU).
+  CHECK(rows[0]["top_width"] == 8);
+  CHECK(rows[0].contains("node_test"));
+  CHECK_FALSE(rows[1].contains("top_width"));
+}
+
+TEST_CASE("raypick bench --top-width 16 builds 16-wide top levels on any CPU") {
+  const fs::path json = temp_dir() / "bench16.json";
+  const Run r = run_raypick("bench --quick --scene boxes --n 500 --no-frames --no-points "
+                            "--ray-kind incoherent --rays 2000 --top-width 16 --json '" +
+                            json.string() + "'");
+  REQUIRE(r.status == 0);
+  const nlohmann::json rows = nlohmann::json::parse(slurp(json));
+  REQUIRE(rows.size() == 2);
+  CHECK(rows[0]["system"] == "raypick");
+  CHECK(rows[0]["top_width"] == 16);
+  CHECK(rows[0]["valid"] == true);  // the same answers as Embree's
+  CHECK(rows[0]["sum_t"] == rows[1]["sum_t"]);
+  const Run bad = run_raypick("bench --quick --top-width 12");
+  CHECK(bad.status != 0);
+  CHECK(bad.err.find("--top-width: 12 not in {auto,8,16}") != std::string::npos);
 }
 
 TEST_CASE("apps/bench/bench_table.py writes the README's table from bench --json rows") {

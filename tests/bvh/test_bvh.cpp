@@ -150,13 +150,15 @@ void check_wide(const WideBvhOf<W>& w, const std::vector<Aabb>& boxes) {
   for (int c : seen) REQUIRE(c == 1);
 }
 
-// The node tests a tree of this width can take: SSE always; its own SIMD
-// test (AVX2 for 8 slots, AVX-512 for 16) where the CPU has it.
+// The node tests a tree of this width can take on this CPU: SSE always,
+// AVX2 where the CPU has it (a 16-wide node in two halves), AVX-512 on
+// 16-wide trees where the CPU has it.
 template <class Tree>
-std::vector<bool> simd_choices() {
-  const bool has = Tree::kWidth == 8 ? compiler::cpu_has_avx2() : compiler::cpu_has_avx512();
-  if (!has) return {false};
-  return {false, true};
+std::vector<NodeTest> node_tests() {
+  std::vector<NodeTest> tests{NodeTest::kSse};
+  if (compiler::cpu_has_avx2()) tests.push_back(NodeTest::kAvx2);
+  if (Tree::kWidth == 16 && compiler::cpu_has_avx512()) tests.push_back(NodeTest::kAvx512);
+  return tests;
 }
 
 Ray random_ray(std::mt19937_64& rng, float spread) {
@@ -255,10 +257,10 @@ TEST_CASE_TEMPLATE("wide BVH closest hit equals brute force on random box sets, 
       const float spread = 4.0f * std::cbrt(static_cast<float>(n));
       const auto boxes = random_boxes(n, n, spread);
       Tree w = Tree::collapse(build_bvh(boxes, config), config);
-      for (const bool simd : simd_choices<Tree>()) {
-        CAPTURE(simd);
-        w.set_simd(simd);
-        REQUIRE(w.simd() == simd);
+      for (const NodeTest test : node_tests<Tree>()) {
+        CAPTURE(int(test));
+        w.set_node_test(test);
+        REQUIRE(w.node_test() == test);
         std::mt19937_64 rng(n * 31);
         int hits = 0;
         for (int i = 0; i < 3000; ++i) {
@@ -279,7 +281,7 @@ TEST_CASE_TEMPLATE("wide BVH any-hit stop ends the traversal at the first accept
                    Tree, WideBvh, WideBvh16) {
   const auto boxes = random_boxes(500, 9, 20.0f);
   Tree w = Tree::collapse(build_bvh(boxes));
-  w.set_simd(simd_choices<Tree>().back());
+  w.set_node_test(node_tests<Tree>().back());
   std::mt19937_64 rng(5);
   int hits = 0;
   for (int i = 0; i < 1000; ++i) {
@@ -302,7 +304,7 @@ TEST_CASE_TEMPLATE("wide BVH refit sweep after moving every box keeps closest hi
                    Tree, WideBvh, WideBvh16) {
   auto boxes = random_boxes(800, 11, 20.0f);
   Tree w = Tree::collapse(build_bvh(boxes));
-  w.set_simd(simd_choices<Tree>().back());
+  w.set_node_test(node_tests<Tree>().back());
   std::mt19937_64 rng(12);
   std::uniform_real_distribution<float> u(-5.0f, 5.0f);
   for (Aabb& b : boxes) {
@@ -349,7 +351,7 @@ TEST_CASE_TEMPLATE("wide BVH closest hit equals brute force, including zero dire
     const float spread = 4.0f * std::cbrt(static_cast<float>(n));
     const auto boxes = random_boxes(n, 7 * n, spread);
     Tree w = Tree::collapse(build_bvh(boxes));
-    w.set_simd(simd_choices<Tree>().back());
+    w.set_node_test(node_tests<Tree>().back());
     std::mt19937_64 rng(n + 5);
     std::uniform_int_distribution<int> coin(0, 3);
     for (int i = 0; i < 3000; ++i) {

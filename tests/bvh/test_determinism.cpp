@@ -213,124 +213,155 @@ TEST_CASE("the AVX2 node test visits the same nodes and gives the same hits as t
   CHECK(hits > rays.size() / 2);
 }
 
-TEST_CASE("the 16-wide top level of the AVX-512 node test answers every query as the SSE one") {
-  // Isa::kAvx512 makes the top level of 16-wide nodes (another tree, its
-  // own collapse), so only the answers compare, not the nodes: single
-  // rays, any-hit, all hits, both batch paths (below 8 MB packets and one
-  // ray at a time; packets and interleaved rays), the region and point
-  // queries, after a refit, and through saved trees.
-  Scene scene = boxes_and_spheres(3000, 83);
-  const std::vector<Ray> rays = edge_rays(scene, 3000, 84);
-  const bool avx512 = compiler::cpu_has_avx512();
-  if (!avx512) MESSAGE("this CPU has no AVX-512: kAvx512 falls back to the 8-wide tree");
-  auto make = [&](Isa isa, std::size_t interleave_bytes) {
-    PickerConfig config;
-    config.isa = isa;
-    config.batch_interleave_bytes = interleave_bytes;
-    return Picker(scene, config);
-  };
-  const std::size_t packets = PickerConfig{}.batch_interleave_bytes;
-  Picker sse = make(Isa::kSse2, packets);
-  Picker wide = make(Isa::kAvx512, packets);
-  Picker wide_interleaved = make(Isa::kAvx512, 0);
-  CHECK(sse.isa() == Isa::kSse2);
-  CHECK(wide.isa() == (avx512 ? Isa::kAvx512 : compiler::cpu_has_avx2() ? Isa::kAvx2 : Isa::kSse2));
-  // The SAH's own collapse: no costlier than the 8-wide one (see the
-  // trees' test), and over the same leaves.
-  CHECK(wide.bvh_stats().sah_cost <= sse.bvh_stats().sah_cost * (1.0 + 1e-5));
-  CHECK(wide.bvh_stats().leaves == sse.bvh_stats().leaves);
+// The 16-wide top levels: the AVX-512 node test's (Isa::kAvx512), and,
+// on any CPU, 16-wide nodes under the AVX2 test (two halves per node)
+// and the SSE one (PickerConfig::top_width 16).
+struct WideCase {
+  Isa isa;
+  int top_width;
+};
+const WideCase kWideCases[] = {{Isa::kAvx512, 0}, {Isa::kAvx2, 16}, {Isa::kSse2, 16}};
 
-  auto compare = [&](const Picker& a, const Picker& b) {
-    std::size_t hits = 0;
-    for (PickMode mode : {PickMode::kObb, PickMode::kMesh}) {
-      CAPTURE(int(mode));
-      const QueryOptions options(mode);
-      for (std::size_t i = 0; i < rays.size(); ++i) {
-        CAPTURE(i);
-        const Hit x = a.intersect(rays[i], options), y = b.intersect(rays[i], options);
-        REQUIRE(same_bytes(&x, &y, sizeof(Hit)));
-        REQUIRE(a.occluded(rays[i], options) == b.occluded(rays[i], options));
-        hits += x.hit() ? 1 : 0;
-        if (i % 10 == 0) {
-          const std::vector<Hit> all_a = a.intersect_all(rays[i], options, 8);
-          REQUIRE(same_hits(all_a, b.intersect_all(rays[i], options, 8)));
+TEST_CASE("the 16-wide top level answers every query as the 8-wide SSE one, under each node test") {
+  // A 16-wide top level is another tree (its own collapse), so only the
+  // answers compare, not the nodes: single rays, any-hit, all hits, both
+  // batch paths (below 8 MB packets and one ray at a time; packets and
+  // interleaved rays), the region and point queries, after a refit, and
+  // through saved trees.
+  for (const WideCase& c : kWideCases) {
+    CAPTURE(int(c.isa));
+    CAPTURE(c.top_width);
+    Scene scene = boxes_and_spheres(3000, 83);
+    const std::vector<Ray> rays = edge_rays(scene, 3000, 84);
+    const bool avx512 = compiler::cpu_has_avx512();
+    const bool avx2 = compiler::cpu_has_avx2();
+    // kAvx512 without AVX-512 falls back to the 8-wide tree.
+    const bool sixteen = c.top_width == 16 || avx512;
+    if (!sixteen) MESSAGE("this CPU has no AVX-512: kAvx512 falls back to the 8-wide tree");
+    auto make = [&](Isa isa, std::size_t interleave_bytes, int top_width = 0) {
+      PickerConfig config;
+      config.isa = isa;
+      config.batch_interleave_bytes = interleave_bytes;
+      config.top_width = top_width;
+      return Picker(scene, config);
+    };
+    const std::size_t packets = PickerConfig{}.batch_interleave_bytes;
+    Picker sse = make(Isa::kSse2, packets);
+    Picker wide = make(c.isa, packets, c.top_width);
+    Picker wide_interleaved = make(c.isa, 0, c.top_width);
+    CHECK(sse.isa() == Isa::kSse2);
+    CHECK(sse.top_width() == 8);
+    CHECK(wide.top_width() == (sixteen ? 16 : 8));
+    const Isa best = avx2 ? Isa::kAvx2 : Isa::kSse2;
+    const Isa expected = c.isa == Isa::kSse2               ? Isa::kSse2
+                         : c.isa == Isa::kAvx512 && avx512 ? Isa::kAvx512
+                                                           : best;
+    CHECK(wide.isa() == expected);
+    // The SAH's own collapse: no costlier than the 8-wide one (see the
+    // trees' test), and over the same leaves.
+    CHECK(wide.bvh_stats().sah_cost <= sse.bvh_stats().sah_cost * (1.0 + 1e-5));
+    CHECK(wide.bvh_stats().leaves == sse.bvh_stats().leaves);
+
+    auto compare = [&](const Picker& a, const Picker& b) {
+      std::size_t hits = 0;
+      for (PickMode mode : {PickMode::kObb, PickMode::kMesh}) {
+        CAPTURE(int(mode));
+        const QueryOptions options(mode);
+        for (std::size_t i = 0; i < rays.size(); ++i) {
+          CAPTURE(i);
+          const Hit x = a.intersect(rays[i], options), y = b.intersect(rays[i], options);
+          REQUIRE(same_bytes(&x, &y, sizeof(Hit)));
+          REQUIRE(a.occluded(rays[i], options) == b.occluded(rays[i], options));
+          hits += x.hit() ? 1 : 0;
+          if (i % 10 == 0) {
+            const std::vector<Hit> all_a = a.intersect_all(rays[i], options, 8);
+            REQUIRE(same_hits(all_a, b.intersect_all(rays[i], options, 8)));
+          }
+        }
+        CHECK(same_hits(a.intersect_batch(rays, options), b.intersect_batch(rays, options)));
+      }
+      CHECK(hits > rays.size() / 2);
+      // A region and points.
+      CameraSpec spec;
+      spec.eye = {60.0, 40.0, 80.0};
+      spec.target = {0.0, 0.0, 0.0};
+      spec.width = 320;
+      spec.height = 240;
+      const Frustum region = Camera(spec).frustum(60, 50, 250, 190);
+      for (SelectRule rule : {SelectRule::kTouch, SelectRule::kContain}) {
+        const std::vector<std::uint32_t> sa = a.select(region, rule, QueryOptions(PickMode::kObb));
+        CHECK(!sa.empty());
+        CHECK(sa == b.select(region, rule, QueryOptions(PickMode::kObb)));
+      }
+      // Points: the rays' origins and points next to objects, both modes
+      // (mesh mode here without mesh trees), the whole answer.
+      std::vector<glm::dvec3> points;
+      for (std::size_t i = 0; i < rays.size(); i += 30) points.push_back(glm::dvec3(rays[i].org));
+      for (std::size_t k = 0; k < scene.objects.size(); k += 29) {
+        points.push_back(scene.objects[k].translation() + glm::dvec3(0.3, -0.2, 0.7));
+      }
+      for (PickMode mode : {PickMode::kObb, PickMode::kMesh}) {
+        const QueryOptions options{mode};
+        for (const glm::dvec3& p : points) {
+          const PointHit pa = a.closest_point(p, options), pb = b.closest_point(p, options);
+          REQUIRE(pa.object == pb.object);
+          REQUIRE(pa.triangle == pb.triangle);
+          REQUIRE(pa.distance == pb.distance);
+          REQUIRE(pa.point == pb.point);
+          REQUIRE(a.containing_object(p, options) == b.containing_object(p, options));
         }
       }
-      CHECK(same_hits(a.intersect_batch(rays, options), b.intersect_batch(rays, options)));
-    }
-    CHECK(hits > rays.size() / 2);
-    // A region and points.
-    CameraSpec spec;
-    spec.eye = {60.0, 40.0, 80.0};
-    spec.target = {0.0, 0.0, 0.0};
-    spec.width = 320;
-    spec.height = 240;
-    const Frustum region = Camera(spec).frustum(60, 50, 250, 190);
-    for (SelectRule rule : {SelectRule::kTouch, SelectRule::kContain}) {
-      const std::vector<std::uint32_t> sa = a.select(region, rule, QueryOptions(PickMode::kObb));
-      CHECK(!sa.empty());
-      CHECK(sa == b.select(region, rule, QueryOptions(PickMode::kObb)));
-    }
-    // Points: the rays' origins and points next to objects, both modes
-    // (mesh mode here without mesh trees), the whole answer.
-    std::vector<glm::dvec3> points;
-    for (std::size_t i = 0; i < rays.size(); i += 30) points.push_back(glm::dvec3(rays[i].org));
-    for (std::size_t k = 0; k < scene.objects.size(); k += 29) {
-      points.push_back(scene.objects[k].translation() + glm::dvec3(0.3, -0.2, 0.7));
-    }
-    for (PickMode mode : {PickMode::kObb, PickMode::kMesh}) {
-      const QueryOptions options{mode};
-      for (const glm::dvec3& p : points) {
-        const PointHit pa = a.closest_point(p, options), pb = b.closest_point(p, options);
-        REQUIRE(pa.object == pb.object);
-        REQUIRE(pa.triangle == pb.triangle);
-        REQUIRE(pa.distance == pb.distance);
-        REQUIRE(pa.point == pb.point);
-        REQUIRE(a.containing_object(p, options) == b.containing_object(p, options));
-      }
-    }
-  };
-  compare(sse, wide);
-  compare(sse, wide_interleaved);
+    };
+    compare(sse, wide);
+    compare(sse, wide_interleaved);
 
-  // Most objects moved, then refitted: the trees' refits agree too.
-  std::mt19937_64 rng(85);
-  std::uniform_real_distribution<float> u(-2.0f, 2.0f);
-  for (std::uint32_t id = 0; id < scene.objects.size(); ++id) {
-    if (id % 3 == 0) continue;
-    const glm::mat4 m = glm::translate(glm::mat4{1.0f}, glm::vec3{u(rng), u(rng), u(rng)}) *
-                        scene.objects[id].matrix;
-    for (Picker* p : {&sse, &wide, &wide_interleaved}) p->set_matrix(id, m);
-  }
-  for (Picker* p : {&sse, &wide, &wide_interleaved}) REQUIRE(p->commit(CommitMode::kRefit).refitted);
-  // A few moved along their paths (the path refit, not the sweep).
-  for (std::uint32_t id = 1; id < scene.objects.size(); id += 97) {
-    const glm::mat4 m = glm::translate(glm::mat4{1.0f}, glm::vec3{3.0f, -1.0f, 2.0f}) *
-                        scene.objects[id].matrix;
-    for (Picker* p : {&sse, &wide, &wide_interleaved}) p->set_matrix(id, m);
-  }
-  for (Picker* p : {&sse, &wide, &wide_interleaved}) REQUIRE(p->commit(CommitMode::kRefit).refitted);
-  compare(sse, wide);
-  compare(sse, wide_interleaved);
+    // Most objects moved, then refitted: the trees' refits agree too.
+    std::mt19937_64 rng(85);
+    std::uniform_real_distribution<float> u(-2.0f, 2.0f);
+    for (std::uint32_t id = 0; id < scene.objects.size(); ++id) {
+      if (id % 3 == 0) continue;
+      const glm::mat4 m = glm::translate(glm::mat4{1.0f}, glm::vec3{u(rng), u(rng), u(rng)}) *
+                          scene.objects[id].matrix;
+      for (Picker* p : {&sse, &wide, &wide_interleaved}) p->set_matrix(id, m);
+    }
+    for (Picker* p : {&sse, &wide, &wide_interleaved}) {
+      REQUIRE(p->commit(CommitMode::kRefit).refitted);
+    }
+    // A few moved along their paths (the path refit, not the sweep).
+    for (std::uint32_t id = 1; id < scene.objects.size(); id += 97) {
+      const glm::mat4 m = glm::translate(glm::mat4{1.0f}, glm::vec3{3.0f, -1.0f, 2.0f}) *
+                          scene.objects[id].matrix;
+      for (Picker* p : {&sse, &wide, &wide_interleaved}) p->set_matrix(id, m);
+    }
+    for (Picker* p : {&sse, &wide, &wide_interleaved}) {
+      REQUIRE(p->commit(CommitMode::kRefit).refitted);
+    }
+    compare(sse, wide);
+    compare(sse, wide_interleaved);
 
-  // Saved trees: a picker of the same node test adopts them; one of the
-  // other width refuses them, says why, and builds its own.
-  const Picker fresh = make(Isa::kAvx512, packets);
-  const std::string saved = fresh.save_trees();
-  PickerConfig same, other;
-  same.isa = Isa::kAvx512;
-  other.isa = Isa::kSse2;
-  std::string why = "unset";
-  const Picker adopted = Picker::open(scene, saved, same, &why);
-  CHECK(why.empty());
-  compare(make(Isa::kSse2, packets), adopted);
-  if (avx512) {
-    const Picker refused = Picker::open(scene, saved, other, &why);
-    CHECK(why.find("16-wide") != std::string::npos);
-    CHECK(refused.isa() == Isa::kSse2);
-    const Picker back = Picker::open(scene, make(Isa::kSse2, packets).save_trees(), same, &why);
-    CHECK(why.find("8-wide") != std::string::npos);
-    CHECK(back.isa() == Isa::kAvx512);
+    // Saved trees: a picker of the same node test adopts them; one of the
+    // other width refuses them, says why, and builds its own.
+    const Picker fresh = make(c.isa, packets, c.top_width);
+    const std::string saved = fresh.save_trees();
+    PickerConfig same, other;
+    same.isa = c.isa;
+    same.top_width = c.top_width;
+    other.isa = Isa::kSse2;
+    std::string why = "unset";
+    const Picker adopted = Picker::open(scene, saved, same, &why);
+    CHECK(why.empty());
+    CHECK(adopted.top_width() == fresh.top_width());
+    compare(make(Isa::kSse2, packets), adopted);
+    if (sixteen) {
+      const Picker refused = Picker::open(scene, saved, other, &why);
+      CHECK(why.find("16-wide") != std::string::npos);
+      CHECK(refused.isa() == Isa::kSse2);
+      CHECK(refused.top_width() == 8);
+      const Picker back = Picker::open(scene, make(Isa::kSse2, packets).save_trees(), same, &why);
+      CHECK(why.find("8-wide") != std::string::npos);
+      CHECK(back.isa() == fresh.isa());
+      CHECK(back.top_width() == 16);
+    }
   }
 }
 
@@ -368,5 +399,36 @@ TEST_CASE("kAuto makes the top level 16 wide from 20,000 objects on (1,000 with 
   for (const Ray& ray : test::random_scene_rays(big, 2000, 87)) {
     const Hit x = grows.intersect(ray), y = fixed.intersect(ray);
     REQUIRE(same_bytes(&x, &y, sizeof(Hit)));
+  }
+}
+
+TEST_CASE("top_width fixes the top level's width on any CPU; kAuto goes 16 wide only with AVX-512") {
+  // The rule itself, on empty pickers (PickerCore::wide16 takes the object
+  // count a build would see): no scene of millions of objects is built.
+  const bool avx512 = compiler::cpu_has_avx2() && compiler::cpu_has_avx512();
+  for (const bool mesh : {false, true}) {
+    CAPTURE(mesh);
+    PickerConfig config;
+    config.mesh_mode = mesh;
+    const PickerCore automatic(config);
+    const std::size_t bound = mesh ? 1000 : 20000;
+    CHECK(automatic.wide16(bound) == avx512);
+    CHECK_FALSE(automatic.wide16(bound - 1));
+    CHECK(automatic.wide16(100000000) == avx512);
+    for (const Isa isa : {Isa::kAuto, Isa::kSse2, Isa::kAvx2, Isa::kAvx512}) {
+      CAPTURE(int(isa));
+      config.isa = isa;
+      for (const int width : {8, 16}) {
+        config.top_width = width;
+        const PickerCore core(config);
+        CHECK(core.wide16(1) == (width == 16));
+        CHECK(core.wide16(100000000) == (width == 16));
+        CHECK(core.top_width() == width);  // an empty picker has it already
+      }
+      config.top_width = 0;
+      const PickerCore core(config);
+      if (isa == Isa::kSse2 || isa == Isa::kAvx2) CHECK_FALSE(core.wide16(100000000));
+      if (isa == Isa::kAvx512) CHECK(core.wide16(1) == avx512);
+    }
   }
 }

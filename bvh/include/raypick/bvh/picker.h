@@ -54,10 +54,11 @@ enum class Isa : std::uint8_t {
   // AVX-512 (measured even at 10,000 boxes, 11-16% faster at 30,000; the
   // bound lies between), or of 1,000 or more when the picker builds mesh
   // trees (mesh_mode: there a leaf costs a triangle tree, and the wider
-  // level pays from small scenes on); else kAvx2 where the CPU has AVX2,
-  // else kSse2. Decided at each build (commit), from the objects in the
-  // tree. A batch's packets (see batch_interleave_bytes) test 16 rays per
-  // AVX-512 instruction where the CPU has it.
+  // level pays from small scenes on); else kAvx2 where the CPU has AVX2
+  // (over 8-wide nodes: see PickerConfig::top_width), else kSse2. Decided
+  // at each build (commit), from the objects in the tree. A batch's
+  // packets (see batch_interleave_bytes) test 16 rays per AVX-512
+  // instruction where the CPU has it.
   kAuto,
   kSse2,  // the x86-64 baseline (four slots, or packet rays, per instruction)
   // Eight slots, or packet rays, per instruction; kSse2 on a CPU without
@@ -99,6 +100,16 @@ struct PickerConfig {
   // The node test's instruction set: the picker's trees keep it, decided
   // when they are built (see Isa, Picker::isa()).
   Isa isa = Isa::kAuto;
+  // The top level's nodes: 8 or 16 slots on any CPU, the node test still
+  // isa's (a 16-wide node takes two AVX2 tests, or four SSE ones); 0, the
+  // default, leaves the width to isa (16 under kAvx512 where the CPU has
+  // AVX-512, and under kAuto as Isa says; else 8). The same answers on
+  // every width (a tree of its own). Without AVX-512, 16 suits single rays
+  // on large scenes and not batches (AMD EPYC with AVX2, one thread, 8 ->
+  // 16 wide: boxes-1M single rays 1.20x faster incoherent, even camera,
+  // batches 0.65x incoherent, 0.87x camera, build 18% longer; boxes-300k
+  // 1.28x, 1.25x, 0.84x, 1.06x). Precondition: 0, 8 or 16.
+  int top_width = 0;
 };
 
 // The box the top level stores for an OBB: its abs-matrix world box padded,
@@ -480,6 +491,9 @@ class Picker {
   // CPU and, for kAuto, the top level's size at the last build (kAvx2 or
   // kSse2 before the first; never kAuto).
   Isa isa() const;
+  // The top level's nodes: 8 or 16 slots (PickerConfig::top_width, or as
+  // isa decided at the last build).
+  int top_width() const;
   // Bytes held by the picker's own arrays (objects, top-level BVH and its
   // bookkeeping, copied meshes and their BVHs); borrowed meshes not counted.
   std::size_t memory_bytes() const;
