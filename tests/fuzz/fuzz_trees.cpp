@@ -4,9 +4,10 @@
 //   byte 0, bit 0: mesh mode (else obb); bit 1: the rest of the input is
 //   the trees' bytes as they are; else it is edits of this scene's own
 //   saved trees: (u16 offset, u8 xor) triples, and with bit 2 the first
-//   u16 cuts the bytes to that length; bit 3: both pickers take the
-//   AVX-512 node test (Isa::kAvx512: a 16-wide top level, whose shape the
-//   bytes then hold; 8-wide on a CPU without AVX-512).
+//   u16 cuts the bytes to that length; bit 3: both pickers have a 16-wide
+//   top level (PickerConfig::top_width, on every CPU), whose shape the
+//   bytes then hold, under the AVX-512 node test (two AVX2 halves per node
+//   on a CPU without it).
 // Whatever the bytes, adopted or refused, the opened picker must answer
 // every ray and closest-point query exactly as the built one.
 #include "raypick/bvh/picker.h"
@@ -70,6 +71,7 @@ struct Fixed {
     for (int m = 0; m < 4; ++m) {
       config[m].mesh_mode = (m & 1) == 1;
       config[m].isa = m >= 2 ? Isa::kAvx512 : Isa::kAvx2;
+      config[m].top_width = m >= 2 ? 16 : 8;  // on every CPU
       built[m] = Picker(scene, config[m]);
       trees[m] = built[m].save_trees();
     }
