@@ -362,10 +362,10 @@ PickerConfig bench_picker_config(PickMode mode, NodeChoice node) {
 // rows' verdicts and hands the figures over.
 class ConfigRun {
  public:
-  ConfigRun(const Scene& scene, PickMode mode, NodeChoice isa, bool offset, int runs, int threads,
+  ConfigRun(const Scene& scene, PickMode mode, NodeChoice node, bool offset, int runs, int threads,
             std::string name, Progress& progress)
       : scene_(scene), mode_(mode), offset_(offset), runs_(runs), name_(std::move(name)),
-        progress_(progress), config_(bench_picker_config(mode, isa)), options_{mode},
+        progress_(progress), config_(bench_picker_config(mode, node)), options_{mode},
         device_(threads) {}
 
   // Builds both structures `runs` times; the first build of each is kept
@@ -680,7 +680,7 @@ void add_json_rows(nlohmann::json& rows, const SceneSpec& spec,
 // loop, `passes` times over each ray set, for a profiler (cachegrind) to
 // count. Two runs that differ only in --profile-passes differ by exactly
 // one warm pass over the rays. Prints one line per ray set.
-void profile_config(const Scene& scene, PickMode mode, NodeChoice isa,
+void profile_config(const Scene& scene, PickMode mode, NodeChoice node,
                     const std::vector<RaySet>& sets, Profile system,
                     int passes, const std::string& name) {
   const QueryOptions options{mode};
@@ -688,7 +688,7 @@ void profile_config(const Scene& scene, PickMode mode, NodeChoice isa,
   std::optional<tools::EmbreeDevice> device;
   std::optional<tools::EmbreeBenchScene> embree;
   if (system == Profile::kRaypick) {
-    picker.emplace(scene, bench_picker_config(mode, isa));
+    picker.emplace(scene, bench_picker_config(mode, node));
   } else {
     device.emplace(1);
     embree.emplace(*device, scene, mode);
@@ -714,7 +714,7 @@ void profile_config(const Scene& scene, PickMode mode, NodeChoice isa,
 // median of `runs`, against brute force: core's exact OBB test
 // (box_touches) on every object, once. Adds one line to `lines` (printed
 // after the table); false when the two answers differ.
-bool select_row(const Scene& scene, NodeChoice isa, const Aabb& bounds, int width, int height,
+bool select_row(const Scene& scene, NodeChoice node, const Aabb& bounds, int width, int height,
                 int runs, const std::string& name, Progress& progress, std::string& lines) {
   progress.phase(name + ": select a quarter of the view");
   CameraSpec spec = tools::make_camera(bounds);
@@ -722,7 +722,7 @@ bool select_row(const Scene& scene, NodeChoice isa, const Aabb& bounds, int widt
   spec.height = height;
   const raypick::Camera cam(spec);
   const Frustum region = cam.frustum(width / 4.0, height / 4.0, 3.0 * width / 4.0, 3.0 * height / 4.0);
-  const Picker picker(scene, bench_picker_config(PickMode::kObb, isa));
+  const Picker picker(scene, bench_picker_config(PickMode::kObb, node));
   std::vector<double> ms;
   std::vector<std::uint32_t> got;
   for (int r = 0; r < runs; ++r) {
@@ -765,7 +765,7 @@ bool select_row(const Scene& scene, NodeChoice isa, const Aabb& bounds, int widt
 constexpr int kFrameRays = 1000;
 constexpr int kFrames = 20;
 
-bool frame_row(const Scene& scene, PickMode mode, NodeChoice isa, bool offset, const Aabb& bounds,
+bool frame_row(const Scene& scene, PickMode mode, NodeChoice node, bool offset, const Aabb& bounds,
                std::uint64_t seed,
                const std::string& name, Progress& progress, std::string& lines,
                nlohmann::json& rows) {
@@ -817,7 +817,7 @@ bool frame_row(const Scene& scene, PickMode mode, NodeChoice isa, bool offset, c
     return FrameMs{median(total), median(set), median(commit), median(cast)};
   };
   progress.phase(name + ": dynamic frames (raypick)");
-  Picker picker(scene, bench_picker_config(mode, isa));
+  Picker picker(scene, bench_picker_config(mode, node));
   const QueryOptions options{mode};
   std::vector<Hit> rp_hits(rays.size()), em_hits(rays.size());
   const FrameMs rp = run_frames(picker, [&](const Ray& r) { return picker.intersect(r, options); },
@@ -891,9 +891,9 @@ bool frame_row(const Scene& scene, PickMode mode, NodeChoice isa, bool offset, c
 // "points"); false when the answers differ. A mesh-mode scene whose
 // matrices are not all similarities is skipped: one line saying why, no
 // rows.
-bool points_row(const Scene& scene, PickMode mode, NodeChoice isa, std::size_t count, std::uint64_t seed,
-                int threads, int runs, const std::string& name, Progress& progress,
-                std::string& lines, nlohmann::json& rows) {
+bool points_row(const Scene& scene, PickMode mode, NodeChoice node, std::size_t count,
+                std::uint64_t seed, int threads, int runs, const std::string& name,
+                Progress& progress, std::string& lines, nlohmann::json& rows) {
   const char* mode_text = mode_name(mode);
   if (mode == PickMode::kMesh) {
     if (const std::string why = tools::instanced_points_refusal(scene); !why.empty()) {
@@ -903,7 +903,7 @@ bool points_row(const Scene& scene, PickMode mode, NodeChoice isa, std::size_t c
   }
   const std::vector<glm::dvec3> points = tools::make_validation_points(scene, count, seed, mode);
   progress.phase(name + ": closest points (build)");
-  const Picker picker(scene, bench_picker_config(mode, isa));
+  const Picker picker(scene, bench_picker_config(mode, node));
   const QueryOptions options{mode};
   const tools::EmbreeDevice device(threads);
   const tools::EmbreePointScene embree(

@@ -138,6 +138,29 @@ py::dict arrays_dict(std::initializer_list<std::pair<const char*, py::handle>> a
   return out;
 }
 
+// The module's classes reach their methods (self) and arguments through
+// this caster (specialized for each class right after it). pybind11 hands
+// over an instance whose __init__ never ran (one made by cls.__new__(cls)
+// alone) as memory it allocates then and never constructs; read, it gave
+// garbage (a repr) or any behaviour at all. Such an instance is refused
+// with a TypeError, before pybind11 allocates anything for it.
+template <class T>
+class InitializedCaster : public py::detail::type_caster_base<T> {
+ public:
+  bool load(py::handle src, bool convert) {
+    if (src && !src.is_none() && py::isinstance<T>(src)) {
+      auto* inst = reinterpret_cast<py::detail::instance*>(src.ptr());
+      const py::detail::value_and_holder v_h =
+          inst->get_value_and_holder(py::detail::get_type_info(typeid(T)));
+      if (!v_h.holder_constructed()) {
+        throw py::type_error("this raypick." + std::string(T::kPythonName) +
+                             " was never initialized (made by __new__ without __init__)");
+      }
+    }
+    return py::detail::type_caster_base<T>::load(src, convert);
+  }
+};
+
 // A camera (the contract's screen space): raypick::Camera with the spec it
 // was made from and, for a scene file's camera, its name.
 static_assert(sizeof(tools::Rgb) == 3, "render() copies the image's pixels as bytes");
@@ -272,6 +295,19 @@ class PyCamera {
   raypick::Camera camera_;
   std::string name_;
 };
+
+}  // namespace
+}  // namespace raypick::python
+
+// (InitializedCaster, above.)
+namespace pybind11::detail {
+template <>
+class type_caster<raypick::python::PyCamera>
+    : public raypick::python::InitializedCaster<raypick::python::PyCamera> {};
+}  // namespace pybind11::detail
+
+namespace raypick::python {
+namespace {
 
 class Scene {
  public:
@@ -1065,6 +1101,19 @@ class Scene {
   std::vector<bool> removed_;
 };
 
+}  // namespace
+}  // namespace raypick::python
+
+// (InitializedCaster, above.)
+namespace pybind11::detail {
+template <>
+class type_caster<raypick::python::Scene>
+    : public raypick::python::InitializedCaster<raypick::python::Scene> {};
+}  // namespace pybind11::detail
+
+namespace raypick::python {
+namespace {
+
 Scene load(const std::string& path, const std::string& mode, std::optional<std::string> root,
            std::optional<std::uint64_t> max_bytes, std::optional<std::uint64_t> max_vertices,
            std::optional<std::uint64_t> max_triangles, std::optional<std::uint64_t> max_objects,
@@ -1104,39 +1153,8 @@ Scene open_saved(const std::string& path, const std::string& mode,
               max_memory);
 }
 
-// The module's classes reach their methods (self) and arguments through
-// this caster. pybind11 hands over an instance whose __init__ never ran
-// (one made by cls.__new__(cls) alone) as memory it allocates then and
-// never constructs; read, it gave garbage (a repr) or any behaviour at
-// all. Such an instance is refused with a TypeError.
-template <class T>
-class InitializedCaster : public py::detail::type_caster_base<T> {
- public:
-  bool load(py::handle src, bool convert) {
-    if (!py::detail::type_caster_base<T>::load(src, convert)) return false;
-    if (src.is_none()) return true;  // a null pointer, as pybind11 allows
-    auto* inst = reinterpret_cast<py::detail::instance*>(src.ptr());
-    const py::detail::value_and_holder v_h =
-        inst->get_value_and_holder(py::detail::get_type_info(typeid(T)));
-    if (!v_h.holder_constructed()) {
-      throw py::type_error("this raypick." + std::string(T::kPythonName) +
-                           " was never initialized (made by __new__ without __init__)");
-    }
-    return true;
-  }
-};
-
 }  // namespace
 }  // namespace raypick::python
-
-namespace pybind11::detail {
-template <>
-class type_caster<raypick::python::PyCamera>
-    : public raypick::python::InitializedCaster<raypick::python::PyCamera> {};
-template <>
-class type_caster<raypick::python::Scene>
-    : public raypick::python::InitializedCaster<raypick::python::Scene> {};
-}  // namespace pybind11::detail
 
 PYBIND11_MODULE(raypick, m) {
   using raypick::python::PyCamera;

@@ -197,7 +197,9 @@ class PickerCore {
   // boxes-1M single rays 1.20x incoherent, 1.01x camera, batches 0.65x
   // incoherent, 0.87x camera image, build 784 -> 922 ms; boxes-300k 1.28x,
   // 1.25x, 0.84x, 1.06x). PickerConfig::top_width asks for it.
-  // Whether the 8-wide trees take the AVX node test.
+
+  // Whether config_.isa allows AVX2 and the CPU has it (the point queries'
+  // measure of four triangles at a time).
   bool avx2() const { return config_.isa != Isa::kSse2 && compiler::cpu_has_avx2(); }
   // Rays per instruction in the batches' packets
   // (WideBvhOf::set_packet_lanes; the CPU's widest of these where it lacks
@@ -210,7 +212,7 @@ class PickerCore {
   // under config_.isa kAvx512, or kAuto from kAutoWide16Objects objects on
   // (kAutoWide16MeshObjects with mesh trees).
   bool wide16(std::size_t n) const {
-    if (config_.top_width != 0) return config_.top_width == 16;
+    if (config_.top_width == 8 || config_.top_width == 16) return config_.top_width == 16;
     const bool avx512 = compiler::cpu_has_avx2() && compiler::cpu_has_avx512();
     const std::size_t bound = config_.mesh_mode ? kAutoWide16MeshObjects : kAutoWide16Objects;
     return avx512 && (config_.isa == Isa::kAvx512 || (config_.isa == Isa::kAuto && n >= bound));

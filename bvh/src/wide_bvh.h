@@ -54,18 +54,18 @@ class PacketStack;
 void sort_places_descending(std::vector<std::uint64_t>& keys,
                             std::vector<std::uint64_t>& scratch, int place_bits);
 
-// A wide BVH of W-slot nodes (WideNodeOf<W>) and the bookkeeping that
-// refits walk by. Leaf slots
-// hold runs of entries; entry e stands for primitive prim_id(e), and a
-// leaf's entries are contiguous. Data is private: a tree is made by
-// collapse(), changed only by the refits below, and read through nodes()
-// and the traversal loops.
 // The node test a wide tree's walks run (WideBvhOf::set_node_test): SSE,
 // four slots per instruction (any x86-64); AVX2, eight (an 8-wide node in
 // one, a 16-wide one in two); AVX-512, sixteen (16-wide nodes only). Every
 // one gives the same hit slots and entry t.
 enum class NodeTest : std::uint8_t { kSse, kAvx2, kAvx512 };
 
+// A wide BVH of W-slot nodes (WideNodeOf<W>) and the bookkeeping that
+// refits walk by. Leaf slots
+// hold runs of entries; entry e stands for primitive prim_id(e), and a
+// leaf's entries are contiguous. Data is private: a tree is made by
+// collapse(), changed only by the refits below, and read through nodes()
+// and the traversal loops.
 template <int W>
 class WideBvhOf {
  public:

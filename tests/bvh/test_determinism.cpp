@@ -402,7 +402,7 @@ TEST_CASE("kAuto makes the top level 16 wide from 20,000 objects on (1,000 with 
   }
 }
 
-TEST_CASE("top_width fixes the top level's width on any CPU; kAuto goes 16 wide only with AVX-512") {
+TEST_CASE("top_width fixes the top level's width on any CPU; kAuto: 16 wide only with AVX-512") {
   // The rule itself, on empty pickers (PickerCore::wide16 takes the object
   // count a build would see): no scene of millions of objects is built.
   const bool avx512 = compiler::cpu_has_avx2() && compiler::cpu_has_avx512();
@@ -419,11 +419,18 @@ TEST_CASE("top_width fixes the top level's width on any CPU; kAuto goes 16 wide 
       CAPTURE(int(isa));
       config.isa = isa;
       for (const int width : {8, 16}) {
+        CAPTURE(width);
         config.top_width = width;
         const PickerCore core(config);
         CHECK(core.wide16(1) == (width == 16));
         CHECK(core.wide16(100000000) == (width == 16));
-        CHECK(core.top_width() == width);  // an empty picker has it already
+        // An empty picker has its width and node test already.
+        CHECK(core.top_width() == width);
+        const Isa best = compiler::cpu_has_avx2() ? Isa::kAvx2 : Isa::kSse2;
+        const Isa expected = isa == Isa::kSse2                             ? Isa::kSse2
+                             : width == 16 && avx512 && isa != Isa::kAvx2 ? Isa::kAvx512
+                                                                           : best;
+        CHECK(core.isa() == expected);
       }
       config.top_width = 0;
       const PickerCore core(config);

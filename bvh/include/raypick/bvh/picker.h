@@ -105,10 +105,11 @@ struct PickerConfig {
   // default, leaves the width to isa (16 under kAvx512 where the CPU has
   // AVX-512, and under kAuto as Isa says; else 8). The same answers on
   // every width (a tree of its own). Without AVX-512, 16 suits single rays
-  // on large scenes and not batches (AMD EPYC with AVX2, one thread, 8 ->
-  // 16 wide: boxes-1M single rays 1.20x faster incoherent, even camera,
-  // batches 0.65x incoherent, 0.87x camera, build 18% longer; boxes-300k
-  // 1.28x, 1.25x, 0.84x, 1.06x). Precondition: 0, 8 or 16.
+  // on large scenes and not incoherent batches (AMD EPYC with AVX2, one
+  // thread, 8 -> 16 wide: boxes-1M single rays 1.20x faster incoherent,
+  // even camera, batches 0.65x incoherent, 0.87x camera, build 18% longer;
+  // boxes-300k 1.28x, 1.25x, 0.84x, 1.06x). Precondition: 0, 8 or 16
+  // (where assertions are compiled out, any other value acts as 0).
   int top_width = 0;
 };
 
@@ -487,9 +488,13 @@ class Picker {
   // Isa) over the objects' world boxes: nodes are wide nodes, leaves leaf
   // slots (see BvhStats).
   BvhStats bvh_stats() const;
-  // The instruction set its queries run on: config.isa resolved for this
-  // CPU and, for kAuto, the top level's size at the last build (kAvx2 or
-  // kSse2 before the first; never kAuto).
+  // The instruction set the top level's node test runs on: config.isa
+  // resolved for this CPU and the top level's width (kAvx512 only over
+  // 16-wide nodes: an 8-wide top level under kAvx512 reports kAvx2, while
+  // its batches' packets still take 16 rays per AVX-512 instruction), and
+  // for kAuto the top level's size at the last build; before the first
+  // build, the width the picker starts with (16 only where top_width or
+  // kAvx512 on an AVX-512 CPU asks for it). Never kAuto.
   Isa isa() const;
   // The top level's nodes: 8 or 16 slots (PickerConfig::top_width, or as
   // isa decided at the last build).
