@@ -192,11 +192,11 @@ class PickerCore {
   static constexpr std::size_t kAutoWide16MeshObjects = 1000;
   // Where the CPU has AVX2 but not AVX-512, kAuto keeps 8-wide nodes at
   // every size: a 16-wide level, its nodes tested in two AVX2 halves,
-  // speeds up single rays on large trees but slows batches and builds
-  // (AMD EPYC without AVX-512, one thread, best of 3, 8 wide -> 16 wide:
-  // boxes-1M single rays 1.20x incoherent, 1.01x camera, batches 0.65x
-  // incoherent, 0.87x camera image, build 784 -> 922 ms; boxes-300k 1.28x,
-  // 1.25x, 0.84x, 1.06x). PickerConfig::top_width asks for it.
+  // speeds up single rays on large trees but not incoherent batches (AMD
+  // EPYC without AVX-512, one thread, boxes-1M, 8 wide -> 16 wide, six
+  // alternated pairs: single rays 1.2-1.7x incoherent, 0.95-1.22x camera;
+  // incoherent batches 0.65-1.13x, camera batches 0.87-1.30x).
+  // PickerConfig::top_width asks for it.
 
   // Whether config_.isa allows AVX2 and the CPU has it (the point queries'
   // measure of four triangles at a time).

@@ -106,10 +106,11 @@ struct PickerConfig {
   // AVX-512, and under kAuto as Isa says; else 8). The same answers on
   // every width (a tree of its own). Without AVX-512, 16 suits single rays
   // on large scenes and not incoherent batches (AMD EPYC with AVX2, one
-  // thread, 8 -> 16 wide: boxes-1M single rays 1.20x faster incoherent,
-  // even camera, batches 0.65x incoherent, 0.87x camera, build 18% longer;
-  // boxes-300k 1.28x, 1.25x, 0.84x, 1.06x). Precondition: 0, 8 or 16
-  // (where assertions are compiled out, any other value acts as 0).
+  // thread, boxes-1M, 8 -> 16 wide, six alternated pairs: single rays
+  // 1.2-1.7x faster incoherent, 0.95-1.22x camera; incoherent batches
+  // 0.65-1.13x, camera batches 0.87-1.30x; docs/performance.md, "What was
+  // tried"). Precondition: 0, 8 or 16 (where assertions are compiled out,
+  // any other value acts as 0).
   int top_width = 0;
 };
 
