@@ -531,8 +531,8 @@ template <int W>
 template <int K, class Leaf, class PrefetchLeaf>
 void WideBvhOf<W>::traverse_interleaved(std::span<const Ray> rays, Leaf&& leaf,
                                         PrefetchLeaf&& prefetch_leaf) const {
-  // (8 wide, the SSE test serves every node test: the AVX2 test was not
-  // measured in this loop.)
+  // (8 wide, the SSE test serves every node test: the AVX2 test measured
+  // no faster in this loop, docs/performance.md, "What was tried".)
 #if RAYPICK_WIDE_AVX512
   if constexpr (W == 16) {
     if (node_test_ == NodeTest::kAvx512) {
