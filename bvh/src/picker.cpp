@@ -359,7 +359,7 @@ void PickerCore::rebuild() {
   }
   {
     const Bvh binary = build_bvh({boxes.get(), n}, config_.top);
-    if (wide16(n)) {
+    if (wide16()) {
       top_ = WideBvh16::collapse(binary, config_.top);
     } else {
       top_ = WideBvh::collapse(binary, config_.top);

@@ -46,12 +46,12 @@ class PickerCore {
     if (WideBvh16* t = std::get_if<WideBvh16>(&top_)) return f(*t);
     return f(std::get<WideBvh>(top_));
   }
-  // An empty picker's top level already has the width its first build
-  // will give it (Picker::isa() says so), unless kAuto's size decides.
+  // An empty picker's top level already has the width its builds will
+  // give it (Picker::isa() says so).
   explicit PickerCore(const PickerConfig& config) : config_(config) {
     RAYPICK_ASSERT(config.top_width == 0 || config.top_width == 8 || config.top_width == 16,
                    "PickerConfig::top_width is 0, 8 or 16");
-    if (wide16(0)) top_ = WideBvh16{};
+    if (wide16()) top_ = WideBvh16{};
     with_top([&](auto& top) { top.set_node_test(node_test()); });
   }
   // Picker(scene, config)'s core.
@@ -175,21 +175,16 @@ class PickerCore {
     return with_top([&](const auto& top) { return top.stats(config_.top); });
   }
   std::size_t memory_bytes() const;
-  // From this many objects on, kAuto makes the top level 16 wide where the
-  // CPU has AVX-512: fewer, wider node visits pay once the tree outgrows
-  // the caches (boxes scenes, one thread, single rays: 10,000 objects -4%
-  // to +4%, 30,000 +11 to +16%, 1,000,000 +42 to +47%; the bound lies
-  // between the measured sizes).
-  static constexpr std::size_t kAutoWide16Objects = 20000;
-  // The same bound for a picker that builds mesh trees (mesh_mode): there
-  // a top-level leaf costs a triangle tree's walk, and the 16-wide level
-  // pays from small trees on (crowd scenes, mesh mode, one thread, best of
-  // 7, 8-wide ns per ray over 16-wide: 300 objects 1.10x incoherent, 1.02x
-  // camera, 0.93x camera batch; 1,000 1.09x, 1.02x, 1.01x; 3,000 1.09x,
-  // 1.05x, 0.98x; 10,000 1.13x, 1.11x, 1.00x). In obb mode the 16-wide
-  // build costs more than it saves below the bound above (boxes-10k: 6.0-7.9
-  // against 8.6 ms, a goal row of the bench).
-  static constexpr std::size_t kAutoWide16MeshObjects = 1000;
+  // kAuto makes the top level 16 wide at every size where the CPU has
+  // AVX-512. Until the 16-wide walk took a single hit slot by a branch and
+  // the nearest of several by an integer reduction (wide_traverse.h), it
+  // did so only from 20,000 objects (1,000 with mesh trees); since, on an
+  // Intel Xeon with AVX-512, one thread, 8 wide -> 16 wide, ratios to
+  // Embree: boxes-100 single rays 1.05 -> 1.22 incoherent, 1.37 -> 1.54
+  // camera; boxes-3k 0.82 -> 1.01, 0.95 -> 1.20; boxes-10k 0.84 -> 1.02,
+  // 0.93 -> 1.19 (incoherent batch 0.73 -> 0.95); crowd-300 (mesh mode)
+  // 0.91 -> 1.10, 1.07 -> 1.21. The cost: boxes-10k builds about 15%
+  // longer (the SAH collapse).
   // Where the CPU has AVX2 but not AVX-512, kAuto keeps 8-wide nodes at
   // every size: a 16-wide level, its nodes tested in two AVX2 halves,
   // speeds up single rays on large trees but not incoherent batches (AMD
@@ -207,15 +202,13 @@ class PickerCore {
   int packet_lanes() const {
     return config_.isa == Isa::kSse2 ? 4 : config_.isa == Isa::kAvx2 ? 8 : 16;
   }
-  // Whether a top level over n objects has 16-wide nodes: as
-  // config_.top_width says, else where the CPU has AVX-512 (and so AVX2)
-  // under config_.isa kAvx512, or kAuto from kAutoWide16Objects objects on
-  // (kAutoWide16MeshObjects with mesh trees).
-  bool wide16(std::size_t n) const {
+  // Whether the top level has 16-wide nodes: as config_.top_width says,
+  // else where the CPU has AVX-512 (and so AVX2) under config_.isa kAvx512
+  // or kAuto.
+  bool wide16() const {
     if (config_.top_width == 8 || config_.top_width == 16) return config_.top_width == 16;
     const bool avx512 = compiler::cpu_has_avx2() && compiler::cpu_has_avx512();
-    const std::size_t bound = config_.mesh_mode ? kAutoWide16MeshObjects : kAutoWide16Objects;
-    return avx512 && (config_.isa == Isa::kAvx512 || (config_.isa == Isa::kAuto && n >= bound));
+    return avx512 && (config_.isa == Isa::kAvx512 || config_.isa == Isa::kAuto);
   }
   // The node test config_.isa asks of the trees (each tree takes the best
   // its width and the CPU allow: WideBvhOf::set_node_test).

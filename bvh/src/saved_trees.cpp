@@ -67,7 +67,7 @@ bool PickerCore::adopt_trees(std::string_view bytes, std::string& why) {
   std::vector<Aabb> boxes(count);
   const std::size_t kept = make_leaves(leaves.data(), boxes.data());
   // The width a build of this picker would choose.
-  const bool wide = wide16(kept);
+  const bool wide = wide16();
   if (version != trees_version(wide)) {
     why = wide ? "saved trees of 8-wide nodes; this picker's top level takes 16"
                : "saved trees of 16-wide nodes; this picker's top level takes 8";

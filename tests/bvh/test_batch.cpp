@@ -13,6 +13,7 @@
 #include <limits>
 #include <random>
 #include <span>
+#include <utility>
 #include <vector>
 
 using namespace raypick;
@@ -108,16 +109,19 @@ std::size_t coherent_groups(std::span<const Ray> rays, const Scene& scene) {
 // Pickers that run batches as for a small tree (packets, the other rays
 // one at a time) and as for a large one (packets and interleaved rays),
 // each on every instruction set: packets of 4, 8 and 16 rays per
-// operation, and the 16-wide tree, where the CPU has them. kAuto without
-// mesh trees keeps these scenes (under 20,000 objects) 8 wide with packets
-// of 16 rays; a picker without mesh trees answers obb queries only.
+// operation, and the 16-wide tree, where the CPU has them; and the 8-wide
+// tree with packets of 16 rays (kAvx512, top_width 8). A picker without
+// mesh trees answers obb queries only.
 std::vector<Picker> both_batch_paths(const Scene& scene, PickMode mode = PickMode::kMesh) {
   std::vector<Picker> pickers;
   for (const std::size_t bytes : {SIZE_MAX, std::size_t{0}}) {
-    for (const Isa isa : {Isa::kSse2, Isa::kAvx2, Isa::kAuto, Isa::kAvx512}) {
+    const std::pair<Isa, int> choices[] = {
+        {Isa::kSse2, 0}, {Isa::kAvx2, 0}, {Isa::kAvx512, 8}, {Isa::kAvx512, 0}};
+    for (const auto& [isa, width] : choices) {
       PickerConfig config;
       config.batch_interleave_bytes = bytes;
       config.isa = isa;
+      config.top_width = width;
       pickers.emplace_back(scene, config);
     }
     if (mode == PickMode::kObb) {

@@ -191,10 +191,12 @@ TEST_CASE("the AVX2 node test visits the same nodes and gives the same hits as t
     PickerConfig sse, wide, automatic;
     sse.isa = Isa::kSse2;
     wide.isa = Isa::kAvx2;
-    automatic.mesh_mode = false;  // 3,000 objects: 8 wide without mesh trees
+    automatic.mesh_mode = false;
     CHECK(Picker(scene, sse).isa() == Isa::kSse2);
     CHECK(Picker(scene, wide).isa() == (avx2 ? Isa::kAvx2 : Isa::kSse2));
-    CHECK(Picker(scene, automatic).isa() == (avx2 ? Isa::kAvx2 : Isa::kSse2));
+    const bool avx512 = avx2 && compiler::cpu_has_avx512();
+    CHECK(Picker(scene, automatic).isa() ==
+          (avx512 ? Isa::kAvx512 : avx2 ? Isa::kAvx2 : Isa::kSse2));
   }
   if (!avx2) MESSAGE("this CPU has no AVX2: the SSE path is compared with itself");
   std::size_t hits = 0;
@@ -365,56 +367,63 @@ TEST_CASE("the 16-wide top level answers every query as the 8-wide SSE one, unde
   }
 }
 
-TEST_CASE("kAuto makes the top level 16 wide from 20,000 objects on (1,000 with mesh trees), where the CPU has AVX-512") {
-  // Decided at each build, from the objects in the tree: a picker that
-  // grows past the bound takes the other width at its next rebuild. A
-  // picker that builds mesh trees (mesh_mode, the default) takes the
-  // lower bound.
+TEST_CASE("kAuto makes the top level 16 wide at every size where the CPU has AVX-512, else 8 wide") {
+  // In both modes, from one object to many, before the first build and
+  // after commits that grow the tree.
   const bool avx512 = compiler::cpu_has_avx512() && compiler::cpu_has_avx2();
   const Isa small_isa = compiler::cpu_has_avx2() ? Isa::kAvx2 : Isa::kSse2;
-  const Isa wide_isa = avx512 ? Isa::kAvx512 : small_isa;
-  const Scene big = tools::make_boxes_scene(20000, 86);
-  Scene small = big;
-  small.objects.resize(19999);
-  PickerConfig obb;
-  obb.mesh_mode = false;
-  Picker grows{Scene(small), obb};
-  CHECK(grows.isa() == small_isa);
-  CHECK(Picker(big, obb).isa() == wide_isa);
-  PickerConfig avx2 = obb;
-  avx2.isa = Isa::kAvx2;
-  CHECK(Picker(big, avx2).isa() == small_isa);
-  const Object& last = big.objects.back();
-  grows.add_object(last.mesh, last.matrix);
-  grows.commit();
-  CHECK(grows.isa() == wide_isa);
-  // With mesh trees: 999 objects 8 wide, 1,000 16 wide.
-  Scene mesh_small = big, mesh_big = big;
-  mesh_small.objects.resize(999);
-  mesh_big.objects.resize(1000);
-  CHECK(Picker(mesh_small).isa() == small_isa);
-  CHECK(Picker(mesh_big).isa() == wide_isa);
+  const Isa auto_isa = avx512 ? Isa::kAvx512 : small_isa;
+  const int auto_width = avx512 ? 16 : 8;
+  const Scene big = tools::make_boxes_scene(3000, 86);
+  for (const bool mesh : {false, true}) {
+    CAPTURE(mesh);
+    PickerConfig config;
+    config.mesh_mode = mesh;
+    const Picker empty{config};
+    CHECK(empty.isa() == auto_isa);
+    CHECK(empty.top_width() == auto_width);
+    for (const std::size_t n : {std::size_t{1}, std::size_t{40}, std::size_t{3000}}) {
+      CAPTURE(n);
+      Scene part = big;
+      part.objects.resize(n);
+      const Picker p(part, config);
+      CHECK(p.isa() == auto_isa);
+      CHECK(p.top_width() == auto_width);
+    }
+    Scene one = big;
+    one.objects.resize(1);
+    Picker grows(one, config);
+    for (std::size_t i = 1; i < 40; ++i) grows.add_object(big.objects[i].mesh, big.objects[i].matrix);
+    grows.commit();
+    CHECK(grows.object_count() == 40);
+    CHECK(grows.isa() == auto_isa);
+    CHECK(grows.top_width() == auto_width);
+    PickerConfig avx2 = config;
+    avx2.isa = Isa::kAvx2;
+    CHECK(Picker(big, avx2).isa() == small_isa);
+    CHECK(Picker(big, avx2).top_width() == 8);
+  }
   // And the answers do not change with the width.
-  const Picker fixed(big, avx2);
+  PickerConfig avx2;
+  avx2.isa = Isa::kAvx2;
+  const Picker automatic(big), fixed(big, avx2);
   for (const Ray& ray : test::random_scene_rays(big, 2000, 87)) {
-    const Hit x = grows.intersect(ray), y = fixed.intersect(ray);
-    REQUIRE(same_bytes(&x, &y, sizeof(Hit)));
+    for (const PickMode mode : {PickMode::kObb, PickMode::kMesh}) {
+      const Hit x = automatic.intersect(ray, mode), y = fixed.intersect(ray, mode);
+      REQUIRE(same_bytes(&x, &y, sizeof(Hit)));
+    }
   }
 }
 
 TEST_CASE("top_width fixes the top level's width on any CPU; kAuto: 16 wide only with AVX-512") {
-  // The rule itself, on empty pickers (PickerCore::wide16 takes the object
-  // count a build would see): no scene of millions of objects is built.
+  // The rule itself, on empty pickers.
   const bool avx512 = compiler::cpu_has_avx2() && compiler::cpu_has_avx512();
   for (const bool mesh : {false, true}) {
     CAPTURE(mesh);
     PickerConfig config;
     config.mesh_mode = mesh;
     const PickerCore automatic(config);
-    const std::size_t bound = mesh ? 1000 : 20000;
-    CHECK(automatic.wide16(bound) == avx512);
-    CHECK_FALSE(automatic.wide16(bound - 1));
-    CHECK(automatic.wide16(100000000) == avx512);
+    CHECK(automatic.wide16() == avx512);
     for (const Isa isa : {Isa::kAuto, Isa::kSse2, Isa::kAvx2, Isa::kAvx512}) {
       CAPTURE(int(isa));
       config.isa = isa;
@@ -422,8 +431,7 @@ TEST_CASE("top_width fixes the top level's width on any CPU; kAuto: 16 wide only
         CAPTURE(width);
         config.top_width = width;
         const PickerCore core(config);
-        CHECK(core.wide16(1) == (width == 16));
-        CHECK(core.wide16(100000000) == (width == 16));
+        CHECK(core.wide16() == (width == 16));
         // An empty picker has its width and node test already.
         CHECK(core.top_width() == width);
         const Isa best = compiler::cpu_has_avx2() ? Isa::kAvx2 : Isa::kSse2;
@@ -434,8 +442,8 @@ TEST_CASE("top_width fixes the top level's width on any CPU; kAuto: 16 wide only
       }
       config.top_width = 0;
       const PickerCore core(config);
-      if (isa == Isa::kSse2 || isa == Isa::kAvx2) CHECK_FALSE(core.wide16(100000000));
-      if (isa == Isa::kAvx512) CHECK(core.wide16(1) == avx512);
+      if (isa == Isa::kSse2 || isa == Isa::kAvx2) CHECK_FALSE(core.wide16());
+      if (isa == Isa::kAvx512 || isa == Isa::kAuto) CHECK(core.wide16() == avx512);
     }
   }
 }

@@ -240,8 +240,8 @@ void check_wide16(const floorq::Wide16& wide, std::span<const PickerCore::LeafOb
 
 TEST_CASE("the 16-wide prototype keeps every leaf slot and answers as the Picker (AVX-512)") {
   const Scene scene = random_boxes(3000, 16);
-  // The 8-wide top level, which the prototype widens (kAuto would make a
-  // scene of 1,000 objects or more 16 wide with mesh trees).
+  // The 8-wide top level, which the prototype widens (kAuto would make it
+  // 16 wide where the CPU has AVX-512).
   PickerConfig config;
   config.isa = Isa::kAvx2;
   const Picker picker(scene, config);

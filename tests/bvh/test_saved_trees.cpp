@@ -222,6 +222,7 @@ TEST_CASE("saved trees deeper than the traversal's stack allows are refused") {
   };
   PickerConfig config;
   config.mesh_mode = false;
+  config.top_width = 8;  // the width of the trees made above
   Scene scene;
   // Deepest node at depth kBvhMaxDepth + 1: refused.
   std::string bytes = chain(kBvhMaxDepth + 2, scene);
@@ -278,6 +279,7 @@ TEST_CASE("a saved tree that fills every traversal stack to its bound is walked 
   PickerConfig config;
   config.mesh_mode = false;
   config.top.max_leaf_size = 1;
+  config.top_width = 8;               // the tree's width above
   config.batch_interleave_bytes = 0;  // batches interleave
   std::string why;
   const Picker deep = Picker::open(scene, bytes, config, &why);

@@ -50,15 +50,13 @@ class PickerCore;  // what a Picker holds: the library's own
 // Answers are the same bit for bit on every one (the tests force each);
 // only speed differs.
 enum class Isa : std::uint8_t {
-  // kAvx512 for a top level of 20,000 objects or more where the CPU has
-  // AVX-512 (measured even at 10,000 boxes, 11-16% faster at 30,000; the
-  // bound lies between), or of 1,000 or more when the picker builds mesh
-  // trees (mesh_mode: there a leaf costs a triangle tree, and the wider
-  // level pays from small scenes on); else kAvx2 where the CPU has AVX2
-  // (over 8-wide nodes: see PickerConfig::top_width), else kSse2. Decided
-  // at each build (commit), from the objects in the tree. A batch's
-  // packets (see batch_interleave_bytes) test 16 rays per AVX-512
-  // instruction where the CPU has it.
+  // kAvx512 where the CPU has AVX-512 (a 16-wide top level: faster single
+  // rays and batches than 8-wide nodes at every size measured, 100 to
+  // 1,000,000 objects, for a build about 15% longer at 10,000), else kAvx2
+  // where the CPU has AVX2 (over 8-wide nodes: see
+  // PickerConfig::top_width), else kSse2. A batch's packets (see
+  // batch_interleave_bytes) test 16 rays per AVX-512 instruction where the
+  // CPU has it.
   kAuto,
   kSse2,  // the x86-64 baseline (four slots, or packet rays, per instruction)
   // Eight slots, or packet rays, per instruction; kSse2 on a CPU without
@@ -102,8 +100,8 @@ struct PickerConfig {
   Isa isa = Isa::kAuto;
   // The top level's nodes: 8 or 16 slots on any CPU, the node test still
   // isa's (a 16-wide node takes two AVX2 tests, or four SSE ones); 0, the
-  // default, leaves the width to isa (16 under kAvx512 where the CPU has
-  // AVX-512, and under kAuto as Isa says; else 8). The same answers on
+  // default, leaves the width to isa (16 under kAvx512 and kAuto where the
+  // CPU has AVX-512; else 8). The same answers on
   // every width (a tree of its own). Without AVX-512, 16 suits single rays
   // on large scenes and not incoherent batches (AMD EPYC with AVX2, one
   // thread, boxes-1M, 8 -> 16 wide, six alternated pairs: single rays
@@ -492,13 +490,11 @@ class Picker {
   // The instruction set the top level's node test runs on: config.isa
   // resolved for this CPU and the top level's width (kAvx512 only over
   // 16-wide nodes: an 8-wide top level under kAvx512 reports kAvx2, while
-  // its batches' packets still take 16 rays per AVX-512 instruction), and
-  // for kAuto the top level's size at the last build; before the first
-  // build, the width the picker starts with (16 only where top_width or
-  // kAvx512 on an AVX-512 CPU asks for it). Never kAuto.
+  // its batches' packets still take 16 rays per AVX-512 instruction). The
+  // same before the first build. Never kAuto.
   Isa isa() const;
   // The top level's nodes: 8 or 16 slots (PickerConfig::top_width, or as
-  // isa decided at the last build).
+  // isa decides).
   int top_width() const;
   // Bytes held by the picker's own arrays (objects, top-level BVH and its
   // bookkeeping, copied meshes and their BVHs); borrowed meshes not counted.
