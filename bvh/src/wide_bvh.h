@@ -56,8 +56,10 @@ void sort_places_descending(std::vector<std::uint64_t>& keys,
 
 // The node test a wide tree's walks run (WideBvhOf::set_node_test): SSE,
 // four slots per instruction (any x86-64); AVX2, eight (an 8-wide node in
-// one, a 16-wide one in two); AVX-512, sixteen (16-wide nodes only). Every
-// one gives the same hit slots and entry t.
+// one, a 16-wide one in two); AVX-512, sixteen (16-wide nodes), or over
+// 8-wide nodes the AVX2 test's operations with AVX-512VL's masks and
+// compress in the single-ray walk. Every one gives the same hit slots and
+// entry t.
 enum class NodeTest : std::uint8_t { kSse, kAvx2, kAvx512 };
 
 // A wide BVH of W-slot nodes (WideNodeOf<W>) and the bookkeeping that
@@ -217,8 +219,9 @@ class WideBvhOf {
   template <class Leaf>
   TraversalStats traverse(const Ray& ray, Leaf&& leaf) const;
   // Which node test traverse() and traverse_interleaved() run: `test`, or
-  // the best below it that this width and the CPU allow (AVX-512 needs
-  // 16-wide nodes and the CPU's AVX-512, AVX2 the CPU's AVX2). Set once by
+  // the best below it that the CPU allows (AVX-512 needs the CPU's
+  // AVX-512 F, VL, DQ and BW, AVX2 its AVX2). traverse_interleaved() runs
+  // AVX-512 on 16-wide trees only (8-wide ones take SSE there). Set once by
   // the tree's owner (the Picker, from PickerConfig::isa); never while
   // queries run. The same leaves and hits on every one.
   void set_node_test(NodeTest test);
@@ -230,13 +233,12 @@ class WideBvhOf {
   RAYPICK_TARGET_AVX2 TraversalStats traverse_avx2(const Ray& ray, Leaf&& leaf) const;
 #endif
 #if RAYPICK_WIDE_AVX512
-  // traverse() with the AVX-512 node test of 16 slots (node_test()
-  // kAvx512). The nearest hit slot is visited next and the others pushed
-  // in slot order: the same leaves as under the SSE test, in another
-  // order.
+  // traverse() with AVX-512 (node_test() kAvx512): 16 slots per test, or
+  // 8 with AVX-512VL's masks and compress. A single hit slot is visited
+  // next, else the nearest, and the others pushed in slot order: the same
+  // leaves as under the SSE test, in another order.
   template <class Leaf>
-  RAYPICK_TARGET_AVX512 TraversalStats traverse_avx512(const Ray& ray, Leaf&& leaf) const
-    requires(W == 16);
+  RAYPICK_TARGET_AVX512 TraversalStats traverse_avx512(const Ray& ray, Leaf&& leaf) const;
 #endif
 
   // traverse() for many rays, K of them in flight: each step advances one
@@ -363,7 +365,7 @@ using WideBvh16 = WideBvhOf<16>;
 
 template <int W>
 inline void WideBvhOf<W>::set_node_test(NodeTest test) {
-  if (test == NodeTest::kAvx512 && !(W == 16 && compiler::cpu_has_avx512())) {
+  if (test == NodeTest::kAvx512 && !compiler::cpu_has_avx512()) {
     test = NodeTest::kAvx2;
   }
   if (test == NodeTest::kAvx2 && !compiler::cpu_has_avx2()) test = NodeTest::kSse;

@@ -298,6 +298,23 @@ struct NodeRay16 {
   }
   return _mm512_cmp_ps_mask(t_near, t_far, _CMP_LE_OS);
 }
+// test_node_avx2() on an 8-slot node with its entry t kept in a register
+// and the mask from an AVX-512VL compare: the same operations, so the
+// same mask and entry t.
+[[gnu::always_inline]] RAYPICK_TARGET_AVX512 inline unsigned test_node_avx512(
+    const WideNode& n, const NodeRay& r, const NodeRay8& r8, float tmax, __m256& t_near) {
+  t_near = r8.tmin;
+  __m256 t_far = _mm256_set1_ps(tmax);
+  for (int a = 0; a < 3; ++a) {
+    t_near = _mm256_max_ps(
+        _mm256_mul_ps(_mm256_sub_ps(_mm256_load_ps(n.bounds[r.near_row[a]]), r8.o[a]), r8.i[a]),
+        t_near);
+    t_far = _mm256_min_ps(
+        _mm256_mul_ps(_mm256_sub_ps(_mm256_load_ps(n.bounds[r.far_row[a]]), r8.o[a]), r8.i[a]),
+        t_far);
+  }
+  return _mm256_cmp_ps_mask(t_near, t_far, _CMP_LE_OS);
+}
 
 // The 16-slot test as a node-step policy (the interleaved loop's), its
 // entry t stored to tn (64-byte aligned).
@@ -318,23 +335,25 @@ struct IsaAvx512 {
 // walk_avx512()'s stack: structure of arrays, so that a node's hit slots
 // are pushed by one register compress and one store per array (a compress
 // straight to memory is microcoded, and slow, on AMD's Zen 4).
-struct Stack16 {
-  static constexpr int kSize = kStackSizeOf<16>;
+template <int W>
+struct StackOf {
+  static constexpr int kSize = kStackSizeOf<W>;
   alignas(64) std::uint32_t index[kSize];
   alignas(64) std::uint32_t count[kSize];
   alignas(64) float tnear[kSize];
   int top = 0;
 };
+using Stack16 = StackOf<16>;
 
 // The hit slot of `mask` (two or more) to visit next: the nearest by one
 // integer reduction. Each slot's key is its entry t's bits (t >= tmin >=
-// 0, and non-negative floats order as their bits do) with the 4 low bits
-// replaced by the slot: the nearest to within 16 ulps, the lowest slot
-// among those. A float reduction, then a compare for the slot, took
-// about twice as long, on the chain of dependent node visits. The order
-// decides only how soon tmax drops, never the answer: every slot whose
-// entry t is within tmax is visited.
-[[gnu::always_inline]] RAYPICK_TARGET_AVX512 inline int nearest_slot16(unsigned mask, __m512 tn) {
+// 0, and non-negative floats order as their bits do) with the low bits
+// (4 for 16 slots, 3 for 8) replaced by the slot: the nearest to within
+// 16 (8) ulps, the lowest slot among those. A float reduction, then a
+// compare for the slot, took about twice as long, on the chain of
+// dependent node visits. The order decides only how soon tmax drops,
+// never the answer: every slot whose entry t is within tmax is visited.
+[[gnu::always_inline]] RAYPICK_TARGET_AVX512 inline int nearest_slot(unsigned mask, __m512 tn) {
   const __m512i slots =
       _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
   const __m512i key =
@@ -343,48 +362,85 @@ struct Stack16 {
                                                _mm512_set1_epi32(0x7FFFFFFF), key);
   return _mm512_reduce_min_epi32(keys) & 15;
 }
+[[gnu::always_inline]] RAYPICK_TARGET_AVX512 inline int nearest_slot(unsigned mask, __m256 tn) {
+  const __m256i key = _mm256_or_si256(
+      _mm256_andnot_si256(_mm256_set1_epi32(7), _mm256_castps_si256(tn)),
+      _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+  __m256i k = _mm256_mask_blend_epi32(static_cast<__mmask8>(mask),
+                                      _mm256_set1_epi32(0x7FFFFFFF), key);
+  k = _mm256_min_epi32(k, _mm256_permute2x128_si256(k, k, 0x01));
+  k = _mm256_min_epi32(k, _mm256_shuffle_epi32(k, 0x4E));
+  k = _mm256_min_epi32(k, _mm256_shuffle_epi32(k, 0xB1));
+  return _mm256_cvtsi256_si32(k) & 7;
+}
 
-// The single-ray loop over 16-slot nodes with the AVX-512 test:
-// traverse()'s contract. A single hit slot is visited next; of two or
-// more, the nearest (nearest_slot16()), and the others are pushed in slot
-// order, with no sort and no branch on their number.
-template <class Leaf>
-RAYPICK_TARGET_AVX512 TraversalStats walk_avx512(std::span<const WideNode16> nodes,
+// Pushes the slots of `rest` in slot order: one register compress and one
+// store per stack array.
+[[gnu::always_inline]] RAYPICK_TARGET_AVX512 inline void push_slots(const WideNode16& n,
+                                                                    unsigned rest, __m512 tn,
+                                                                    StackOf<16>& s) {
+  const auto m = static_cast<__mmask16>(rest);
+  _mm512_storeu_si512(s.index + s.top, _mm512_maskz_compress_epi32(m, _mm512_load_si512(n.child)));
+  _mm512_storeu_si512(s.count + s.top, _mm512_maskz_compress_epi32(m, _mm512_load_si512(n.count)));
+  _mm512_storeu_ps(s.tnear + s.top, _mm512_maskz_compress_ps(m, tn));
+  s.top += std::popcount(rest);
+}
+[[gnu::always_inline]] RAYPICK_TARGET_AVX512 inline void push_slots(const WideNode& n,
+                                                                    unsigned rest, __m256 tn,
+                                                                    StackOf<8>& s) {
+  const auto m = static_cast<__mmask8>(rest);
+  _mm256_storeu_si256(
+      reinterpret_cast<__m256i*>(s.index + s.top),
+      _mm256_maskz_compress_epi32(m, _mm256_load_si256(reinterpret_cast<const __m256i*>(n.child))));
+  _mm256_storeu_si256(
+      reinterpret_cast<__m256i*>(s.count + s.top),
+      _mm256_maskz_compress_epi32(m, _mm256_load_si256(reinterpret_cast<const __m256i*>(n.count))));
+  _mm256_storeu_ps(s.tnear + s.top, _mm256_maskz_compress_ps(m, tn));
+  s.top += std::popcount(rest);
+}
+
+// The single-ray loop with AVX-512: traverse()'s contract. 16-slot nodes
+// take the 16-slot test; 8-slot ones the AVX2 test's operations, with
+// AVX-512VL's masks and compress. A single hit slot is visited next at
+// once: a branch, which the CPU mostly predicts and then runs ahead of,
+// where a choice among several lies on the chain of dependent node
+// visits. Of two or more, the nearest (nearest_slot()) is visited next
+// and the others are pushed in slot order, with no sort and no branch on
+// their number.
+template <int W, class Leaf>
+RAYPICK_TARGET_AVX512 TraversalStats walk_avx512(std::span<const WideNodeOf<W>> nodes,
                                                  const Ray& ray, Leaf& leaf) {
+  using Wide = std::conditional_t<W == 16, NodeRay16, NodeRay8>;
+  using Tn = std::conditional_t<W == 16, __m512, __m256>;
   TraversalStats st;
   if (nodes.empty()) return st;
   const NodeRay r(ray);
-  const NodeRay16 r16(r);
+  const Wide rw(r);
   float tmax = r.inv.tmax;
-  Stack16 s;
+  StackOf<W> s;
   std::uint32_t index = 0, count = 0;
   for (;;) {
     if (count != 0) {
       ++st.leaves_visited;
-      for (std::uint32_t i = 0; i < count; ++i) {
-        ++st.prims_tested;
-        if (leaf(index + i, tmax)) return st;
+      if constexpr (std::is_invocable_v<Leaf&, LeafRun, float&>) {
+        st.prims_tested += count;
+        if (leaf(LeafRun{index, count}, tmax)) return st;
+      } else {
+        for (std::uint32_t i = 0; i < count; ++i) {
+          ++st.prims_tested;
+          if (leaf(index + i, tmax)) return st;
+        }
       }
     } else {
-      const WideNode16& n = nodes[index];
+      const WideNodeOf<W>& n = nodes[index];
       ++st.nodes_visited;
-      __m512 tn;
-      const unsigned mask = test_node_avx512(n, r, r16, tmax, tn);
+      Tn tn;
+      const unsigned mask = test_node_avx512(n, r, rw, tmax, tn);
       if (mask != 0) {
-        // One hit slot (the commonest case) is visited next at once: a
-        // branch, which the CPU mostly predicts and then runs ahead of,
-        // where the choice below lies on the chain of dependent node
-        // visits.
         int next = std::countr_zero(mask);
         if ((mask & (mask - 1)) != 0) {
-          next = nearest_slot16(mask, tn);
-          const auto rest = static_cast<__mmask16>(mask & ~(1u << next));
-          _mm512_storeu_si512(s.index + s.top,
-                              _mm512_maskz_compress_epi32(rest, _mm512_load_si512(n.child)));
-          _mm512_storeu_si512(s.count + s.top,
-                              _mm512_maskz_compress_epi32(rest, _mm512_load_si512(n.count)));
-          _mm512_storeu_ps(s.tnear + s.top, _mm512_maskz_compress_ps(rest, tn));
-          s.top += std::popcount(static_cast<unsigned>(rest));
+          next = nearest_slot(mask, tn);
+          push_slots(n, mask & ~(1u << next), tn, s);
         }
         index = n.child[next];
         count = n.count[next];
@@ -409,9 +465,7 @@ template <int W>
 template <class Leaf>
 TraversalStats WideBvhOf<W>::traverse(const Ray& ray, Leaf&& leaf) const {
 #if RAYPICK_WIDE_AVX512
-  if constexpr (W == 16) {
-    if (node_test_ == NodeTest::kAvx512) return traverse_avx512(ray, leaf);
-  }
+  if (node_test_ == NodeTest::kAvx512) return traverse_avx512(ray, leaf);
 #endif
 #if RAYPICK_WIDE_AVX2
   if (node_test_ == NodeTest::kAvx2) return traverse_avx2(ray, leaf);
@@ -434,10 +488,8 @@ RAYPICK_TARGET_AVX2 TraversalStats WideBvhOf<W>::traverse_avx2(const Ray& ray,
 template <int W>
 template <class Leaf>
 RAYPICK_TARGET_AVX512 TraversalStats WideBvhOf<W>::traverse_avx512(const Ray& ray,
-                                                                   Leaf&& leaf) const
-  requires(W == 16)
-{
-  return wide_detail::walk_avx512(std::span<const Node>(nodes_), ray, leaf);
+                                                                   Leaf&& leaf) const {
+  return wide_detail::walk_avx512<W>(std::span<const Node>(nodes_), ray, leaf);
 }
 #endif
 

@@ -539,7 +539,7 @@ TEST_CASE("far from the origin the top level visits as many nodes and objects as
   });
 }
 
-TEST_CASE("placements beyond float (translations with double digits) far from the origin match the brute force on every query path; rounded to float they do not") {
+TEST_CASE("placements beyond float (translations with double digits) far from the origin match the brute force on every query path, and rounded to float they do not") {
   for (const glm::dvec3& c : {glm::dvec3{1e5, -2e5, 3e5}, glm::dvec3{-6e5, 6e5, 1e6}}) {
     const FarScene f = make_far_scene(c, 22, 400, 800, true);
     std::size_t low = 0;

@@ -695,7 +695,7 @@ TEST_CASE("closest_point in a mesh's frame is exact where the keys' squares are 
   CHECK(got.point == want.point);
 }
 
-TEST_CASE("closest_point from points beyond float's range finds the nearest object; beyond 1e150 a miss") {
+TEST_CASE("closest_point from points beyond float's range finds the nearest object, beyond 1e150 a miss") {
   // Coordinates past float's largest value: the walk's float keys cannot
   // hold them and must keep every slot, so that the exact measure decides.
   // Past kMaxPointCoordinate the squared distances would overflow: a miss.
@@ -764,7 +764,7 @@ TEST_CASE("closest_point's bound in a mesh's frame never prunes the nearest of t
   }
 }
 
-TEST_CASE("closest_point: batch equals single; masks; a bad point or distance is a miss") {
+TEST_CASE("closest_point: batch equals single, masks, a bad point or distance is a miss") {
   const Scene scene = point_mixed_scene(3, 200);
   const Picker picker(scene);
   std::mt19937_64 rng(4);

@@ -198,7 +198,7 @@ TEST_CASE("a saved scene whose counts lie is refused before anything is allocate
 }
 
 }  // namespace
-TEST_CASE("a saved scene carries a picker's trees as opaque bytes; version 1 files have none") {
+TEST_CASE("a saved scene carries a picker's trees as opaque bytes, version 1 files none") {
   const Scene scene = sample_scene();
   const std::string trees("trees \0 as the picker wrote them", 33);
   LoadResult r = decode_scene(encode_scene(scene, trees), "t.rpscene");

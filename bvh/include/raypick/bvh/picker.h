@@ -62,10 +62,11 @@ enum class Isa : std::uint8_t {
   // Eight slots, or packet rays, per instruction; kSse2 on a CPU without
   // AVX2.
   kAvx2,
-  // Sixteen slots per instruction over a top level of 16-wide nodes (the
-  // mesh trees keep kAvx2's); on a CPU without AVX-512 (F, VL, DQ, BW),
-  // kAvx2, or kSse2 without AVX2. Its own tree: other nodes, the same
-  // answers.
+  // Sixteen slots per instruction over a top level of 16-wide nodes; the
+  // 8-wide mesh trees (and an 8-wide top level, top_width 8) take kAvx2's
+  // test with AVX-512VL's choice of the next slot in their walks. On a CPU
+  // without AVX-512 (F, VL, DQ, BW), kAvx2, or kSse2 without AVX2. Its own
+  // tree: other nodes, the same answers.
   kAvx512,
 };
 
@@ -487,11 +488,10 @@ class Picker {
   // Isa) over the objects' world boxes: nodes are wide nodes, leaves leaf
   // slots (see BvhStats).
   BvhStats bvh_stats() const;
-  // The instruction set the top level's node test runs on: config.isa
-  // resolved for this CPU and the top level's width (kAvx512 only over
-  // 16-wide nodes: an 8-wide top level under kAvx512 reports kAvx2, while
-  // its batches' packets still take 16 rays per AVX-512 instruction). The
-  // same before the first build. Never kAuto.
+  // The instruction set the top level's walks run on: config.isa resolved
+  // for this CPU (kAvx512 on either width: over 8-wide nodes the AVX2
+  // test's operations, with AVX-512VL's choice of the next slot). The same
+  // before the first build. Never kAuto.
   Isa isa() const;
   // The top level's nodes: 8 or 16 slots (PickerConfig::top_width, or as
   // isa decides).
