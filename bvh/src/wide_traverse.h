@@ -148,8 +148,11 @@ template <int W>
 #endif
 
 // Given a node's hit slots (mask != 0): returns the nearest, to be visited
-// next, and pushes the others, farthest deepest. One and two hits, the
-// common cases, need no sort.
+// next, and pushes the others: of two, the farther; of three or more, the
+// second nearest last (popped first) and the rest before it in slot
+// order. No sort: an insertion sort of three or more hits, farthest
+// deepest, cost more in branches than the stricter order saved in nodes
+// (docs/performance.md, "What was tried").
 // Node: WideNodeOf<W>, or any node with child[] and count[] arrays and
 // kWidth (raypick_floor's compressed prototype).
 template <class Node>
@@ -167,25 +170,28 @@ RAYPICK_GEOMETRY_INLINE Entry order_hits(const Node& n, unsigned mask, const flo
     stack[top++] = first ? e1 : e0;
     return first ? e0 : e1;
   }
-  Entry hits[Node::kWidth] = {e0, e1};
-  int k = 2;
-  while (mask != 0) {
-    const int sk = std::countr_zero(mask);
-    mask &= mask - 1;
-    hits[k++] = Entry{n.child[sk], n.count[sk], tn[sk]};
+  // Three or more: the nearest and the second nearest by keys of t's bits
+  // with the slot in the low bits (as nearest_slot() below); the nearest
+  // is visited next, the second pushed last (popped first), the others
+  // pushed in slot order before it.
+  mask |= (1u << s0) | (1u << s1);
+  constexpr std::uint32_t kSlotBits = Node::kWidth == 16 ? 15u : 7u;
+  std::uint32_t best = 0xFFFFFFFFu, second = 0xFFFFFFFFu;
+  for (int s = 0; s < Node::kWidth; ++s) {
+    const std::uint32_t key = (mask >> s & 1u) != 0
+                                  ? (std::bit_cast<std::uint32_t>(tn[s]) & ~kSlotBits) | std::uint32_t(s)
+                                  : 0xFFFFFFFFu;
+    second = std::min(second, std::max(best, key));
+    best = std::min(best, key);
   }
-  // Sort by descending t (ties are the leaf callback's to break).
-  for (int i = 1; i < k; ++i) {
-    const Entry h = hits[i];
-    int j = i;
-    while (j > 0 && hits[j - 1].tnear < h.tnear) {
-      hits[j] = hits[j - 1];
-      --j;
-    }
-    hits[j] = h;
+  const int next = static_cast<int>(best & kSlotBits);
+  const int after = static_cast<int>(second & kSlotBits);
+  for (unsigned rest = mask & ~(1u << next) & ~(1u << after); rest != 0; rest &= rest - 1) {
+    const int sk = std::countr_zero(rest);
+    stack[top++] = Entry{n.child[sk], n.count[sk], tn[sk]};
   }
-  for (int j = 0; j + 1 < k; ++j) stack[top++] = hits[j];
-  return hits[k - 1];
+  stack[top++] = Entry{n.child[after], n.count[after], tn[after]};
+  return Entry{n.child[next], n.count[next], tn[next]};
 }
 
 // Pops the next entry that can still hold a hit at t <= tmax into cur;
