@@ -29,8 +29,9 @@
 //                a perfect visiting order and nothing else
 // then, in obb mode, prototypes, each a query (answers checked against the
 // Picker's) and its walk@t: `compress` and `octant` (today's tree, other
-// visiting orders, AVX2), `wide16` (16-wide nodes, floor_wide16.h) and
-// `wide8c` (today's nodes in wide16's order), both AVX-512; `new L..`
+// visiting orders, AVX2), `wide16` (16-wide nodes, floor_wide16.h),
+// `q16` (the SAH-collapsed ones quantized to 192 bytes) and `wide8c`
+// (today's nodes in wide16's order), all AVX-512; `new L..`
 // (the compressed design, --new);
 // and, per scene, the build, update and memory floors (see run_scene).
 // Times are CPU time (see cpu_ms), median of --runs.
@@ -403,6 +404,17 @@ void run_wide16(const Replica& rep, std::span<const Aabb> mesh_bounds,
   measure16("16-wide SAH-collapsed", collapsed, by_binary);
   std::printf("      (the SAH collapse took %.2f ms on one thread; today's collapse %.2f ms)\n",
               collapse_ms, rep.collapse_ms);
+  {
+    const floorq::QWide16 q = floorq::quantize16(collapsed);
+    char shape[96];
+    std::snprintf(shape, sizeof shape, "; %zu nodes of 192 B", q.nodes.size());
+    measure(
+        "q16", "16-wide SAH-collapsed, quantized", shape,
+        [&](const Ray& ray, TraversalStats* st) {
+          return floorq::intersectq16(q, by_binary, mesh_bounds, ray, st);
+        },
+        [&](const Ray& ray) { return floorq::walkq16(q, ray); });
+  }
   measure(
       "wide8c", "today's 8-wide nodes", "",
       [&](const Ray& ray, TraversalStats* st) {

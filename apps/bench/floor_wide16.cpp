@@ -2,6 +2,9 @@
 // widened, and a binary tree collapsed by the SAH (the library's).
 #include "floor_wide16.h"
 
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
 
 namespace raypick::floorq {
 namespace {
@@ -122,6 +125,58 @@ Wide16 widen16(const WideBvh& top) {
   Widener w(top.nodes());
   if (!top.nodes().empty()) w.widen(0);
   return w.finish();
+}
+
+}  // namespace raypick::floorq
+
+namespace raypick::floorq {
+
+QWide16 quantize16(const Wide16& tree) {
+  QWide16 out;
+  out.nodes.resize(tree.nodes.size());
+  for (std::size_t i = 0; i < tree.nodes.size(); ++i) {
+    const Node16& n = tree.nodes[i];
+    QNode16& qn = out.nodes[i];
+    qn = QNode16{};
+    const unsigned used = n.used_slots();
+    qn.used = used;
+    const Aabb box = n.box();
+    for (int a = 0; a < 3; ++a) {
+      const float lo = used != 0 ? box.min[a] : 0.0f;
+      const float hi = used != 0 ? box.max[a] : 0.0f;
+      // The quantum: 255 of them from lo reach hi in float arithmetic.
+      float scale = (hi - lo) / 255.0f;
+      while (lo + 255.0f * scale < hi) scale = std::nextafter(scale, kInfinity);
+      qn.origin[a] = lo;
+      qn.scale[a] = scale;
+      for (int s = 0; s < QNode16::kWidth; ++s) {
+        if ((used >> s & 1u) == 0) {
+          qn.q[a][s] = 255;  // an inverted box (the used mask drops it anyway)
+          qn.q[3 + a][s] = 0;
+          continue;
+        }
+        // Rounded outward: the planes' points lo + q * scale, as computed
+        // here, hold the slot's box.
+        int qlo = 0, qhi = 0;
+        if (scale > 0.0f) {
+          qlo = std::clamp(static_cast<int>(std::floor((n.bounds[a][s] - lo) / scale)), 0, 255);
+          qhi = std::clamp(static_cast<int>(std::ceil((n.bounds[3 + a][s] - lo) / scale)), 0, 255);
+          while (qlo > 0 && lo + float(qlo) * scale > n.bounds[a][s]) --qlo;
+          while (qhi < 255 && lo + float(qhi) * scale < n.bounds[3 + a][s]) ++qhi;
+        }
+        qn.q[a][s] = static_cast<std::uint8_t>(qlo);
+        qn.q[3 + a][s] = static_cast<std::uint8_t>(qhi);
+      }
+    }
+    for (int s = 0; s < QNode16::kWidth; ++s) {
+      if ((used >> s & 1u) == 0) continue;
+      if (n.child[s] > QNode16::kIndexMask || n.count[s] >= 32u) {
+        throw std::runtime_error("quantize16: a slot's index or count does not fit");
+      }
+      qn.child[s] = n.child[s] | n.count[s] << QNode16::kCountShift;
+    }
+  }
+  return out;
 }
 
 }  // namespace raypick::floorq

@@ -3,8 +3,10 @@
 // trees: today's 8-wide top level widened (each node takes over its
 // largest inner children's slots while they fit in 16), and the binary
 // tree collapsed by the SAH (collapse16: the library's WideBvh16 collapse,
-// which came from this prototype). Measured by raypick_floor's `wide16`
-// and `wide8c` lines (docs/performance.md). Unlike the Picker, its
+// which came from this prototype); and the SAH tree's slot boxes
+// quantized to 8 bits (QNode16). Measured by raypick_floor's `wide16`,
+// `q16` and `wide8c` lines (docs/performance.md). Their walks choose the
+// next slot as the library's walk_avx512 does. Unlike the Picker, its
 // queries know no low parts, masks or filters: the bench scenes have none.
 #pragma once
 
@@ -36,6 +38,36 @@ Wide16 widen16(const WideBvh& top);
 // binary.prim_ids.
 Wide16 collapse16(const Bvh& binary, float traversal_cost, float intersection_cost);
 
+// The SAH-collapsed tree with its slot boxes quantized (issue 25's
+// compressed node, at 16 slots): 192 bytes (three cache lines) per node
+// instead of 512. Per axis the node keeps its box's low corner and a
+// quantum; a slot's planes are 8-bit multiples of the quantum, rounded
+// outward (so every quantized box holds its float box). A slot's child
+// packs a leaf's count in its top 5 bits (0: an inner slot).
+struct alignas(64) QNode16 {
+  static constexpr int kWidth = 16;
+  static constexpr int kCountShift = 27;
+  static constexpr std::uint32_t kIndexMask = (1u << kCountShift) - 1u;
+  float origin[3];                 // bytes   0..11
+  float scale[3];                  // bytes  12..23: the quantum per axis
+  std::uint8_t q[6][kWidth];       // bytes  24..119: rows as WideNode's bounds
+  std::uint32_t child[kWidth];     // bytes 120..183: index | count << 27
+  std::uint32_t used;              // bytes 184..187: a bit per used slot
+  std::uint32_t pad;
+};
+static_assert(sizeof(QNode16) == 192, "QNode16 is three cache lines");
+
+struct QWide16 {
+  std::vector<QNode16> nodes;
+};
+
+// The quantized copy of `tree` (the same slots and order).
+QWide16 quantize16(const Wide16& tree);
+// walk16 and intersect16 over the quantized tree (AVX-512).
+TraversalStats walkq16(const QWide16& tree, const Ray& ray);
+Hit intersectq16(const QWide16& tree, std::span<const Leaf> leaves,
+                 std::span<const Aabb> mesh_bounds, const Ray& ray, TraversalStats* stats);
+
 // The tree's SAH cost in collapse16's units: over its slots,
 // traversal_cost * area for an inner slot and intersection_cost * count *
 // area for a leaf slot (the root's own visit left out).
@@ -55,8 +87,8 @@ TraversalStats walk16(const Wide16& tree, const Ray& ray);
 // AVX-512VL register compress: what the order alone changes.
 TraversalStats walk8_compress512(const WideBvh& top, const Ray& ray);
 // The closest-hit query over the 16-wide tree with the Picker's leaf
-// copies and tie rule: the nearest hit slot next, the others pushed by
-// a compress store.
+// copies and tie rule: a single hit slot next, else the nearest, the
+// others pushed by a register compress.
 Hit intersect16(const Wide16& tree, std::span<const Leaf> leaves,
                 std::span<const Aabb> mesh_bounds, const Ray& ray, TraversalStats* stats);
 

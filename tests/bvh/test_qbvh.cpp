@@ -283,5 +283,60 @@ TEST_CASE("the 16-wide prototype keeps every leaf slot and answers as the Picker
   });
 }
 
+TEST_CASE("the quantized 16-wide prototype: each slot's box holds its float box, the query answers as the Picker (AVX-512)") {
+  const Scene scene = random_boxes(3000, 18);
+  PickerConfig config;
+  config.isa = Isa::kAvx2;
+  const Picker picker(scene, config);
+  const PickerCore core(scene, config);
+  std::vector<Aabb> boxes;
+  for (std::uint32_t e = 0; e < core.leaf_.size(); ++e) boxes.push_back(core.entry_box(e));
+  const Bvh binary = build_bvh(boxes, core.config_.top);
+  std::vector<PickerCore::LeafObb> by_binary;
+  for (std::uint32_t e : binary.prim_ids) by_binary.push_back(core.leaf_[e]);
+  const floorq::Wide16 wide = floorq::collapse16(binary, 1.0f, 1.0f);
+  const floorq::QWide16 q = floorq::quantize16(wide);
+  REQUIRE(q.nodes.size() == wide.nodes.size());
+  std::size_t slots = 0, tight = 0;
+  for (std::size_t i = 0; i < wide.nodes.size(); ++i) {
+    const floorq::Node16& n = wide.nodes[i];
+    const floorq::QNode16& qn = q.nodes[i];
+    CHECK(qn.used == n.used_slots());
+    for (int s = 0; s < floorq::Node16::kWidth; ++s) {
+      if ((qn.used >> s & 1u) == 0) continue;
+      ++slots;
+      // The dequantized box, as the test computes its planes' points.
+      Aabb deq;
+      for (int a = 0; a < 3; ++a) {
+        deq.min[a] = qn.origin[a] + float(qn.q[a][s]) * qn.scale[a];
+        deq.max[a] = qn.origin[a] + float(qn.q[3 + a][s]) * qn.scale[a];
+      }
+      CHECK(contains(deq, n.slot_box(s)));
+      // Within a quantum of the float box on every side (not just any
+      // box holding it).
+      bool close = true;
+      for (int a = 0; a < 3; ++a) {
+        close = close && n.bounds[a][s] - deq.min[a] <= 1.001f * qn.scale[a] &&
+                deq.max[a] - n.bounds[3 + a][s] <= 1.001f * qn.scale[a];
+      }
+      tight += close;
+      const std::uint32_t count = qn.child[s] >> floorq::QNode16::kCountShift;
+      CHECK(count == n.count[s]);
+      CHECK((qn.child[s] & floorq::QNode16::kIndexMask) == n.child[s]);
+    }
+  }
+  CHECK(slots > wide.nodes.size() * 8);
+  CHECK(tight == slots);
+  if (!floorq::cpu_has_avx512()) {
+    MESSAGE("no AVX-512 on this CPU: the quantized query is not run");
+    return;
+  }
+  std::vector<Aabb> mesh_bounds;
+  for (const auto& m : core.meshes_) mesh_bounds.push_back(m.bounds);
+  check_queries(scene, picker, 118, [&](const Ray& ray) {
+    return floorq::intersectq16(q, by_binary, mesh_bounds, ray, nullptr);
+  });
+}
+
 }  // namespace
 }  // namespace raypick
