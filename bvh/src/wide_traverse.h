@@ -413,11 +413,23 @@ using Stack16 = StackOf<16>;
 // visits. Of two or more, the nearest (nearest_slot()) is visited next
 // and the others are pushed in slot order, with no sort and no branch on
 // their number.
+template <int W>
+struct Avx512Lanes;
+template <>
+struct Avx512Lanes<16> {
+  using Wide = NodeRay16;  // the ray's planes, one lane per slot
+  using Tn = __m512;       // entry t per slot
+};
+template <>
+struct Avx512Lanes<8> {
+  using Wide = NodeRay8;
+  using Tn = __m256;
+};
 template <int W, class Leaf>
 RAYPICK_TARGET_AVX512 TraversalStats walk_avx512(std::span<const WideNodeOf<W>> nodes,
                                                  const Ray& ray, Leaf& leaf) {
-  using Wide = std::conditional_t<W == 16, NodeRay16, NodeRay8>;
-  using Tn = std::conditional_t<W == 16, __m512, __m256>;
+  using Wide = typename Avx512Lanes<W>::Wide;
+  using Tn = typename Avx512Lanes<W>::Tn;
   TraversalStats st;
   if (nodes.empty()) return st;
   const NodeRay r(ray);
