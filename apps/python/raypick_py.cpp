@@ -962,6 +962,11 @@ class Scene {
     d["max_depth"] = s.max_depth;
     d["sah_cost"] = s.sah_cost;
     d["memory_bytes"] = picker_->memory_bytes();
+    // What the queries run on: the top level's slots per node (16 where
+    // the CPU has AVX-512, else 8) and its node test's instruction set.
+    d["top_width"] = picker_->top_width();
+    const Isa isa = picker_->isa();
+    d["isa"] = isa == Isa::kAvx512 ? "avx512" : isa == Isa::kAvx2 ? "avx2" : "sse2";
     // "saved": the trees came with a saved scene (open_saved, unpickling),
     // no build; "built": built here.
     d["trees"] = saved_trees_ ? "saved" : "built";

@@ -110,6 +110,21 @@ def test_a_hand_made_scene_hits_where_the_geometry_says():
     assert list(hits["object"]) == [0, 1] and list(hits["t"]) == [5.0, 9.0]
     assert list(s.cast_rays(np.array([[0, 0, 0, 0, 0, 1.0]]), mask=0)["object"]) == [-1]
     assert s.stats()["objects"] == 2 and "2 objects" in repr(s)
+    # The kernel this CPU runs: AVX-512 goes with the 16-wide top level.
+    stats = s.stats()
+    assert stats["isa"] in ("avx512", "avx2", "sse2")
+    assert stats["top_width"] == (16 if stats["isa"] == "avx512" else 8)
+    flags = set()
+    if os.path.exists("/proc/cpuinfo"):
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("flags"):
+                    flags = set(line.split(":", 1)[1].split())
+                    break
+    if {"avx512f", "avx512vl", "avx512dq", "avx512bw"} <= flags:
+        assert stats["isa"] == "avx512"
+    elif "avx2" in flags:
+        assert stats["isa"] == "avx2"
 
 
 @pytest.mark.parametrize("mode", ["obb", "mesh"])
