@@ -1040,7 +1040,8 @@ int load_files(const Bench& a, const std::vector<SceneSpec>& specs, Inputs& in) 
 std::string node_test(Isa requested, int top_width) {
   std::string words =
       requested == Isa::kAuto
-          ? "auto (avx512, a 16-wide top level, where the CPU has AVX-512, else avx2)"
+          ? "auto (avx512, a 16-wide top level, where the CPU has AVX-512, else avx2, or sse2 "
+            "without AVX2)"
           : std::string(isa_name(requested)) + " (a CPU without it runs the next one down)";
   if (top_width != 0) words += ", " + std::to_string(top_width) + "-wide top level";
   return words;

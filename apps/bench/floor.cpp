@@ -612,8 +612,9 @@ void run_scene(const std::string& name, const Scene& scene, bool mesh_mode,
   std::printf("%s, %s mode\n", name.c_str(), mesh_mode ? "mesh" : "obb");
   PickerConfig config;
   config.mesh_mode = mesh_mode;
-  // The design measured here: the 8-wide top level (kAuto makes large
-  // ones 16 wide on a CPU with AVX-512; the wide16 lines measure those).
+  // The design measured here: the 8-wide top level under the AVX2 walk
+  // (kAuto makes it 16 wide on a CPU with AVX-512; the wide16 lines
+  // measure such trees).
   config.isa = Isa::kAvx2;
   const std::size_t rss0 = trimmed_rss();
   std::optional<Picker> picker;

@@ -121,7 +121,8 @@ void add_bench_options(CLI::App& cmd, BenchArgs& a) {
                                  {"avx2", Isa::kAvx2},
                                  {"avx512", Isa::kAvx512}},
                   "raypick's node test (PickerConfig::isa): auto (the default: avx512, a "
-                  "16-wide top level, where the CPU has AVX-512, else avx2), sse2, avx2 or "
+                  "16-wide top level, where the CPU has AVX-512, else avx2, or sse2 without "
+                  "AVX2), sse2, avx2 or "
                   "avx512; the JSON "
                   "rows name the one each picker ran (node_test)");
   add_enum_option(cmd, "--top-width", a.bench.top_width,

@@ -1309,8 +1309,10 @@ PYBIND11_MODULE(raypick, m) {
            "hit or was removed.")
       .def("matrices", &Scene::matrices, "(N, 4, 4) float64: each object's matrix (the translation as given, beyond float).")
       .def("stats", &Scene::stats, "A dict of counts: objects, meshes, triangles, nodes, leaves, "
-                                   "max_depth, sah_cost, memory_bytes; and trees: 'saved' when "
-                                   "they came with a saved scene, else 'built'.")
+                                   "max_depth, sah_cost, memory_bytes; trees: 'saved' when "
+                                   "they came with a saved scene, else 'built'; and what the "
+                                   "queries run on: top_width (8 or 16) and isa ('avx512', "
+                                   "'avx2' or 'sse2').")
       .def("save", &Scene::save, py::arg("path"), py::arg("trees") = true,
            "Writes the scene (meshes, objects with their ids, matrices, masks and names, and a "
            "glTF file's cameras; changes since commit() included) to `path` in raypick's saved "

@@ -4,8 +4,9 @@
 // wrong. Format (little-endian):
 //
 //   u32 version: 1 for a top level of 8-wide nodes, 2 for 16-wide ones
-//       (Isa::kAvx512, PickerConfig::top_width); a picker adopts only the
-//       width it would build
+//       (Isa::kAvx512 and kAuto where the CPU has AVX-512,
+//       PickerConfig::top_width); a picker adopts only the width it would
+//       build
 //   u8  mesh mode (1) or obb mode (0)
 //   u64 object count
 //   the top level's shape (WideBvhOf::save_shape) over the objects in the

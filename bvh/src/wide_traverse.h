@@ -2,8 +2,8 @@
 // IsaSse, the x86-64 baseline with a scalar fallback, and IsaAvx2, eight
 // slots per instruction, for either width), the loops built on that one
 // step (single rays: walk(), for traverse() and traverse_avx2(); many rays
-// interleaved), and the 16-slot AVX-512 loop (walk_avx512(), for
-// traverse_avx512()).
+// interleaved), and the AVX-512 single-ray loop (walk_avx512(), for
+// traverse_avx512(): 16 slots per test, or 8 with AVX-512VL).
 // Included by wide_bvh.h.
 #pragma once
 
@@ -176,10 +176,11 @@ RAYPICK_GEOMETRY_INLINE Entry order_hits(const Node& n, unsigned mask, const flo
   // pushed in slot order before it.
   mask |= (1u << s0) | (1u << s1);
   constexpr std::uint32_t kSlotBits = Node::kWidth == 16 ? 15u : 7u;
+  constexpr std::uint32_t kCleared = kSlotBits | 0x80000000u;  // and the sign
   std::uint32_t best = 0xFFFFFFFFu, second = 0xFFFFFFFFu;
   for (int s = 0; s < Node::kWidth; ++s) {
     const std::uint32_t key = (mask >> s & 1u) != 0
-                                  ? (std::bit_cast<std::uint32_t>(tn[s]) & ~kSlotBits) | std::uint32_t(s)
+                                  ? (std::bit_cast<std::uint32_t>(tn[s]) & ~kCleared) | std::uint32_t(s)
                                   : 0xFFFFFFFFu;
     second = std::min(second, std::max(best, key));
     best = std::min(best, key);
@@ -353,9 +354,10 @@ using Stack16 = StackOf<16>;
 
 // The hit slot of `mask` (two or more) to visit next: the nearest by one
 // integer reduction. Each slot's key is its entry t's bits (t >= tmin >=
-// 0, and non-negative floats order as their bits do) with the low bits
-// (4 for 16 slots, 3 for 8) replaced by the slot: the nearest to within
-// 16 (8) ulps, the lowest slot among those. A float reduction, then a
+// 0, and non-negative floats order as their bits do; the sign bit cleared,
+// as a tmin of -0.0 leaves -0.0 entries) with the low bits (4 for 16
+// slots, 3 for 8) replaced by the slot: the nearest to within 16 (8) ulps,
+// the lowest slot among those; order_hits() keys the same way. A float reduction, then a
 // compare for the slot, took about twice as long, on the chain of
 // dependent node visits. The order decides only how soon tmax drops,
 // never the answer: every slot whose entry t is within tmax is visited.
@@ -363,14 +365,16 @@ using Stack16 = StackOf<16>;
   const __m512i slots =
       _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
   const __m512i key =
-      _mm512_or_si512(_mm512_andnot_si512(_mm512_set1_epi32(15), _mm512_castps_si512(tn)), slots);
+      _mm512_or_si512(_mm512_andnot_si512(_mm512_set1_epi32(std::int32_t(0x8000000F)),
+                                          _mm512_castps_si512(tn)),
+                      slots);
   const __m512i keys = _mm512_mask_blend_epi32(static_cast<__mmask16>(mask),
                                                _mm512_set1_epi32(0x7FFFFFFF), key);
   return _mm512_reduce_min_epi32(keys) & 15;
 }
 [[gnu::always_inline]] RAYPICK_TARGET_AVX512 inline int nearest_slot(unsigned mask, __m256 tn) {
   const __m256i key = _mm256_or_si256(
-      _mm256_andnot_si256(_mm256_set1_epi32(7), _mm256_castps_si256(tn)),
+      _mm256_andnot_si256(_mm256_set1_epi32(std::int32_t(0x80000007)), _mm256_castps_si256(tn)),
       _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
   __m256i k = _mm256_mask_blend_epi32(static_cast<__mmask8>(mask),
                                       _mm256_set1_epi32(0x7FFFFFFF), key);

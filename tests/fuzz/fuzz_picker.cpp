@@ -304,11 +304,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (in.ConsumeBool()) config.batch_interleave_bytes = 0;  // interleaved batches
   config.rebuild_factor = in.ConsumeBool() ? 1.5f : 1e30f;  // refits only
   // The 16-wide top level, under the AVX-512 node test (two AVX2 halves
-  // per node on a CPU without it), else the default.
-  if (in.ConsumeBool()) {
-    config.isa = Isa::kAvx512;
-    config.top_width = 16;
-  }
+  // per node on a CPU without it), else the 8-wide one under the default
+  // node test (AVX-512VL's walk where the CPU has AVX-512).
+  config.top_width = in.ConsumeBool() ? 16 : 8;
+  if (config.top_width == 16) config.isa = Isa::kAvx512;
   Picker picker(config);
   Model model;
   bool structure_dirty = false;  // adds or removals since the last commit
