@@ -97,6 +97,25 @@ TraversalStats walk_compress512(const Tree& tree, const Ray& ray) {
   }
 }
 
+// A leaf slot's run of leaf copies, each OBB tested against the ray in
+// the Picker's tie order (the nearest t, then the lowest object id).
+inline void test_leaf(std::span<const Leaf> leaves, std::span<const Aabb> mesh_bounds,
+                      const Ray& ray, std::uint32_t index, std::uint32_t count,
+                      TraversalStats& st, Hit& best, float& tmax) {
+  ++st.leaves_visited;
+  st.prims_tested += count;
+  for (std::uint32_t k = 0; k < count; ++k) {
+    const Leaf& l = leaves[index + k];
+    if (l.mesh == kInvalidId) continue;
+    const float t = obb_entry(l.frame, mesh_bounds[l.mesh], ray, tmax);
+    if (t != kInfinity && (t < best.t || (t == best.t && l.object < best.object))) {
+      best.object = l.object;
+      best.t = t;
+      tmax = t;
+    }
+  }
+}
+
 // The closest-hit loop over either tree: Node16 with 512-bit vectors, or
 // WideNode with 256-bit ones (AVX-512VL), the same steps.
 template <class Tree>
@@ -117,18 +136,7 @@ Hit intersect_compress512(const Tree& tree, std::span<const Leaf> leaves,
   std::uint32_t index = 0, count = 0;
   for (;;) {
     if (count != 0) {
-      ++st.leaves_visited;
-      st.prims_tested += count;
-      for (std::uint32_t k = 0; k < count; ++k) {
-        const Leaf& l = leaves[index + k];
-        if (l.mesh == kInvalidId) continue;
-        const float t = obb_entry(l.frame, mesh_bounds[l.mesh], ray, tmax);
-        if (t != kInfinity && (t < best.t || (t == best.t && l.object < best.object))) {
-          best.object = l.object;
-          best.t = t;
-          tmax = t;
-        }
-      }
+      test_leaf(leaves, mesh_bounds, ray, index, count, st, best, tmax);
     } else {
       const auto& n = nodes[index];
       ++st.nodes_visited;
@@ -261,18 +269,7 @@ Hit intersect_q(const QWide16& tree, std::span<const Leaf> leaves,
     const std::uint32_t count = c >> QNode16::kCountShift;
     const std::uint32_t index = c & QNode16::kIndexMask;
     if (count != 0) {
-      ++st.leaves_visited;
-      st.prims_tested += count;
-      for (std::uint32_t k = 0; k < count; ++k) {
-        const Leaf& l = leaves[index + k];
-        if (l.mesh == kInvalidId) continue;
-        const float t = obb_entry(l.frame, mesh_bounds[l.mesh], ray, tmax);
-        if (t != kInfinity && (t < best.t || (t == best.t && l.object < best.object))) {
-          best.object = l.object;
-          best.t = t;
-          tmax = t;
-        }
-      }
+      test_leaf(leaves, mesh_bounds, ray, index, count, st, best, tmax);
     } else {
       const QNode16& n = nodes[index];
       ++st.nodes_visited;
