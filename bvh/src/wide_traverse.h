@@ -357,10 +357,11 @@ using Stack16 = StackOf<16>;
 // 0, and non-negative floats order as their bits do; the sign bit cleared,
 // as a tmin of -0.0 leaves -0.0 entries) with the low bits (4 for 16
 // slots, 3 for 8) replaced by the slot: the nearest to within 16 (8) ulps,
-// the lowest slot among those; order_hits() keys the same way. A float reduction, then a
-// compare for the slot, took about twice as long, on the chain of
-// dependent node visits. The order decides only how soon tmax drops,
-// never the answer: every slot whose entry t is within tmax is visited.
+// the lowest slot among those; order_hits() keys the same way. A float
+// reduction, then a compare for the slot, took about twice as long, on
+// the chain of dependent node visits. The order decides only how soon
+// tmax drops, never the answer: every slot whose entry t is within tmax
+// is visited.
 [[gnu::always_inline]] RAYPICK_TARGET_AVX512 inline int nearest_slot(unsigned mask, __m512 tn) {
   const __m512i slots =
       _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
