@@ -122,23 +122,32 @@ struct NodeRay8 {
 // same operations, in the same order, on each slot (so the same tn and
 // the same mask; VMAXPS, VMINPS and the ordered compare treat NaN as
 // MAXPS, MINPS and CMPLEPS do). tn must be 32-byte aligned.
+// Slots h .. h + 7: each one's entry and exit t.
+template <int W>
+[[gnu::always_inline]] RAYPICK_TARGET_AVX2 inline void slab_interval8(
+    const WideNodeOf<W>& n, int h, const NodeRay& r, const NodeRay8& r8, float tmax,
+    __m256& t_near, __m256& t_far) {
+  t_near = r8.tmin;
+  t_far = _mm256_set1_ps(tmax);
+  for (int a = 0; a < 3; ++a) {
+    t_near = _mm256_max_ps(
+        _mm256_mul_ps(_mm256_sub_ps(_mm256_load_ps(n.bounds[r.near_row[a]] + h), r8.o[a]),
+                      r8.i[a]),
+        t_near);
+    t_far = _mm256_min_ps(
+        _mm256_mul_ps(_mm256_sub_ps(_mm256_load_ps(n.bounds[r.far_row[a]] + h), r8.o[a]),
+                      r8.i[a]),
+        t_far);
+  }
+}
 template <int W>
 [[gnu::always_inline]] RAYPICK_TARGET_AVX2 inline unsigned test_node_avx2(
     const WideNodeOf<W>& n, const NodeRay& r, const NodeRay8& r8, float tmax, float* tn) {
   static_assert(W % 8 == 0);
   unsigned mask = 0;
   for (int h = 0; h < W; h += 8) {
-    __m256 t_near = r8.tmin, t_far = _mm256_set1_ps(tmax);
-    for (int a = 0; a < 3; ++a) {
-      t_near = _mm256_max_ps(
-          _mm256_mul_ps(_mm256_sub_ps(_mm256_load_ps(n.bounds[r.near_row[a]] + h), r8.o[a]),
-                        r8.i[a]),
-          t_near);
-      t_far = _mm256_min_ps(
-          _mm256_mul_ps(_mm256_sub_ps(_mm256_load_ps(n.bounds[r.far_row[a]] + h), r8.o[a]),
-                        r8.i[a]),
-          t_far);
-    }
+    __m256 t_near, t_far;
+    slab_interval8(n, h, r, r8, tmax, t_near, t_far);
     _mm256_store_ps(tn + h, t_near);
     mask |= static_cast<unsigned>(_mm256_movemask_ps(_mm256_cmp_ps(t_near, t_far, _CMP_LE_OS)))
             << h;
@@ -310,16 +319,8 @@ struct NodeRay16 {
 // same mask and entry t.
 [[gnu::always_inline]] RAYPICK_TARGET_AVX512 inline unsigned test_node_avx512(
     const WideNode& n, const NodeRay& r, const NodeRay8& r8, float tmax, __m256& t_near) {
-  t_near = r8.tmin;
-  __m256 t_far = _mm256_set1_ps(tmax);
-  for (int a = 0; a < 3; ++a) {
-    t_near = _mm256_max_ps(
-        _mm256_mul_ps(_mm256_sub_ps(_mm256_load_ps(n.bounds[r.near_row[a]]), r8.o[a]), r8.i[a]),
-        t_near);
-    t_far = _mm256_min_ps(
-        _mm256_mul_ps(_mm256_sub_ps(_mm256_load_ps(n.bounds[r.far_row[a]]), r8.o[a]), r8.i[a]),
-        t_far);
-  }
+  __m256 t_far;
+  slab_interval8(n, 0, r, r8, tmax, t_near, t_far);
   return _mm256_cmp_ps_mask(t_near, t_far, _CMP_LE_OS);
 }
 
