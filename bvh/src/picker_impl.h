@@ -154,10 +154,12 @@ class PickerCore {
   // interleaved (a top level past config_.batch_interleave_bytes).
   template <class Tree>
   bool batch_interleaves(const Tree& top) const;
-  // One task's rays of a batch, their answers into hits[0 .. size).
+  // One task's rays of a batch, their answers into hits[0 .. size); the
+  // packets' stack is the task's, made once for all its parts.
   template <class Tree, class R>
   void batch_part(const Tree& top, std::span<const R> part, Hit* hits,
-                  const QueryOptions& options, bool interleave) const;
+                  const QueryOptions& options, bool interleave,
+                  const wide_detail::PacketStack<Tree::kWidth>& stack) const;
   std::vector<std::uint32_t> select(const Frustum& region, SelectRule rule,
                                     const QueryOptions& options) const;
   glm::vec3 world_normal(const Hit& hit) const;

@@ -244,9 +244,11 @@ void PickerCore::batch(const Tree& top, std::span<const R> rays, const QueryOpti
                       // to the check alone (crowd-300, 400,000 incoherent
                       // rays, one thread: 13.0 -> 14.1 Mrays/s).
                       const std::size_t chunk = interleave ? range.size() : 64;
+                      const wide_detail::PacketStack<Tree::kWidth> stack;
                       for (std::size_t b = range.begin(); b < range.end(); b += chunk) {
                         const std::size_t n = std::min(chunk, range.end() - b);
-                        batch_part(top, rays.subspan(b, n), out.data() + b, options, interleave);
+                        batch_part(top, rays.subspan(b, n), out.data() + b, options, interleave,
+                                   stack);
                       }
                     });
 }
@@ -267,6 +269,7 @@ void PickerCore::image(const Tree& top, std::span<const R> rays, std::size_t wid
       [&](const tbb::blocked_range<std::size_t>& range) {
         std::vector<R> local;
         std::vector<Hit> hits;
+        const wide_detail::PacketStack<Tree::kWidth> stack;
         local.reserve(4 * width);
         // Calls at(k, i) for the band's rays in tile order: k counts
         // them, i is the ray's index in `rays`.
@@ -286,7 +289,7 @@ void PickerCore::image(const Tree& top, std::span<const R> rays, std::size_t wid
           local.clear();
           each_in_tiles(band, [&](std::size_t, std::size_t i) { local.push_back(rays[i]); });
           hits.assign(local.size(), Hit{});
-          batch_part(top, std::span<const R>(local), hits.data(), options, interleave);
+          batch_part(top, std::span<const R>(local), hits.data(), options, interleave, stack);
           each_in_tiles(band, [&](std::size_t k, std::size_t i) { out[i] = hits[k]; });
         }
       });
@@ -307,7 +310,8 @@ bool PickerCore::batch_interleaves(const Tree& top) const {
 
 template <class Tree, class R>
 void PickerCore::batch_part(const Tree& top, std::span<const R> part, Hit* hits,
-                            const QueryOptions& options, bool interleave) const {
+                            const QueryOptions& options, bool interleave,
+                            const wide_detail::PacketStack<Tree::kWidth>& stack) const {
   // Coherent groups of rays walk as packets (below); the others one at a
   // time or, on a large tree, interleaved (batch_interleaves()).
   constexpr int kInFlight = 32;
@@ -340,7 +344,6 @@ void PickerCore::batch_part(const Tree& top, std::span<const R> part, Hit* hits,
   // walks its other rays; one indirect call per group of up to kPacket rays.
   auto packets = [&](const std::function<void(std::size_t, std::size_t)>& diverged) {
     const int lanes = top.packet_lanes();
-    const wide_detail::PacketStack<Tree::kWidth> stack;
     auto packet = [&](std::size_t base, std::uint32_t entry, std::uint32_t mask,
                       wide_detail::PacketRays& p) {
       const LeafObb& leaf = leaf_[entry];
