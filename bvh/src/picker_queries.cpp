@@ -315,15 +315,16 @@ void PickerCore::batch_part(const Tree& top, std::span<const R> part, Hit* hits,
   // Coherent groups of rays walk as packets (below); the others one at a
   // time or, on a large tree, interleaved (batch_interleaves()).
   constexpr int kInFlight = 32;
-  // The traversal takes float rays; the leaves read part[i]. A bad
-  // ray (not is_valid) walks as a ray that reaches nothing (t in
-  // [0, -1]: every box test fails) and is answered as a miss.
-  const bool all_valid = std::all_of(part.begin(), part.end(),
-                                     [](const R& ray) { return is_valid(ray); });
+  // The traversal takes float rays; the leaves read part[i]. A bad ray
+  // (not is_valid) is answered as a miss: a packet with one walks ray by
+  // ray (traverse_coherent), and the walks below skip it. Float rays walk
+  // as they are (no pass over them first: that check cost more than a
+  // packet's SIMD one); a RayD walks its origin rounded to float, a bad
+  // one as a ray that reaches nothing (t in [0, -1]).
   std::vector<Ray> rounded;
   std::span<const Ray> node_rays;
-  if (std::is_same_v<R, Ray> && all_valid) {
-    if constexpr (std::is_same_v<R, Ray>) node_rays = part;
+  if constexpr (std::is_same_v<R, Ray>) {
+    node_rays = part;
   } else {
     rounded.reserve(part.size());
     for (const R& ray : part) {
@@ -391,6 +392,7 @@ void PickerCore::batch_part(const Tree& top, std::span<const R> part, Hit* hits,
   // Rays base .. base + n - 1 of node_rays, one at a time.
   const auto one_at_a_time = [&](std::size_t base, std::size_t n) {
     for (std::size_t i = base; i < base + n; ++i) {
+      if (!is_valid(node_rays[i])) continue;
       top.traverse(node_rays[i], [&](std::uint32_t entry, float& tmax) {
         return closest_leaf(entry, part[i], options, tmax, hits[i]);
       });
@@ -410,7 +412,7 @@ void PickerCore::batch_part(const Tree& top, std::span<const R> part, Hit* hits,
   std::vector<std::uint32_t> rest;
   auto gather = [&](std::size_t base, std::size_t n) {
     for (std::size_t i = base; i < base + n; ++i) {
-      rest.push_back(static_cast<std::uint32_t>(i));
+      if (is_valid(node_rays[i])) rest.push_back(static_cast<std::uint32_t>(i));
     }
   };
   packets(std::ref(gather));

@@ -24,6 +24,7 @@
 #include <tbb/parallel_for.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <bit>
 #include <cstddef>
@@ -301,7 +302,7 @@ class WideBvhOf {
   int packet_lanes() const { return packet_lanes_; }
 
   // Whether rays (1 to kPacket) walk as one packet in traverse_packets():
-  // they share their direction signs (required), and their origins lie
+  // each is_valid(), and they share their direction signs (required), and their origins lie
   // within 1/64 of the tree's box's largest side of the first one's and
   // their directions within an angle of sine 1/4 (about 14.5 degrees, not
   // its supplement: the shared signs make the angle acute) of the first

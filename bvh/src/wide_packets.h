@@ -48,6 +48,24 @@ struct LanesSse {
   RAYPICK_GEOMETRY_INLINE static std::uint32_t sign_bits(V a) {
     return static_cast<std::uint32_t>(_mm_movemask_ps(a));
   }
+  // A bit per lane: a and b have the same bits.
+  RAYPICK_GEOMETRY_INLINE static std::uint32_t same_bits(V a, V b) {
+    return static_cast<std::uint32_t>(_mm_movemask_ps(
+        _mm_castsi128_ps(_mm_cmpeq_epi32(_mm_castps_si128(a), _mm_castps_si128(b)))));
+  }
+  // Lane k: base[idx[k]].
+  RAYPICK_GEOMETRY_INLINE static V gather(const float* base, const std::int32_t* idx) {
+    return _mm_setr_ps(base[idx[0]], base[idx[1]], base[idx[2]], base[idx[3]]);
+  }
+  // The smallest and largest lane (no NaN).
+  RAYPICK_GEOMETRY_INLINE static float lowest(V a) {
+    a = _mm_min_ps(a, _mm_shuffle_ps(a, a, _MM_SHUFFLE(1, 0, 3, 2)));
+    return _mm_cvtss_f32(_mm_min_ps(a, _mm_shuffle_ps(a, a, _MM_SHUFFLE(2, 3, 0, 1))));
+  }
+  RAYPICK_GEOMETRY_INLINE static float highest(V a) {
+    a = _mm_max_ps(a, _mm_shuffle_ps(a, a, _MM_SHUFFLE(1, 0, 3, 2)));
+    return _mm_cvtss_f32(_mm_max_ps(a, _mm_shuffle_ps(a, a, _MM_SHUFFLE(2, 3, 0, 1))));
+  }
 };
 #endif
 #if RAYPICK_PACKET_AVX
@@ -87,6 +105,19 @@ struct LanesAvx2 {
   }
   RAYPICK_TARGET_AVX2 static inline std::uint32_t sign_bits(V a) {
     return static_cast<std::uint32_t>(_mm256_movemask_ps(a));
+  }
+  RAYPICK_TARGET_AVX2 static inline std::uint32_t same_bits(V a, V b) {
+    return static_cast<std::uint32_t>(_mm256_movemask_ps(_mm256_castsi256_ps(
+        _mm256_cmpeq_epi32(_mm256_castps_si256(a), _mm256_castps_si256(b)))));
+  }
+  RAYPICK_TARGET_AVX2 static inline V gather(const float* base, const std::int32_t* idx) {
+    return _mm256_i32gather_ps(base, _mm256_load_si256(reinterpret_cast<const __m256i*>(idx)), 4);
+  }
+  RAYPICK_TARGET_AVX2 static inline float lowest(V a) {
+    return LanesSse::lowest(_mm_min_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1)));
+  }
+  RAYPICK_TARGET_AVX2 static inline float highest(V a) {
+    return LanesSse::highest(_mm_max_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1)));
   }
 };
 #endif
@@ -128,6 +159,14 @@ struct LanesAvx512 {
   RAYPICK_TARGET_AVX512 static inline std::uint32_t sign_bits(V a) {
     return _mm512_movepi32_mask(_mm512_castps_si512(a));
   }
+  RAYPICK_TARGET_AVX512 static inline std::uint32_t same_bits(V a, V b) {
+    return _mm512_cmpeq_epi32_mask(_mm512_castps_si512(a), _mm512_castps_si512(b));
+  }
+  RAYPICK_TARGET_AVX512 static inline V gather(const float* base, const std::int32_t* idx) {
+    return _mm512_i32gather_ps(_mm512_load_si512(idx), base, 4);
+  }
+  RAYPICK_TARGET_AVX512 static inline float lowest(V a) { return _mm512_reduce_min_ps(a); }
+  RAYPICK_TARGET_AVX512 static inline float highest(V a) { return _mm512_reduce_max_ps(a); }
 };
 #endif
 
@@ -219,27 +258,64 @@ RAYPICK_GEOMETRY_INLINE bool lanes_coherent(const PacketRays& p, std::size_t n, 
   return (ok & live) == live;
 }
 
-// The rays of group (at most kPacketRays) into p as structure of arrays;
-// padding lanes (never live) get finite values, a direction of 1 (so an
-// inverse of 1).
-RAYPICK_GEOMETRY_INLINE void load_packet(std::span<const Ray> group, PacketRays& p) {
-  for (int k = 0; k < kPacketRays; ++k) {
-    if (k < static_cast<int>(group.size())) {
-      const Ray& r = group[k];
-      for (int a = 0; a < 3; ++a) {
-        p.org[a][k] = r.org[a];
-        p.dir[a][k] = r.dir[a];
-      }
-      p.tmin[k] = r.tmin;
-      p.tmax[k] = r.tmax;
-    } else {
-      for (int a = 0; a < 3; ++a) {
-        p.org[a][k] = 0.0f;
-        p.dir[a][k] = 1.0f;
-      }
-      p.tmin[k] = p.tmax[k] = 0.0f;
+// The rays rays[0 .. n - 1] (1 <= n <= kPacketRays) into p as structure of
+// arrays, kLanes lanes per gather: a vector load of lanes written one
+// float at a time waits for those stores to drain. The lanes past n get
+// copies of ray 0 (never live; bounds over all lanes are then the live
+// rays' bounds).
+template <class Lanes>
+RAYPICK_GEOMETRY_INLINE void load_packet(const Ray* rays, std::size_t n, PacketRays& p) {
+  constexpr int L = Lanes::kLanes;
+  static_assert(sizeof(Ray) == 8 * sizeof(float) && offsetof(Ray, org) == 0 &&
+                    offsetof(Ray, dir) == 3 * sizeof(float) &&
+                    offsetof(Ray, tmin) == 6 * sizeof(float) &&
+                    offsetof(Ray, tmax) == 7 * sizeof(float),
+                "a Ray is 8 packed floats");
+  static constexpr auto kFull = [] {
+    std::array<std::int32_t, kPacketRays> idx{};
+    for (int k = 0; k < kPacketRays; ++k) idx[k] = 8 * k;
+    return idx;
+  }();
+  alignas(64) std::array<std::int32_t, kPacketRays> idx = kFull;
+  if (n < kPacketRays) {
+    for (std::size_t k = n; k < kPacketRays; ++k) idx[k] = 0;
+  }
+  const float* base = &rays[0].org.x;
+  float* const dst[8] = {p.org[0], p.org[1], p.org[2], p.dir[0],
+                         p.dir[1], p.dir[2], p.tmin,   p.tmax};
+  for (int g = 0; g < kPacketRays / L; ++g) {
+    for (int c = 0; c < 8; ++c) {
+      Lanes::store(dst[c] + L * g, Lanes::gather(base + c, idx.data() + L * g));
     }
   }
+}
+
+// A bit per lane of a packet loaded by load_packet: the ray is_valid()
+// (finite origin, direction and tmin, a direction not zero, 0 <= tmin <=
+// tmax, tmax not NaN), by the same comparisons lane by lane.
+template <class Lanes>
+RAYPICK_GEOMETRY_INLINE std::uint32_t lanes_valid(const PacketRays& p) {
+  constexpr int L = Lanes::kLanes;
+  const auto zero = Lanes::set1(0.0f);
+  const auto inf = Lanes::set1(std::numeric_limits<float>::infinity());
+  // x * 0 <= 0 holds for every finite x and fails for infinities and NaN.
+  auto finite = [&](auto x) { return Lanes::le(Lanes::mul(x, zero), zero); };
+  std::uint32_t ok = 0;
+  for (int g = 0; g < kPacketRays / L; ++g) {
+    const auto tmin = Lanes::load(p.tmin + L * g);
+    const auto tmax = Lanes::load(p.tmax + L * g);
+    std::uint32_t m = finite(tmin) & Lanes::le(zero, tmin) & Lanes::le(tmin, tmax) &
+                      Lanes::le(tmax, inf);
+    std::uint32_t zero_dir = ~0u;
+    for (int a = 0; a < 3; ++a) {
+      const auto o = Lanes::load(p.org[a] + L * g);
+      const auto d = Lanes::load(p.dir[a] + L * g);
+      m &= finite(o) & finite(d);
+      zero_dir &= Lanes::le(d, zero) & Lanes::le(zero, d);
+    }
+    ok |= (m & ~zero_dir & (L == 32 ? ~0u : (1u << L) - 1u)) << (L * g);
+  }
+  return ok;
 }
 
 // RayInv's values for a packet's rays already in p: inv = 1 / dir (the same
@@ -511,9 +587,12 @@ bool WideBvhOf<W>::packet_coherent(std::span<const Ray> rays, float extent) {
 #if RAYPICK_WIDE_SSE
   RAYPICK_ASSERT(!rays.empty() && rays.size() <= std::size_t{kPacket},
                  "packet_coherent takes 1 to kPacket rays");
+  using Lanes = wide_detail::LanesSse;
   wide_detail::PacketRays p;
-  wide_detail::load_packet(rays, p);
-  return wide_detail::lanes_coherent<wide_detail::LanesSse>(p, rays.size(), extent);
+  wide_detail::load_packet<Lanes>(rays.data(), rays.size(), p);
+  const std::uint32_t live = (1u << rays.size()) - 1u;
+  return (wide_detail::lanes_valid<Lanes>(p) & live) == live &&
+         wide_detail::lanes_coherent<Lanes>(p, rays.size(), extent);
 #else
   (void)rays;
   (void)extent;
@@ -533,46 +612,58 @@ void WideBvhOf<W>::packets(std::span<const Ray> rays, PacketLeaf& packet_leaf,
   const glm::vec3 size = root.max - root.min;
   const float extent = std::max(size.x, std::max(size.y, size.z));
   PacketRays p;
+  constexpr int L = Lanes::kLanes;
   for (std::size_t base = 0; base < rays.size(); base += kPacket) {
     const std::size_t n = std::min<std::size_t>(kPacket, rays.size() - base);
-    const std::span<const Ray> group = rays.subspan(base, n);
     if (n == 1) {
       diverged(base, n);
       continue;
     }
-    load_packet(group, p);
-    if (!lanes_coherent<Lanes>(p, n, extent)) {
+    // A group with a ray that is not is_valid() walks ray by ray: the
+    // caller answers that ray as a miss.
+    load_packet<Lanes>(rays.data() + base, n, p);
+    const std::uint32_t live = (1u << n) - 1u;
+    if ((lanes_valid<Lanes>(p) & live) != live || !lanes_coherent<Lanes>(p, n, extent)) {
       diverged(base, n);
       continue;
     }
     lanes_inverse<Lanes>(p);
     // Every ray shares the first one's direction signs.
     for (int a = 0; a < 3; ++a) {
-      const bool neg = std::signbit(group[0].dir[a]);
+      const bool neg = std::signbit(p.dir[a][0]);
       p.near_row[a] = neg ? 3 + a : a;
       p.far_row[a] = neg ? a : 3 + a;
     }
-    bool one_origin = true;
-    for (std::size_t k = 1; k < n; ++k) {
-      for (int a = 0; a < 3; ++a) {
-        one_origin &= std::bit_cast<std::uint32_t>(p.org[a][k]) ==
-                      std::bit_cast<std::uint32_t>(p.org[a][0]);
+    // One origin (the same bits), and the rays' bounds for the interval
+    // test (packet_maybe_slots), over every lane: the lanes past n are
+    // copies of ray 0.
+    std::uint32_t same = ~0u, finite = ~0u;
+    const auto largest = Lanes::set1(std::numeric_limits<float>::max());
+    const auto zero = Lanes::set1(0.0f);
+    for (int a = 0; a < 3; ++a) {
+      const auto o0 = Lanes::set1(p.org[a][0]);
+      auto lo = Lanes::load(p.inv[a]), hi = lo;
+      for (int g = 0; g < kPacketRays / L; ++g) {
+        const auto inv = Lanes::load(p.inv[a] + L * g);
+        same &= Lanes::same_bits(Lanes::load(p.org[a] + L * g), o0);
+        // |inv| <= largest: not an infinity (a zero direction component).
+        finite &= Lanes::le(Lanes::max(inv, Lanes::sub(zero, inv)), largest);
+        lo = Lanes::min(lo, inv);
+        hi = Lanes::max(hi, inv);
       }
+      p.inv_lo[a] = Lanes::lowest(lo);
+      p.inv_hi[a] = Lanes::highest(hi);
     }
-    // The rays' bounds for the interval test (packet_maybe_slots).
-    p.cull = one_origin;
-    p.t_lo = p.tmin[0];
-    p.t_hi = p.tmax[0];
-    for (int a = 0; a < 3; ++a) p.inv_lo[a] = p.inv_hi[a] = p.inv[a][0];
-    for (std::size_t k = 0; k < n; ++k) {
-      for (int a = 0; a < 3; ++a) {
-        p.cull &= std::abs(p.inv[a][k]) <= std::numeric_limits<float>::max();
-        p.inv_lo[a] = std::min(p.inv_lo[a], p.inv[a][k]);
-        p.inv_hi[a] = std::max(p.inv_hi[a], p.inv[a][k]);
-      }
-      p.t_lo = std::min(p.t_lo, p.tmin[k]);
-      p.t_hi = std::max(p.t_hi, p.tmax[k]);
+    auto t_lo = Lanes::load(p.tmin), t_hi = Lanes::load(p.tmax);
+    for (int g = 1; g < kPacketRays / L; ++g) {
+      t_lo = Lanes::min(t_lo, Lanes::load(p.tmin + L * g));
+      t_hi = Lanes::max(t_hi, Lanes::load(p.tmax + L * g));
     }
+    p.t_lo = Lanes::lowest(t_lo);
+    p.t_hi = Lanes::highest(t_hi);
+    constexpr std::uint32_t kLaneBits = L == 32 ? ~0u : (1u << L) - 1u;
+    const bool one_origin = (same & kLaneBits) == kLaneBits;
+    p.cull = one_origin && (finite & kLaneBits) == kLaneBits;
     auto offer = [&](std::uint32_t entry, std::uint32_t mask, PacketRays& rays_in) {
       packet_leaf(base, entry, mask, rays_in);
     };

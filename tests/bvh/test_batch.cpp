@@ -226,8 +226,32 @@ TEST_CASE("camera batches equal single queries in obb and mesh mode, with masks 
   const glm::vec3 center = 0.5f * (box.min + box.max);
   const glm::vec3 eye = center + glm::vec3{0.3f, 0.4f, 1.2f} * (box.max - box.min);
   // 157 columns: packets of 16 straddle rows, and the last one is partial.
-  const std::vector<Ray> rays = camera_rays(eye, center, 157, 45);
+  std::vector<Ray> rays = camera_rays(eye, center, 157, 45);
   CHECK(coherent_groups(rays, scene) > rays.size() / 20);
+  // Bad rays inside packets that would otherwise be coherent, each a miss
+  // in its place: the packet's own check (not NaN) must catch them.
+  const float inf = std::numeric_limits<float>::infinity();
+  rays[3].tmin = 5.0f;
+  rays[3].tmax = 1.0f;
+  rays[70].dir = glm::vec3{0.0f};
+  rays[100].tmin = inf;
+  rays[130].org.y = inf;
+  rays[170].tmax = std::nanf("");
+  // And rays that hit as they are, made bad by a negative tmin (walked, they
+  // would hit).
+  std::vector<std::size_t> bad = {3, 70, 100, 130, 170};
+  {
+    const Picker picker(scene);
+    for (std::size_t i = 400; i < rays.size() && bad.size() < 12; i += 1) {
+      if (picker.intersect(rays[i], QueryOptions{PickMode::kObb}).hit()) {
+        rays[i].tmin = -1.0f;
+        bad.push_back(i);
+        i += 500;
+      }
+    }
+  }
+  REQUIRE(bad.size() == 12);
+  for (const std::size_t i : bad) REQUIRE_FALSE(is_valid(rays[i]));
   std::vector<RayD> rays_d;
   for (const Ray& r : rays) rays_d.push_back(to_double(r));
   for (const Picker& picker : both_batch_paths(scene)) {
@@ -236,8 +260,10 @@ TEST_CASE("camera batches equal single queries in obb and mesh mode, with masks 
       QueryOptions all{mode};
       QueryOptions masked{mode, 0b110};
       masked.filter = [](std::uint32_t id) { return id % 7 != 3; };
-      const std::size_t hits = require_batch_equals_single<Ray>(picker, rays, all);
+      const std::vector<Hit> batch = picker.intersect_batch(std::span<const Ray>(rays), all);
+      const std::size_t hits = require_equals_single<Ray>(picker, rays, all, batch);
       CHECK(hits > rays.size() / 4);
+      for (const std::size_t i : bad) CHECK_FALSE(batch[i].hit());
       CHECK(hits < rays.size());
       require_batch_equals_single<Ray>(picker, rays, masked);
       require_batch_equals_single<RayD>(picker, rays_d, masked);
@@ -477,7 +503,7 @@ TEST_CASE_TEMPLATE("packets of rays lying in the boxes' face planes (0 * inf in 
   CHECK(require_packets_offer_single_leaves(tree, rays) >= 2 * rays.size());
 }
 
-TEST_CASE("packet_coherent on hand-computed groups: signs and -0.0, NaN, the angle and origin limits, short groups") {
+TEST_CASE("packet_coherent on hand-computed groups: signs and -0.0, NaN, bad rays, the angle and origin limits, short groups") {
   // extent 64: origins may lie 1.0 from the first one's.
   constexpr float kExtent = 64.0f;
   const float inf = std::numeric_limits<float>::infinity();
@@ -527,6 +553,30 @@ TEST_CASE("packet_coherent on hand-computed groups: signs and -0.0, NaN, the ang
       CHECK_FALSE(coherent_with(r));
     }
   }
+  // A ray that is not is_valid() fails, finite or not.
+  r = first;
+  r.tmin = 2.0f;
+  r.tmax = 1.0f;
+  CHECK_FALSE(coherent_with(r));
+  r = first;
+  r.tmin = -0.5f;
+  CHECK_FALSE(coherent_with(r));
+  r = first;
+  r.tmin = inf;
+  CHECK_FALSE(coherent_with(r));
+  r = first;
+  r.tmax = nan;
+  CHECK_FALSE(coherent_with(r));
+  r = first;
+  r.dir = glm::vec3{0.0f};
+  CHECK_FALSE(coherent_with(r));
+  r = first;
+  r.org.z = -inf;
+  CHECK_FALSE(coherent_with(r));
+  // -0.0 as tmin is valid.
+  r = first;
+  r.tmin = -0.0f;
+  CHECK(coherent_with(r));
   // A short group: its lanes past the end are not looked at, and the rays
   // it has are.
   std::vector<Ray> three(3, first);
