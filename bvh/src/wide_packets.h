@@ -276,13 +276,13 @@ RAYPICK_GEOMETRY_INLINE void load_packet(const Ray* rays, std::size_t n, PacketR
     for (int k = 0; k < kPacketRays; ++k) idx[k] = 8 * k;
     return idx;
   }();
+  const float* base = &rays[0].org.x;
+  float* const dst[8] = {p.org[0], p.org[1], p.org[2], p.dir[0],
+                         p.dir[1], p.dir[2], p.tmin,   p.tmax};
   alignas(64) std::array<std::int32_t, kPacketRays> idx = kFull;
   if (n < kPacketRays) {
     for (std::size_t k = n; k < kPacketRays; ++k) idx[k] = 0;
   }
-  const float* base = &rays[0].org.x;
-  float* const dst[8] = {p.org[0], p.org[1], p.org[2], p.dir[0],
-                         p.dir[1], p.dir[2], p.tmin,   p.tmax};
   for (int g = 0; g < kPacketRays / L; ++g) {
     for (int c = 0; c < 8; ++c) {
       Lanes::store(dst[c] + L * g, Lanes::gather(base + c, idx.data() + L * g));
@@ -360,9 +360,41 @@ struct PacketPlanes {
 // `lo` and its exit at most `hi`, and lo > hi means it misses the slot.
 // No NaN can arise (finite inverses; a used slot's planes are finite, an
 // unused one's infinite planes give infinities).
-template <int W>
+#if RAYPICK_PACKET_AVX
+// packet_maybe_slots() of a 16-slot node, the same operations on all 16
+// slots at once (only in AVX-512 code: the packets' LanesAvx512 walks).
+RAYPICK_TARGET_AVX512 inline unsigned maybe_slots16_avx512(const PacketPlanes<true, 16>& planes,
+                                                           const PacketRays& p) {
+  __m512 lo = _mm512_set1_ps(p.t_lo), hi = _mm512_set1_ps(p.t_hi);
+  for (int a = 0; a < 3; ++a) {
+    const __m512 il = _mm512_set1_ps(p.inv_lo[a]), ih = _mm512_set1_ps(p.inv_hi[a]);
+    const __m512 n = _mm512_load_ps(planes.near[a]), f = _mm512_load_ps(planes.far[a]);
+    lo = _mm512_max_ps(lo, _mm512_min_ps(_mm512_mul_ps(n, il), _mm512_mul_ps(n, ih)));
+    hi = _mm512_min_ps(hi, _mm512_max_ps(_mm512_mul_ps(f, il), _mm512_mul_ps(f, ih)));
+  }
+  return _mm512_cmp_ps_mask(lo, hi, _CMP_LE_OS);
+}
+// The same for an 8-slot node (AVX2 and AVX-512 code).
+RAYPICK_TARGET_AVX2 inline unsigned maybe_slots8_avx2(const PacketPlanes<true, 8>& planes,
+                                                      const PacketRays& p) {
+  __m256 lo = _mm256_set1_ps(p.t_lo), hi = _mm256_set1_ps(p.t_hi);
+  for (int a = 0; a < 3; ++a) {
+    const __m256 il = _mm256_set1_ps(p.inv_lo[a]), ih = _mm256_set1_ps(p.inv_hi[a]);
+    const __m256 n = _mm256_load_ps(planes.near[a]), f = _mm256_load_ps(planes.far[a]);
+    lo = _mm256_max_ps(lo, _mm256_min_ps(_mm256_mul_ps(n, il), _mm256_mul_ps(n, ih)));
+    hi = _mm256_min_ps(hi, _mm256_max_ps(_mm256_mul_ps(f, il), _mm256_mul_ps(f, ih)));
+  }
+  return static_cast<unsigned>(_mm256_movemask_ps(_mm256_cmp_ps(lo, hi, _CMP_LE_OS)));
+}
+#endif
+
+template <class Lanes, int W>
 RAYPICK_GEOMETRY_INLINE unsigned packet_maybe_slots(const PacketPlanes<true, W>& planes,
                                                     const PacketRays& p) {
+#if RAYPICK_PACKET_AVX
+  if constexpr (Lanes::kLanes == 16 && W == 16) return maybe_slots16_avx512(planes, p);
+  if constexpr (Lanes::kLanes >= 8 && W == 8) return maybe_slots8_avx2(planes, p);
+#endif
   // Four slots per SSE operation.
   __m128 il[3], ih[3];
   for (int a = 0; a < 3; ++a) {
@@ -442,7 +474,7 @@ RAYPICK_GEOMETRY_INLINE void walk_packet(std::span<const WideNodeOf<W>> nodes, P
       unsigned used = nd.used_slots();
       const PacketPlanes<kOneOrigin, W> planes(nd, p);
       if constexpr (kOneOrigin) {
-        if (p.cull) used &= packet_maybe_slots(planes, p);
+        if (p.cull) used &= packet_maybe_slots<Lanes>(planes, p);
       }
       for (; used != 0; used &= used - 1) {
         const int s = std::countr_zero(used);
