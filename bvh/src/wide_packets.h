@@ -335,6 +335,51 @@ RAYPICK_GEOMETRY_INLINE void lanes_inverse(PacketRays& p) {
   }
 }
 
+// After lanes_inverse: the near and far rows of a packet whose rays (every
+// lane: the lanes past its rays hold copies of ray 0) share their
+// direction signs, the bounds of its interval test (packet_maybe_slots)
+// and p.cull; true when all its rays have one origin (the same bits).
+template <class Lanes>
+RAYPICK_GEOMETRY_INLINE bool packet_bounds(PacketRays& p) {
+  constexpr int L = Lanes::kLanes;
+  // Every ray shares the first one's direction signs.
+  for (int a = 0; a < 3; ++a) {
+    const bool neg = std::signbit(p.dir[a][0]);
+    p.near_row[a] = neg ? 3 + a : a;
+    p.far_row[a] = neg ? a : 3 + a;
+  }
+  // One origin (the same bits), and the rays' bounds for the interval
+  // test (packet_maybe_slots), over every lane.
+  std::uint32_t same = ~0u, finite = ~0u;
+  const auto largest = Lanes::set1(std::numeric_limits<float>::max());
+  const auto zero = Lanes::set1(0.0f);
+  for (int a = 0; a < 3; ++a) {
+    const auto o0 = Lanes::set1(p.org[a][0]);
+    auto lo = Lanes::load(p.inv[a]), hi = lo;
+    for (int g = 0; g < kPacketRays / L; ++g) {
+      const auto inv = Lanes::load(p.inv[a] + L * g);
+      same &= Lanes::same_bits(Lanes::load(p.org[a] + L * g), o0);
+      // |inv| <= largest: not an infinity (a zero direction component).
+      finite &= Lanes::le(Lanes::max(inv, Lanes::sub(zero, inv)), largest);
+      lo = Lanes::min(lo, inv);
+      hi = Lanes::max(hi, inv);
+    }
+    p.inv_lo[a] = Lanes::lowest(lo);
+    p.inv_hi[a] = Lanes::highest(hi);
+  }
+  auto t_lo = Lanes::load(p.tmin), t_hi = Lanes::load(p.tmax);
+  for (int g = 1; g < kPacketRays / L; ++g) {
+    t_lo = Lanes::min(t_lo, Lanes::load(p.tmin + L * g));
+    t_hi = Lanes::max(t_hi, Lanes::load(p.tmax + L * g));
+  }
+  p.t_lo = Lanes::lowest(t_lo);
+  p.t_hi = Lanes::highest(t_hi);
+  constexpr std::uint32_t kLaneBits = L == 32 ? ~0u : (1u << L) - 1u;
+  const bool one_origin = (same & kLaneBits) == kLaneBits;
+  p.cull = one_origin && (finite & kLaneBits) == kLaneBits;
+  return one_origin;
+}
+
 // The planes a packet's rays meet in one node: per axis, each slot's near
 // and far bound, less the packet's origin when it has one (the same value
 // as lane by lane), in rows of W slots.
@@ -449,18 +494,17 @@ RAYPICK_GEOMETRY_INLINE std::uint32_t packet_slot(const PacketPlanes<kOneOrigin,
   return m & live;
 }
 
-// One coherent packet of n <= kPacketRays rays (p filled, lanes from n on
-// never live) through the tree: traverse_packets()'s contract, each leaf
-// entry offered once to the packet's rays that reach it, as
-// leaf(entry, mask, p) with `mask` those rays, which may lower their p.tmax.
+// One coherent packet's rays `all` (p filled; the other lanes never live)
+// through the tree: traverse_packets()'s contract, each leaf entry offered
+// once to the packet's rays that reach it, as leaf(entry, mask, p) with
+// `mask` those rays, which may lower their p.tmax.
 template <class Lanes, bool kOneOrigin, int W, class Leaf>
 RAYPICK_GEOMETRY_INLINE void walk_packet(std::span<const WideNodeOf<W>> nodes, PacketRays& p,
-                                         std::size_t n, PacketEntry* stack, Leaf& leaf) {
+                                         std::uint32_t all, PacketEntry* stack, Leaf& leaf) {
   constexpr int L = Lanes::kLanes;
   constexpr int kGroups = kPacketRays / L;
   static_assert(kPacketRays % L == 0 && kPacketRays <= 32, "packet masks are 32-bit");
   alignas(64) float slot_tn[W][kPacketRays];
-  const std::uint32_t all = n == 32 ? 0xFFFFFFFFu : (1u << n) - 1u;
   int top = 0;
   std::uint32_t cur_index = 0, cur_count = 0, cur_mask = all;
   for (;;) {
@@ -644,7 +688,6 @@ void WideBvhOf<W>::packets(std::span<const Ray> rays, PacketLeaf& packet_leaf,
   const glm::vec3 size = root.max - root.min;
   const float extent = std::max(size.x, std::max(size.y, size.z));
   PacketRays p;
-  constexpr int L = Lanes::kLanes;
   for (std::size_t base = 0; base < rays.size(); base += kPacket) {
     const std::size_t n = std::min<std::size_t>(kPacket, rays.size() - base);
     if (n == 1) {
@@ -660,50 +703,15 @@ void WideBvhOf<W>::packets(std::span<const Ray> rays, PacketLeaf& packet_leaf,
       continue;
     }
     lanes_inverse<Lanes>(p);
-    // Every ray shares the first one's direction signs.
-    for (int a = 0; a < 3; ++a) {
-      const bool neg = std::signbit(p.dir[a][0]);
-      p.near_row[a] = neg ? 3 + a : a;
-      p.far_row[a] = neg ? a : 3 + a;
-    }
-    // One origin (the same bits), and the rays' bounds for the interval
-    // test (packet_maybe_slots), over every lane: the lanes past n are
-    // copies of ray 0.
-    std::uint32_t same = ~0u, finite = ~0u;
-    const auto largest = Lanes::set1(std::numeric_limits<float>::max());
-    const auto zero = Lanes::set1(0.0f);
-    for (int a = 0; a < 3; ++a) {
-      const auto o0 = Lanes::set1(p.org[a][0]);
-      auto lo = Lanes::load(p.inv[a]), hi = lo;
-      for (int g = 0; g < kPacketRays / L; ++g) {
-        const auto inv = Lanes::load(p.inv[a] + L * g);
-        same &= Lanes::same_bits(Lanes::load(p.org[a] + L * g), o0);
-        // |inv| <= largest: not an infinity (a zero direction component).
-        finite &= Lanes::le(Lanes::max(inv, Lanes::sub(zero, inv)), largest);
-        lo = Lanes::min(lo, inv);
-        hi = Lanes::max(hi, inv);
-      }
-      p.inv_lo[a] = Lanes::lowest(lo);
-      p.inv_hi[a] = Lanes::highest(hi);
-    }
-    auto t_lo = Lanes::load(p.tmin), t_hi = Lanes::load(p.tmax);
-    for (int g = 1; g < kPacketRays / L; ++g) {
-      t_lo = Lanes::min(t_lo, Lanes::load(p.tmin + L * g));
-      t_hi = Lanes::max(t_hi, Lanes::load(p.tmax + L * g));
-    }
-    p.t_lo = Lanes::lowest(t_lo);
-    p.t_hi = Lanes::highest(t_hi);
-    constexpr std::uint32_t kLaneBits = L == 32 ? ~0u : (1u << L) - 1u;
-    const bool one_origin = (same & kLaneBits) == kLaneBits;
-    p.cull = one_origin && (finite & kLaneBits) == kLaneBits;
+    const bool one_origin = packet_bounds<Lanes>(p);
     auto offer = [&](std::uint32_t entry, std::uint32_t mask, PacketRays& rays_in) {
       packet_leaf(base, entry, mask, rays_in);
     };
     const std::span<const Node> nodes(nodes_);
     if (one_origin) {
-      walk_packet<Lanes, true>(nodes, p, n, stack, offer);
+      walk_packet<Lanes, true>(nodes, p, live, stack, offer);
     } else {
-      walk_packet<Lanes, false>(nodes, p, n, stack, offer);
+      walk_packet<Lanes, false>(nodes, p, live, stack, offer);
     }
   }
 }
