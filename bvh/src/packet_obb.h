@@ -26,10 +26,12 @@ namespace raypick::wide_detail {
 // right; RayInv's 1 / dir, tmax clamped to the largest float; slab_entry's
 // near and far planes by the local direction's sign, `t0 > tnear ? t0 :
 // tnear` (MAXPS) and `t1 < tfar ? t1 : tfar` (MINPS), then tnear <= tfar.
+// With `reach`, each ray's tmax is first taken to mesh_walk_reach(tmax)
+// (t + |t| * 2^-17, the same operations): the bound of a mesh tree's walk.
 template <class Lanes>
 RAYPICK_GEOMETRY_INLINE std::uint32_t packet_obb_entries(const LocalFrame& f, const Aabb& box,
                                                          const PacketRays& p, std::uint32_t mask,
-                                                         float* t_out) {
+                                                         float* t_out, bool reach) {
   using V = typename Lanes::V;
   constexpr int L = Lanes::kLanes;
   const glm::mat3& m = f.linear;
@@ -42,8 +44,13 @@ RAYPICK_GEOMETRY_INLINE std::uint32_t packet_obb_entries(const LocalFrame& f, co
       d[a] = Lanes::load(p.dir[a] + L * g);
     }
     V t_near = Lanes::load(p.tmin + L * g);
-    V t_far = Lanes::min(Lanes::load(p.tmax + L * g),
-                         Lanes::set1(std::numeric_limits<float>::max()));
+    V t_far = Lanes::load(p.tmax + L * g);
+    if (reach) {
+      // mesh_walk_reach(): t + |t| * 2^-17 (|t| as max(t, 0 - t)).
+      t_far = Lanes::add(t_far, Lanes::mul(Lanes::max(t_far, Lanes::sub(Lanes::set1(0.0f), t_far)),
+                                           Lanes::set1(0x1p-17f)));
+    }
+    t_far = Lanes::min(t_far, Lanes::set1(std::numeric_limits<float>::max()));
     for (int r = 0; r < 3; ++r) {
       const V m0 = Lanes::set1(m[0][r]), m1 = Lanes::set1(m[1][r]), m2 = Lanes::set1(m[2][r]);
       const V o = Lanes::add(Lanes::add(Lanes::mul(m0, v[0]), Lanes::mul(m1, v[1])),
@@ -67,16 +74,16 @@ RAYPICK_GEOMETRY_INLINE std::uint32_t packet_obb_entries(const LocalFrame& f, co
 // has them, RAYPICK_PACKET_AVX), each a function of its own target.
 inline std::uint32_t packet_obb_entries_sse(const LocalFrame& f, const Aabb& box,
                                             const PacketRays& p, std::uint32_t mask,
-                                            float* t_out) {
-  return packet_obb_entries<LanesSse>(f, box, p, mask, t_out);
+                                            float* t_out, bool reach) {
+  return packet_obb_entries<LanesSse>(f, box, p, mask, t_out, reach);
 }
 #if RAYPICK_PACKET_AVX
 RAYPICK_TARGET_AVX2 inline std::uint32_t packet_obb_entries_avx2(const LocalFrame& f,
                                                                  const Aabb& box,
                                                                  const PacketRays& p,
                                                                  std::uint32_t mask,
-                                                                 float* t_out) {
-  return packet_obb_entries<LanesAvx2>(f, box, p, mask, t_out);
+                                                                 float* t_out, bool reach) {
+  return packet_obb_entries<LanesAvx2>(f, box, p, mask, t_out, reach);
 }
 #endif
 #if RAYPICK_PACKET_AVX
@@ -84,19 +91,20 @@ RAYPICK_TARGET_AVX512 inline std::uint32_t packet_obb_entries_avx512(const Local
                                                                      const Aabb& box,
                                                                      const PacketRays& p,
                                                                      std::uint32_t mask,
-                                                                     float* t_out) {
-  return packet_obb_entries<LanesAvx512>(f, box, p, mask, t_out);
+                                                                     float* t_out, bool reach) {
+  return packet_obb_entries<LanesAvx512>(f, box, p, mask, t_out, reach);
 }
 #endif
 inline std::uint32_t packet_obb_entries(int lanes, const LocalFrame& f, const Aabb& box,
-                                        const PacketRays& p, std::uint32_t mask, float* t_out) {
+                                        const PacketRays& p, std::uint32_t mask, float* t_out,
+                                        bool reach = false) {
 #if RAYPICK_PACKET_AVX
-  if (lanes == 16) return packet_obb_entries_avx512(f, box, p, mask, t_out);
-  if (lanes == 8) return packet_obb_entries_avx2(f, box, p, mask, t_out);
+  if (lanes == 16) return packet_obb_entries_avx512(f, box, p, mask, t_out, reach);
+  if (lanes == 8) return packet_obb_entries_avx2(f, box, p, mask, t_out, reach);
 #else
   (void)lanes;
 #endif
-  return packet_obb_entries_sse(f, box, p, mask, t_out);
+  return packet_obb_entries_sse(f, box, p, mask, t_out, reach);
 }
 #endif
 

@@ -364,6 +364,23 @@ void PickerCore::batch_part(const Tree& top, std::span<const R> part, Hit* hits,
         }
         return;
       }
+      // mesh mode, the same conditions: first the rays that can meet the
+      // object's tree at all, in one SIMD test, against the tree's box
+      // (its root's slots' union, padding included) with the walk's tmax
+      // (mesh_walk_reach). A ray it rejects meets no box of the tree
+      // under mesh_hit()'s walk: the same carried ray (carry()'s
+      // arithmetic), the same tmin and tmax, the same slab steps (NaN
+      // ignored alike), and each slot's planes lie within the box's, so
+      // its interval within the box's (x -> fl(fl(x - o) * inv) is
+      // monotone). The rays it keeps walk the tree one at a time (a packet
+      // walk of the mesh trees lost: "What was tried").
+      if (std::is_same_v<R, Ray> && options.mode == PickMode::kMesh &&
+          leaf.mesh != kInvalidId && (low_.empty() || low_[leaf.object] == glm::vec3{0.0f})) {
+        if (!accepts(leaf, options)) return;
+        alignas(64) float t[wide_detail::kPacketRays];
+        mask = wide_detail::packet_obb_entries(lanes, leaf.frame, meshes_[leaf.mesh].bvh.bounds(),
+                                               p, mask, t, /*reach=*/true);
+      }
       for (; mask != 0; mask &= mask - 1) {
         const int k = std::countr_zero(mask);
         closest_leaf(entry, part[base + k], options, p.tmax[k], hits[base + k]);

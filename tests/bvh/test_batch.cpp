@@ -378,6 +378,34 @@ TEST_CASE("camera batches from inside the scene with tmin and tmax set equal sin
   }
 }
 
+TEST_CASE("mesh-mode camera batches with tmax at each ray's own hit, or an ulp short of it, equal single queries") {
+  // The batch's packets test a leaf's object first against its mesh tree's
+  // box with the walk's tmax (mesh_walk_reach); a ray whose tmax is its own
+  // hit's t (a triangle's t can round a few ulps below its box's entry) or
+  // just short of it must find what the single query finds.
+  const Scene scene = layered_mesh_scene(1500, 83);
+  const Aabb box = translations_box(scene);
+  const glm::vec3 center = 0.5f * (box.min + box.max);
+  const glm::vec3 eye = center + glm::vec3{0.6f, 0.5f, 1.0f} * (box.max - box.min);
+  std::vector<Ray> rays = camera_rays(eye, center, 128, 96);
+  const Picker plain(scene);
+  std::size_t at_hit = 0;
+  for (std::size_t i = 0; i < rays.size(); ++i) {
+    const Hit h = plain.intersect(rays[i], QueryOptions{PickMode::kMesh});
+    if (!h.hit()) continue;
+    const bool short_of_it = i % 3 == 2;
+    rays[i].tmax = short_of_it ? std::nextafter(h.t, 0.0f) : h.t;
+    at_hit += short_of_it ? 0 : 1;
+  }
+  CHECK(at_hit > rays.size() / 4);
+  for (const Picker& picker : both_batch_paths(scene)) {
+    const std::size_t hits =
+        require_batch_equals_single<Ray>(picker, rays, QueryOptions{PickMode::kMesh});
+    // Every ray whose tmax is its hit's t still hits.
+    CHECK(hits >= at_hit);
+  }
+}
+
 TEST_CASE("coherent batches of axis-parallel rays with zero direction components of both signs equal single queries") {
   const Scene scene = tools::make_boxes_scene(1500, 83);
   const Aabb box = translations_box(scene);
