@@ -255,7 +255,7 @@ class WideBvhOf {
                             PrefetchLeaf&& prefetch_leaf) const;
 
   // Rays per packet in traverse_packets().
-  static constexpr int kPacket = 16;
+  static constexpr int kPacket = 32;
 
   // traverse() for many rays, kPacket consecutive rays at a time walking
   // the tree together when they are coherent (see packet_coherent()): one

@@ -171,10 +171,15 @@ struct LanesAvx512 {
 #endif
 
 #if RAYPICK_WIDE_SSE
+// The mask of a packet's first n lanes (n <= 32).
+constexpr std::uint32_t lanes_below(std::size_t n) {
+  return n >= 32 ? ~0u : (1u << n) - 1u;
+}
+
 // A packet's rays, structure of arrays (kPacketRays lanes, 64-byte
 // aligned for every policy's loads), and the rows of the near and far
 // planes they share (same direction signs).
-inline constexpr int kPacketRays = 16;
+inline constexpr int kPacketRays = 32;
 struct PacketRays {
   alignas(64) float org[3][kPacketRays];
   alignas(64) float dir[3][kPacketRays];
@@ -254,7 +259,7 @@ RAYPICK_GEOMETRY_INLINE bool lanes_coherent(const PacketRays& p, std::size_t n, 
     }
     ok |= m << (L * g);
   }
-  const std::uint32_t live = n == 32 ? 0xFFFFFFFFu : (1u << n) - 1u;
+  const std::uint32_t live = lanes_below(n);
   return (ok & live) == live;
 }
 
@@ -666,7 +671,7 @@ bool WideBvhOf<W>::packet_coherent(std::span<const Ray> rays, float extent) {
   using Lanes = wide_detail::LanesSse;
   wide_detail::PacketRays p;
   wide_detail::load_packet<Lanes>(rays.data(), rays.size(), p);
-  const std::uint32_t live = (1u << rays.size()) - 1u;
+  const std::uint32_t live = wide_detail::lanes_below(rays.size());
   return (wide_detail::lanes_valid<Lanes>(p) & live) == live &&
          wide_detail::lanes_coherent<Lanes>(p, rays.size(), extent);
 #else
@@ -697,7 +702,7 @@ void WideBvhOf<W>::packets(std::span<const Ray> rays, PacketLeaf& packet_leaf,
     // A group with a ray that is not is_valid() walks ray by ray: the
     // caller answers that ray as a miss.
     load_packet<Lanes>(rays.data() + base, n, p);
-    const std::uint32_t live = (1u << n) - 1u;
+    const std::uint32_t live = lanes_below(n);
     if ((lanes_valid<Lanes>(p) & live) != live || !lanes_coherent<Lanes>(p, n, extent)) {
       diverged(base, n);
       continue;

@@ -140,7 +140,7 @@ std::vector<Picker> both_batch_paths(const Scene& scene, PickMode mode = PickMod
 // plane. Of the other two axes, the rays go along the one after (direction
 // `sign`, from `along`) and drift slowly on the other (origin `across` +
 // `spread` k, direction sign * (`dir_across` + `dir_step` k), k = 0..7):
-// coherent packets of 16, of one origin when `spread` is 0.
+// coherent packets, of one origin when `spread` is 0.
 std::vector<Ray> in_plane_rays(float plane, float across, float along, float dir_across,
                                float dir_step, float sign = 1.0f, float spread = 0.01f) {
   std::vector<Ray> rays;
@@ -225,9 +225,9 @@ TEST_CASE("camera batches equal single queries in obb and mesh mode, with masks 
   const Aabb box = translations_box(scene);
   const glm::vec3 center = 0.5f * (box.min + box.max);
   const glm::vec3 eye = center + glm::vec3{0.3f, 0.4f, 1.2f} * (box.max - box.min);
-  // 157 columns: packets of 16 straddle rows, and the last one is partial.
+  // 157 columns: packets straddle rows, and the last one is partial.
   std::vector<Ray> rays = camera_rays(eye, center, 157, 45);
-  CHECK(coherent_groups(rays, scene) > rays.size() / 20);
+  CHECK(coherent_groups(rays, scene) > rays.size() / WideBvh::kPacket / 2);
   // Bad rays inside packets that would otherwise be coherent, each a miss
   // in its place: the packet's own check (not NaN) must catch them.
   const float inf = std::numeric_limits<float>::infinity();
@@ -361,11 +361,13 @@ TEST_CASE("camera batches from inside the scene with tmin and tmax set equal sin
   std::vector<Ray> rays = camera_rays(center, center + glm::vec3{1.0f, 0.2f, 0.1f}, 160, 40, 1.0f);
   const std::vector<Ray> back = camera_rays(center + glm::vec3{0.5f}, center - glm::vec3{3.0f}, 96, 32, 0.5f);
   rays.insert(rays.end(), back.begin(), back.end());
-  CHECK(coherent_groups(rays, scene) > rays.size() / 20);
+  // A wide view at few pixels: a packet's rays span more of it (a fifth
+  // of the groups and more walk as packets).
+  CHECK(coherent_groups(rays, scene) > rays.size() / WideBvh::kPacket / 5);
   for (std::size_t i = 0; i < rays.size(); ++i) {
     // Whole packets and single rays within packets with their own ranges.
-    if ((i / 16) % 3 == 1) rays[i].tmin = 2.0f;
-    if ((i / 16) % 5 == 2) rays[i].tmax = 6.0f;
+    if ((i / WideBvh::kPacket) % 3 == 1) rays[i].tmin = 2.0f;
+    if ((i / WideBvh::kPacket) % 5 == 2) rays[i].tmax = 6.0f;
     if (i % 11 == 4 && rays[i].tmin < 1.5f) rays[i].tmax = 1.5f;
     if (i % 13 == 6) rays[i].tmin = 0.75f;
   }
@@ -414,12 +416,13 @@ TEST_CASE("coherent batches of axis-parallel rays with zero direction components
   std::uniform_real_distribution<float> u(0.0f, 1.0f);
   std::vector<Ray> rays;
   for (int bundle = 0; bundle < 120; ++bundle) {
-    // 16 rays from one origin (or origins a hair apart), along +z or -z,
-    // with x and y components that are zeros of either sign or tiny.
+    // A packet's rays from one origin (or origins a hair apart), along +z
+    // or -z, with x and y components that are zeros of either sign or
+    // tiny.
     const glm::vec3 org = box.min + glm::vec3{u(rng), u(rng), bundle % 2 ? -0.1f : 1.1f} * size;
     const float dz = bundle % 2 ? 1.0f : -1.0f;
     const bool shared_origin = bundle % 3 != 0;
-    for (int k = 0; k < 16; ++k) {
+    for (int k = 0; k < WideBvh::kPacket; ++k) {
       Ray r;
       r.org = shared_origin ? org : org + glm::vec3{1e-3f * float(k), 0.0f, 0.0f};
       const float zx = (k & 1) ? -0.0f : 0.0f;
@@ -436,12 +439,12 @@ TEST_CASE("coherent batches of axis-parallel rays with zero direction components
     }
   }
   // Bundles whose zeros all have one sign, so that they run as packets.
-  for (Ray r : std::vector<Ray>(rays.begin(), rays.begin() + 16 * 40)) {
+  for (Ray r : std::vector<Ray>(rays.begin(), rays.begin() + WideBvh::kPacket * 40)) {
     r.dir.x = std::abs(r.dir.x);
     r.dir.y = std::abs(r.dir.y);
     rays.push_back(r);
   }
-  CHECK(coherent_groups(std::span<const Ray>(rays).last(16 * 40), scene) > 30);
+  CHECK(coherent_groups(std::span<const Ray>(rays).last(WideBvh::kPacket * 40), scene) > 30);
   for (const Picker& picker : both_batch_paths(scene, PickMode::kObb)) {
     const std::size_t hits = require_batch_equals_single<Ray>(picker, rays, QueryOptions{PickMode::kObb});
     CHECK(hits > rays.size() / 10);
@@ -450,13 +453,13 @@ TEST_CASE("coherent batches of axis-parallel rays with zero direction components
 
 TEST_CASE("batches mixing coherent bundles and random rays, of every size, equal single queries") {
   const Scene scene = tools::make_mesh_scene(1200, 85);
-  // Runs of 50 camera rays and 50 random ones: packets of 16 that are
-  // coherent, incoherent and half and half.
+  // Runs of 50 camera rays and 50 random ones: packets that are
+  // coherent, incoherent and part and part.
   const std::vector<Ray> rays = mixed_rays(scene, 200, 30, 50, 86);
   // Interleaved (bytes 0), a task's coherent packets and its other rays are
   // gathered apart.
   for (const Picker& picker : both_batch_paths(scene)) {
-    for (const std::size_t n : {1u, 2u, 15u, 16u, 17u, 33u, 1024u, 1025u, 2000u}) {
+    for (const std::size_t n : {1u, 2u, 15u, 16u, 17u, 31u, 32u, 33u, 1024u, 1025u, 2000u}) {
       CAPTURE(n);
       const std::span<const Ray> part = std::span<const Ray>(rays).first(n);
       for (PickMode mode : {PickMode::kObb, PickMode::kMesh}) {
