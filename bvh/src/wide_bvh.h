@@ -258,7 +258,8 @@ class WideBvhOf {
   static constexpr int kPacket = 32;
 
   // traverse() for many rays, kPacket consecutive rays at a time walking
-  // the tree together when they are coherent (see packet_coherent()): one
+  // the tree together when they are coherent (see packet_coherent()), or
+  // the first kPacket / 2 of them when only those are: one
   // stack of (node, rays still in it), each node fetched once per packet
   // and its used slots tested against the packet's rays, packet_lanes()
   // rays per SIMD operation, with each ray's own arithmetic of test_node()
@@ -269,8 +270,8 @@ class WideBvhOf {
   // still reach it (tnear <= their tmax). Each ray is offered every leaf
   // slot that traverse() could offer it with the same or a larger tmax, in
   // another order: the caller's callback must not depend on the order (a
-  // closest hit under a total tie order does not). Groups that are not
-  // coherent run traverse() ray by ray. Calls
+  // closest hit under a total tie order does not). Rays that cannot walk
+  // in a packet run traverse() one by one. Calls
   //   void leaf(std::size_t ray, std::uint32_t entry, float& tmax)
   // with `ray` an index into `rays`; the leaf cannot stop the traversal.
   template <class Leaf>
@@ -284,16 +285,16 @@ class WideBvhOf {
   template <class Leaf, class PacketLeaf>
   void traverse_packets(std::span<const Ray> rays, Leaf&& leaf, PacketLeaf&& packet_leaf) const;
   // The same, the groups that cannot walk as a packet (a last group of one
-  // ray, or rays not coherent) left to the caller, as
+  // ray, rays not coherent or not all is_valid()) left to the caller, as
   //   void diverged(std::size_t base, std::size_t n)
   // for the rays base .. base + n - 1 (a batch gathers them to walk
-  // interleaved). Each group's coherence is tested once, here. `stack`:
+  // interleaved). The groups' coherence is tested here. `stack`:
   // the walk's room, one per thread, reused from call to call.
   template <class PacketLeaf, class Diverged>
   void traverse_coherent(std::span<const Ray> rays, PacketLeaf&& packet_leaf,
                          Diverged&& diverged, const wide_detail::PacketStack<W>& stack) const;
   // Rays per SIMD operation in traverse_packets(): 4
-  // (SSE, the default), 8 (AVX2) or 16 (AVX-512, the whole packet); a
+  // (SSE, the default), 8 (AVX2) or 16 (AVX-512, half the packet); a
   // width the CPU lacks falls back to the next narrower (to 4 in a Clang
   // build: see RAYPICK_PACKET_AVX). Set once by the
   // tree's owner, never while queries run. The same leaves and tmax per

@@ -216,14 +216,15 @@ class PacketStack {
   std::unique_ptr<PacketEntry[]> entries_;
 };
 
-// Whether a packet's rays already in p (lanes from n on ignored) walk as
-// one (WideBvhOf::packet_coherent() says when), kLanes rays per operation.
+// A bit per lane of a packet already in p: that ray may walk in one packet
+// with ray 0 (WideBvhOf::packet_coherent() says when; ray 0's own bit is
+// set unless it has NaN), kLanes rays per operation.
 // The same arithmetic in every policy, in the same order, so the same
 // answer at every width. No early exit and no division or root: this runs
 // on every group of a batch (it took a tenth of a crowd-300 camera batch
 // with unit directions computed per ray). NaN fails every comparison.
 template <class Lanes>
-RAYPICK_GEOMETRY_INLINE bool lanes_coherent(const PacketRays& p, std::size_t n, float extent) {
+RAYPICK_GEOMETRY_INLINE std::uint32_t lanes_coherent(const PacketRays& p, float extent) {
   constexpr int L = Lanes::kLanes;
   using V = typename Lanes::V;
   const float origin_limit = extent * (1.0f / 64.0f);
@@ -259,8 +260,7 @@ RAYPICK_GEOMETRY_INLINE bool lanes_coherent(const PacketRays& p, std::size_t n, 
     }
     ok |= m << (L * g);
   }
-  const std::uint32_t live = lanes_below(n);
-  return (ok & live) == live;
+  return ok;
 }
 
 // The rays rays[0 .. n - 1] (1 <= n <= kPacketRays) into p as structure of
@@ -673,7 +673,7 @@ bool WideBvhOf<W>::packet_coherent(std::span<const Ray> rays, float extent) {
   wide_detail::load_packet<Lanes>(rays.data(), rays.size(), p);
   const std::uint32_t live = wide_detail::lanes_below(rays.size());
   return (wide_detail::lanes_valid<Lanes>(p) & live) == live &&
-         wide_detail::lanes_coherent<Lanes>(p, rays.size(), extent);
+         (wide_detail::lanes_coherent<Lanes>(p, extent) & live) == live;
 #else
   (void)rays;
   (void)extent;
@@ -693,8 +693,8 @@ void WideBvhOf<W>::packets(std::span<const Ray> rays, PacketLeaf& packet_leaf,
   const glm::vec3 size = root.max - root.min;
   const float extent = std::max(size.x, std::max(size.y, size.z));
   PacketRays p;
-  for (std::size_t base = 0; base < rays.size(); base += kPacket) {
-    const std::size_t n = std::min<std::size_t>(kPacket, rays.size() - base);
+  for (std::size_t base = 0, n = 0; base < rays.size(); base += n) {
+    n = std::min<std::size_t>(kPacket, rays.size() - base);
     if (n == 1) {
       diverged(base, n);
       continue;
@@ -702,10 +702,27 @@ void WideBvhOf<W>::packets(std::span<const Ray> rays, PacketLeaf& packet_leaf,
     // A group with a ray that is not is_valid() walks ray by ray: the
     // caller answers that ray as a miss.
     load_packet<Lanes>(rays.data() + base, n, p);
-    const std::uint32_t live = lanes_below(n);
-    if ((lanes_valid<Lanes>(p) & live) != live || !lanes_coherent<Lanes>(p, n, extent)) {
-      diverged(base, n);
-      continue;
+    std::uint32_t live = lanes_below(n);
+    const std::uint32_t ok = lanes_valid<Lanes>(p) & lanes_coherent<Lanes>(p, extent) & live;
+    if (ok != live) {
+      // Not one packet. Where its first rays are coherent (a camera's row
+      // kPacket pixels wide spans more angle than a half), its first half
+      // walks alone, as a packet when that half is coherent, and the next
+      // group starts at its second half; otherwise (random rays: its
+      // first two differ) the whole group walks ray by ray.
+      constexpr std::size_t kHalf = kPacket / 2;
+      if (n <= kHalf || (ok & 3u) != 3u) {
+        diverged(base, n);
+        continue;
+      }
+      n = kHalf;
+      live = lanes_below(n);
+      if ((ok & live) != live) {
+        diverged(base, n);
+        continue;
+      }
+      // Again, so that the lanes from n on are copies of ray 0.
+      load_packet<Lanes>(rays.data() + base, n, p);
     }
     lanes_inverse<Lanes>(p);
     const bool one_origin = packet_bounds<Lanes>(p);

@@ -94,14 +94,17 @@ std::size_t require_batch_equals_single(const Picker& picker, std::span<const R>
   return require_equals_single(picker, rays, options, picker.intersect_batch(rays, options));
 }
 
-// How many of the rays' groups of WideBvh::kPacket run as packets.
-std::size_t coherent_groups(std::span<const Ray> rays, const Scene& scene) {
+// How many of the rays' groups of `size` (WideBvh::kPacket, or half of it:
+// a group that is not coherent walks its halves as packets when they are)
+// are coherent.
+std::size_t coherent_groups(std::span<const Ray> rays, const Scene& scene,
+                            std::size_t size = WideBvh::kPacket) {
   const Aabb box = translations_box(scene);
-  const glm::vec3 size = box.max - box.min;
-  const float extent = std::max(size.x, std::max(size.y, size.z));
+  const glm::vec3 extents = box.max - box.min;
+  const float extent = std::max(extents.x, std::max(extents.y, extents.z));
   std::size_t n = 0;
-  for (std::size_t i = 0; i + WideBvh::kPacket <= rays.size(); i += WideBvh::kPacket) {
-    n += WideBvh::packet_coherent(rays.subspan(i, WideBvh::kPacket), extent);
+  for (std::size_t i = 0; i + size <= rays.size(); i += size) {
+    n += WideBvh::packet_coherent(rays.subspan(i, size), extent);
   }
   return n;
 }
@@ -361,9 +364,12 @@ TEST_CASE("camera batches from inside the scene with tmin and tmax set equal sin
   std::vector<Ray> rays = camera_rays(center, center + glm::vec3{1.0f, 0.2f, 0.1f}, 160, 40, 1.0f);
   const std::vector<Ray> back = camera_rays(center + glm::vec3{0.5f}, center - glm::vec3{3.0f}, 96, 32, 0.5f);
   rays.insert(rays.end(), back.begin(), back.end());
-  // A wide view at few pixels: a packet's rays span more of it (a fifth
-  // of the groups and more walk as packets).
+  // A wide view at few pixels: a group of kPacket rays spans more of it
+  // than the coherence test allows in most rows, and the halves walk as
+  // packets.
   CHECK(coherent_groups(rays, scene) > rays.size() / WideBvh::kPacket / 5);
+  CHECK(coherent_groups(rays, scene) < rays.size() / WideBvh::kPacket / 2);
+  CHECK(coherent_groups(rays, scene, WideBvh::kPacket / 2) > rays.size() / WideBvh::kPacket);
   for (std::size_t i = 0; i < rays.size(); ++i) {
     // Whole packets and single rays within packets with their own ranges.
     if ((i / WideBvh::kPacket) % 3 == 1) rays[i].tmin = 2.0f;
