@@ -219,4 +219,13 @@ inline void prefetch(const void* p) {
 #endif
 }
 
+// A hint that the cache line at p will be written soon.
+inline void prefetch_for_write(const void* p) {
+#if defined(__GNUC__)
+  __builtin_prefetch(p, 1);
+#else
+  (void)p;
+#endif
+}
+
 }  // namespace raypick::compiler

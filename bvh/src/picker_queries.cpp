@@ -321,6 +321,17 @@ void PickerCore::batch_part(const Tree& top, std::span<const R> part, Hit* hits,
   // as they are (no pass over them first: that check cost more than a
   // packet's SIMD one); a RayD walks its origin rounded to float, a bad
   // one as a ray that reaches nothing (t in [0, -1]).
+  // The part's answers, made long before (the batch's vector, out of
+  // cache by now) and read by every leaf's comparison: fetched first, for
+  // writing (camera batches, one thread: boxes-10k +8 to +12%, crowd-300
+  // +7 to +11%).
+  {
+    const auto begin = reinterpret_cast<std::uintptr_t>(hits);
+    const auto end = reinterpret_cast<std::uintptr_t>(hits + part.size());
+    for (std::uintptr_t a = begin & ~std::uintptr_t{63}; a < end; a += 64) {
+      compiler::prefetch_for_write(reinterpret_cast<const void*>(a));
+    }
+  }
   std::vector<Ray> rounded;
   std::span<const Ray> node_rays;
   if constexpr (std::is_same_v<R, Ray>) {
