@@ -389,8 +389,16 @@ void PickerCore::batch_part(const Tree& top, std::span<const R> part, Hit* hits,
           leaf.mesh != kInvalidId && (low_.empty() || low_[leaf.object] == glm::vec3{0.0f})) {
         if (!accepts(leaf, options)) return;
         alignas(64) float t[wide_detail::kPacketRays];
-        mask = wide_detail::packet_obb_entries(lanes, leaf.frame, meshes_[leaf.mesh].bvh.bounds(),
-                                               p, mask, t, /*reach=*/true);
+        for (std::uint32_t near = wide_detail::packet_obb_entries(
+                 lanes, leaf.frame, meshes_[leaf.mesh].bvh.bounds(), p, mask, t,
+                 /*reach=*/true);
+             near != 0; near &= near - 1) {
+          // closest_leaf()'s steps, the leaf accepted once for them all.
+          const int k = std::countr_zero(near);
+          keep_if_closer(mesh_hit<false>(leaf, part[base + k], p.tmax[k]), p.tmax[k],
+                         hits[base + k]);
+        }
+        return;
       }
       for (; mask != 0; mask &= mask - 1) {
         const int k = std::countr_zero(mask);
