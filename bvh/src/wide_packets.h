@@ -123,7 +123,7 @@ struct LanesAvx2 {
 #endif
 #if RAYPICK_PACKET_AVX
 // Only in functions of the AVX-512 target (traverse_packets_avx512,
-// packet_obb_entries_avx512): a whole packet of 16 rays per operation.
+// packet_obb_entries_avx512): half a packet, 16 rays, per operation.
 struct LanesAvx512 {
   static constexpr int kLanes = 16;
   using V = __m512;
@@ -205,7 +205,7 @@ struct PacketEntry {
 
 // Room for one packet walk's stack on a tree of width W, made by the
 // caller once for many walks (WideBvhOf::traverse_coherent). On the heap:
-// kStackSizeOf<W> entries of 128 bytes could strain a small thread stack.
+// kStackSizeOf<W> entries of 192 bytes could strain a small thread stack.
 template <int W>
 class PacketStack {
  public:

@@ -354,10 +354,10 @@ class Picker {
   // intersect_batch() for the rays of an image: `width` rays per row, the
   // rows one after another (a Camera's pixels row by row; the last row may
   // be short). Result i is exactly intersect(rays[i], options). Knowing
-  // the rows, on a top level past batch_interleave_bytes it walks 4x4
-  // pixel tiles as packets, which share more of the tree's nodes than 16
-  // pixels of one row do (28–36% faster at a million boxes in a driver,
-  // docs/performance.md); a smaller tree, a width under 4 or rays that
+  // the rows, on a top level past batch_interleave_bytes it walks two 4x4
+  // pixel tiles at a time as packets, which share more of the tree's nodes
+  // than 32 pixels of one row do (28–36% faster at a million boxes in a
+  // driver, docs/performance.md); a smaller tree, a width under 4 or rays that
   // fill no more than one row run as intersect_batch().
   std::vector<Hit> intersect_image(std::span<const Ray> rays, std::size_t width,
                                    const QueryOptions& options = {}) const;
