@@ -239,10 +239,11 @@ void PickerCore::batch(const Tree& top, std::span<const R> rays, const QueryOpti
   tbb::parallel_for(tbb::blocked_range<std::size_t>(0, rays.size(), 1024),
                     [&](const tbb::blocked_range<std::size_t>& range) {
                       // A tree in cache: the range in parts of 64 rays, each
-                      // checked (is_valid) just before its walks, not 1,024
-                      // checked at once, which left the ray array's misses
-                      // to the check alone (crowd-300, 400,000 incoherent
-                      // rays, one thread: 13.0 -> 14.1 Mrays/s).
+                      // read just before its walks, not 1,024 checked at
+                      // once, which left the ray array's misses to the check
+                      // alone (crowd-300, 400,000 incoherent rays, one
+                      // thread: 13.0 -> 14.1 Mrays/s; the check is now the
+                      // packets' own, in SIMD).
                       const std::size_t chunk = interleave ? range.size() : 64;
                       const wide_detail::PacketStack<Tree::kWidth> stack;
                       for (std::size_t b = range.begin(); b < range.end(); b += chunk) {
@@ -320,7 +321,8 @@ void PickerCore::batch_part(const Tree& top, std::span<const R> part, Hit* hits,
   // ray (traverse_coherent), and the walks below skip it. Float rays walk
   // as they are (no pass over them first: that check cost more than a
   // packet's SIMD one); a RayD walks its origin rounded to float, a bad
-  // one as a ray that reaches nothing (t in [0, -1]).
+  // one stands as a ray that reaches nothing (t in [0, -1]), which is not
+  // is_valid either and so is skipped too.
   // The part's answers, made long before (the batch's vector, out of
   // cache by now) and read by every leaf's comparison: fetched first, for
   // writing (camera batches, one thread: boxes-10k +8 to +12%, crowd-300
@@ -387,6 +389,7 @@ void PickerCore::batch_part(const Tree& top, std::span<const R> part, Hit* hits,
       // walk of the mesh trees lost: "What was tried").
       if (std::is_same_v<R, Ray> && options.mode == PickMode::kMesh &&
           leaf.mesh != kInvalidId && (low_.empty() || low_[leaf.object] == glm::vec3{0.0f})) {
+        RAYPICK_ASSERT(meshes_[leaf.mesh].bvh_built, "mesh mode needs PickerConfig::mesh_mode");
         if (!accepts(leaf, options)) return;
         alignas(64) float t[wide_detail::kPacketRays];
         for (std::uint32_t near = wide_detail::packet_obb_entries(

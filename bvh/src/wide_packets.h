@@ -218,7 +218,7 @@ class PacketStack {
 
 // A bit per lane of a packet already in p: that ray may walk in one packet
 // with ray 0 (WideBvhOf::packet_coherent() says when; ray 0's own bit is
-// set unless it has NaN), kLanes rays per operation.
+// set unless it has NaN or an infinity), kLanes rays per operation.
 // The same arithmetic in every policy, in the same order, so the same
 // answer at every width. No early exit and no division or root: this runs
 // on every group of a batch (it took a tenth of a crowd-300 camera batch
@@ -334,8 +334,8 @@ RAYPICK_GEOMETRY_INLINE void lanes_inverse(PacketRays& p) {
     for (int a = 0; a < 3; ++a) {
       Lanes::store(p.inv[a] + L * g, Lanes::div(one, Lanes::load(p.dir[a] + L * g)));
     }
-    // tmax < largest ? tmax : largest; tmax is never NaN here (a valid ray's
-    // or the stand-in of an invalid one).
+    // tmax < largest ? tmax : largest; tmax is never NaN here (the packet's
+    // rays are valid).
     Lanes::store(p.tmax + L * g, Lanes::min(Lanes::load(p.tmax + L * g), largest));
   }
 }

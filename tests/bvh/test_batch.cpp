@@ -113,7 +113,7 @@ std::size_t coherent_groups(std::span<const Ray> rays, const Scene& scene,
 // one at a time) and as for a large one (packets and interleaved rays),
 // each on every instruction set: packets of 4, 8 and 16 rays per
 // operation, and the 16-wide tree, where the CPU has them; and the 8-wide
-// tree with packets of 16 rays (kAvx512, top_width 8). A picker without
+// tree with 16 rays per operation (kAvx512, top_width 8). A picker without
 // mesh trees answers obb queries only.
 std::vector<Picker> both_batch_paths(const Scene& scene, PickMode mode = PickMode::kMesh) {
   std::vector<Picker> pickers;
@@ -233,6 +233,7 @@ TEST_CASE("camera batches equal single queries in obb and mesh mode, with masks 
   CHECK(coherent_groups(rays, scene) > rays.size() / WideBvh::kPacket / 2);
   // Bad rays inside packets that would otherwise be coherent, each a miss
   // in its place: the packet's own check (not NaN) must catch them.
+  const std::vector<Ray> good = rays;
   const float inf = std::numeric_limits<float>::infinity();
   rays[3].tmin = 5.0f;
   rays[3].tmax = 1.0f;
@@ -254,7 +255,14 @@ TEST_CASE("camera batches equal single queries in obb and mesh mode, with masks 
     }
   }
   REQUIRE(bad.size() == 12);
-  for (const std::size_t i : bad) REQUIRE_FALSE(is_valid(rays[i]));
+  std::size_t in_packets = 0;
+  for (const std::size_t i : bad) {
+    REQUIRE_FALSE(is_valid(rays[i]));
+    // The half group around it walks as a packet with the ray made good.
+    const std::size_t half = WideBvh::kPacket / 2, first = i / half * half;
+    in_packets += coherent_groups(std::span<const Ray>(good).subspan(first, half), scene, half);
+  }
+  CHECK(in_packets >= 10);
   std::vector<RayD> rays_d;
   for (const Ray& r : rays) rays_d.push_back(to_double(r));
   for (const Picker& picker : both_batch_paths(scene)) {
@@ -466,6 +474,26 @@ TEST_CASE("batches mixing coherent bundles and random rays, of every size, equal
   // gathered apart.
   for (const Picker& picker : both_batch_paths(scene)) {
     for (const std::size_t n : {1u, 2u, 15u, 16u, 17u, 31u, 32u, 33u, 1024u, 1025u, 2000u}) {
+      CAPTURE(n);
+      const std::span<const Ray> part = std::span<const Ray>(rays).first(n);
+      for (PickMode mode : {PickMode::kObb, PickMode::kMesh}) {
+        require_batch_equals_single<Ray>(picker, part, QueryOptions{mode});
+      }
+    }
+  }
+}
+
+TEST_CASE("batches of runs of 20 camera and 20 random rays (groups that walk their first half as a packet), of sizes ending in every part of a group, equal single queries") {
+  const Scene scene = tools::make_mesh_scene(1200, 87);
+  const std::vector<Ray> rays = mixed_rays(scene, 160, 20, 20, 88);
+  // A group of 32 from a run's start: 20 camera rays and 12 random ones, so
+  // its first 16 walk as a packet; the next group starts at the run's
+  // 17th ray.
+  const std::size_t half = WideBvh::kPacket / 2;
+  CHECK_FALSE(coherent_groups(std::span<const Ray>(rays).first(WideBvh::kPacket), scene));
+  CHECK(coherent_groups(std::span<const Ray>(rays).first(half), scene, half) == 1);
+  for (const Picker& picker : both_batch_paths(scene)) {
+    for (const std::size_t n : {17u, 20u, 25u, 31u, 36u, 40u, 52u, 57u, 63u, 97u, 100u, 2000u}) {
       CAPTURE(n);
       const std::span<const Ray> part = std::span<const Ray>(rays).first(n);
       for (PickMode mode : {PickMode::kObb, PickMode::kMesh}) {

@@ -88,7 +88,7 @@ struct PickerConfig {
   // Query time follows the SAH cost, so this bounds how much slower than a
   // fresh build queries may get.
   float rebuild_factor = 1.5f;
-  // intersect_batch() walks coherent groups of 16 consecutive rays as
+  // intersect_batch() walks coherent groups of 32 consecutive rays as
   // packets and runs the other rays 32 interleaved per task, prefetching
   // each one's next node, once the top level's nodes and leaf data take at
   // least this many bytes (about 75,000 objects in the bench's boxes
@@ -343,7 +343,7 @@ class Picker {
 
   // intersect() for every ray, on all cores (TBB); result i is exactly
   // intersect(rays[i], options). The filter is called from worker threads.
-  // Coherent groups of 16 consecutive rays (a camera's pixels in row order)
+  // Coherent groups of 32 consecutive rays (a camera's pixels in row order)
   // walk the tree as packets; on large scenes the other rays of each task
   // are traversed interleaved, which hides memory latency (see
   // PickerConfig::batch_interleave_bytes).
