@@ -12,6 +12,7 @@
 #include <tbb/parallel_for.h>
 
 #include <algorithm>
+#include <cmath>
 #include <bit>
 #include <functional>
 #include <optional>
@@ -80,6 +81,14 @@ Hit PickerCore::mesh_hit(const LeafObb& leaf, const R& ray, float tmax) const {
     r.tmax = mesh_walk_reach(tmax);
     return r;
   }();
+  // A direction (or origin) that overflows float in the object's frame (a
+  // huge world direction under an inverse scale above 1) has no float ray
+  // to walk: its inverse would be 0, every unused slot's infinite planes
+  // would give 0 * inf = NaN, which the slab test ignores, and the walk
+  // would follow them. That object is a miss (docs/precision.md).
+  for (int a = 0; a < 3; ++a) {
+    if (!std::isfinite(local.dir[a]) || !std::isfinite(local.org[a])) return best;
+  }
   // The triangle test's ray, made at the first leaf the ray reaches: many
   // rays that enter an object's box reach none (a crowd's figures fill a
   // small part of their boxes), and it costs three divisions.

@@ -303,3 +303,38 @@ TEST_CASE("two coincident instances of a mesh: every hit goes to the lower objec
   }
   CHECK(hits > 1000);
 }
+
+TEST_CASE("a direction that overflows float in the objects' frames is a miss in mesh mode, single, any-hit, all-hits and batch, with no read past a tree") {
+  // Objects scaled by 1/100: a world direction of length 3e38 is 3e40,
+  // infinite, in their frames. Before the rule, the mesh trees' walks
+  // followed their unused slots (0 * inf = NaN planes) past the nodes.
+  Scene scene = tools::make_mesh_scene(60, 91);
+  for (Object& o : scene.objects) o.matrix = glm::scale(o.matrix, glm::vec3{0.01f});
+  PickerConfig config;
+  config.mesh_mode = true;
+  const Picker picker(scene, config);
+  const Aabb box = picker.world_bounds();
+  std::vector<Ray> rays;
+  // Aimed at each object's box centre, from two corners of the scene.
+  std::size_t ordinary_hits = 0;
+  for (std::uint32_t id = 0; id < scene.objects.size(); ++id) {
+    const Aabb b = picker.world_box(id);
+    for (const glm::vec3& org : {box.min - glm::vec3{1.0f}, box.max + glm::vec3{1.0f}}) {
+      Ray r{org, glm::normalize(0.5f * (b.min + b.max) - org)};
+      ordinary_hits += picker.intersect(r, PickMode::kMesh).hit();
+      r.dir *= 3e38f;
+      REQUIRE(is_valid(r));
+      rays.push_back(r);
+    }
+  }
+  // The same rays at an ordinary length meet many of the objects.
+  CHECK(ordinary_hits > rays.size() / 4);
+  for (const Ray& r : rays) {
+    CHECK_FALSE(picker.intersect(r, PickMode::kMesh).hit());
+    CHECK_FALSE(picker.occluded(r, PickMode::kMesh));
+    CHECK(picker.intersect_all(r, QueryOptions{PickMode::kMesh}).empty());
+  }
+  for (const Hit& h : picker.intersect_batch(rays, QueryOptions{PickMode::kMesh})) {
+    CHECK_FALSE(h.hit());
+  }
+}
