@@ -219,6 +219,33 @@ inline void prefetch(const void* p) {
 #endif
 }
 
+// For the length of a scope, the CPU's default floating-point mode: round
+// to nearest, no flush-to-zero, no denormals-are-zero, exceptions masked
+// (MXCSR 0x1F80), as the queries assume (a direction near the float range
+// has a denormal inverse, which flush-to-zero makes 0, and 0 times an
+// unused slot's infinite planes is NaN). For the batches' TBB tasks: a
+// worker thread may carry another library's mode (Embree's tasks leave
+// flush-to-zero and denormals-are-zero on TBB's workers). The mode's
+// sticky exception flags are left out of the comparison.
+class DefaultFpMode {
+ public:
+#if RAYPICK_WIDE_SSE
+  DefaultFpMode() : saved_(_mm_getcsr()) {
+    if ((saved_ & ~kFlags) != kDefault) _mm_setcsr(kDefault);
+  }
+  ~DefaultFpMode() {
+    if ((saved_ & ~kFlags) != kDefault) _mm_setcsr(saved_);
+  }
+  DefaultFpMode(const DefaultFpMode&) = delete;
+  DefaultFpMode& operator=(const DefaultFpMode&) = delete;
+
+ private:
+  static constexpr unsigned kDefault = 0x1F80;
+  static constexpr unsigned kFlags = 0x3F;
+  unsigned saved_;
+#endif
+};
+
 // A hint that the cache line at p will be written soon.
 inline void prefetch_for_write(const void* p) {
 #if defined(__GNUC__)

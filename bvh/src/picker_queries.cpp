@@ -12,8 +12,8 @@
 #include <tbb/parallel_for.h>
 
 #include <algorithm>
-#include <cmath>
 #include <bit>
+#include <cmath>
 #include <functional>
 #include <optional>
 
@@ -247,6 +247,7 @@ void PickerCore::batch(const Tree& top, std::span<const R> rays, const QueryOpti
   const bool interleave = batch_interleaves(top);
   tbb::parallel_for(tbb::blocked_range<std::size_t>(0, rays.size(), 1024),
                     [&](const tbb::blocked_range<std::size_t>& range) {
+                      const compiler::DefaultFpMode fp_mode;
                       // A tree in cache: the range in parts of 64 rays, each
                       // read just before its walks, not 1,024 checked at
                       // once, which left the ray array's misses to the check
@@ -277,6 +278,7 @@ void PickerCore::image(const Tree& top, std::span<const R> rays, std::size_t wid
   tbb::parallel_for(
       tbb::blocked_range<std::size_t>(0, bands, grain),
       [&](const tbb::blocked_range<std::size_t>& range) {
+        const compiler::DefaultFpMode fp_mode;
         std::vector<R> local;
         std::vector<Hit> hits;
         const wide_detail::PacketStack<Tree::kWidth> stack;
@@ -358,9 +360,8 @@ void PickerCore::batch_part(const Tree& top, std::span<const R> part, Hit* hits,
   }
   // Coherent groups of consecutive rays (a camera's pixels along a
   // row) walk the tree as packets; the others go to `diverged`. A
-  // packet's rays meet an object's OBB in one SIMD test (float rays,
-  // obb mode, no low part: obb_entry's arithmetic lane by lane), else
-  // one ray at a time.
+  // packet's rays meet an object in one SIMD test where they can (below),
+  // else one ray at a time.
   // `diverged` is type-erased (a std::ref to the caller's lambda: no
   // allocation), so the packet walks are compiled once per batch_part()
   // instance (tree width and ray type), not once for each way a batch
@@ -370,45 +371,39 @@ void PickerCore::batch_part(const Tree& top, std::span<const R> part, Hit* hits,
     auto packet = [&](std::size_t base, std::uint32_t entry, std::uint32_t mask,
                       wide_detail::PacketRays& p) {
       const LeafObb& leaf = leaf_[entry];
-      if (std::is_same_v<R, Ray> && options.mode == PickMode::kObb &&
-          leaf.mesh != kInvalidId &&
+      // Float rays and an object without a low part: one SIMD test for all
+      // the packet's rays that reach the leaf. In obb mode it is the
+      // answer (obb_entry's arithmetic lane by lane). In mesh mode it keeps
+      // the rays that can meet the object's tree at all: the test against
+      // the tree's box (its root's slots' union, padding included) with
+      // the walk's tmax (mesh_walk_reach). A ray it rejects meets no box
+      // of the tree under mesh_hit()'s walk: the same carried ray
+      // (carry()'s arithmetic), the same tmin and tmax, the same slab
+      // steps (NaN ignored alike), and each slot's planes lie within the
+      // box's, so its interval within the box's (x -> fl(fl(x - o) * inv)
+      // is monotone). The rays it keeps walk the tree one at a time (a
+      // packet walk of the mesh trees lost: "What was tried").
+      if (std::is_same_v<R, Ray> && leaf.mesh != kInvalidId &&
           (low_.empty() || low_[leaf.object] == glm::vec3{0.0f})) {
+        const bool mesh_mode = options.mode == PickMode::kMesh;
+        const MeshAccel& mesh = meshes_[leaf.mesh];
+        RAYPICK_ASSERT(!mesh_mode || mesh.bvh_built, "mesh mode needs PickerConfig::mesh_mode");
+        // The leaf accepted (mask, filter) once for all its rays.
         if (!accepts(leaf, options)) return;
         alignas(64) float t[wide_detail::kPacketRays];
-        for (std::uint32_t hit = wide_detail::packet_obb_entries(
-                 lanes, leaf.frame, meshes_[leaf.mesh].bounds, p, mask, t);
-             hit != 0; hit &= hit - 1) {
-          const int k = std::countr_zero(hit);
+        for (std::uint32_t in = wide_detail::packet_obb_entries(
+                 lanes, leaf.frame, mesh_mode ? mesh.bvh.bounds() : mesh.bounds, p, mask, t,
+                 /*reach=*/mesh_mode);
+             in != 0; in &= in - 1) {
+          const int k = std::countr_zero(in);
           Hit h;
-          h.object = leaf.object;
-          h.t = t[k];
+          if (mesh_mode) {
+            h = mesh_hit<false>(leaf, part[base + k], p.tmax[k]);
+          } else {
+            h.object = leaf.object;
+            h.t = t[k];
+          }
           keep_if_closer(h, p.tmax[k], hits[base + k]);
-        }
-        return;
-      }
-      // mesh mode, the same conditions: first the rays that can meet the
-      // object's tree at all, in one SIMD test, against the tree's box
-      // (its root's slots' union, padding included) with the walk's tmax
-      // (mesh_walk_reach). A ray it rejects meets no box of the tree
-      // under mesh_hit()'s walk: the same carried ray (carry()'s
-      // arithmetic), the same tmin and tmax, the same slab steps (NaN
-      // ignored alike), and each slot's planes lie within the box's, so
-      // its interval within the box's (x -> fl(fl(x - o) * inv) is
-      // monotone). The rays it keeps walk the tree one at a time (a packet
-      // walk of the mesh trees lost: "What was tried").
-      if (std::is_same_v<R, Ray> && options.mode == PickMode::kMesh &&
-          leaf.mesh != kInvalidId && (low_.empty() || low_[leaf.object] == glm::vec3{0.0f})) {
-        RAYPICK_ASSERT(meshes_[leaf.mesh].bvh_built, "mesh mode needs PickerConfig::mesh_mode");
-        if (!accepts(leaf, options)) return;
-        alignas(64) float t[wide_detail::kPacketRays];
-        for (std::uint32_t near = wide_detail::packet_obb_entries(
-                 lanes, leaf.frame, meshes_[leaf.mesh].bvh.bounds(), p, mask, t,
-                 /*reach=*/true);
-             near != 0; near &= near - 1) {
-          // closest_leaf()'s steps, the leaf accepted once for them all.
-          const int k = std::countr_zero(near);
-          keep_if_closer(mesh_hit<false>(leaf, part[base + k], p.tmax[k]), p.tmax[k],
-                         hits[base + k]);
         }
         return;
       }

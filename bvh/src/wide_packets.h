@@ -235,7 +235,7 @@ RAYPICK_GEOMETRY_INLINE std::uint32_t lanes_coherent(const PacketRays& p, float 
   for (int a = 0; a < 3; ++a) {
     d0[a] = Lanes::set1(p.dir[a][0]);
     o0[a] = Lanes::set1(p.org[a][0]);
-    sign0[a] = std::signbit(p.dir[a][0]) ? (L == 32 ? ~0u : (1u << L) - 1u) : 0u;
+    sign0[a] = std::signbit(p.dir[a][0]) ? lanes_below(L) : 0u;
   }
   const V limit = Lanes::set1(origin_limit);
   const V scale = Lanes::set1(1.0f / 16.0f);
@@ -318,7 +318,7 @@ RAYPICK_GEOMETRY_INLINE std::uint32_t lanes_valid(const PacketRays& p) {
       m &= finite(o) & finite(d);
       zero_dir &= Lanes::le(d, zero) & Lanes::le(zero, d);
     }
-    ok |= (m & ~zero_dir & (L == 32 ? ~0u : (1u << L) - 1u)) << (L * g);
+    ok |= (m & ~zero_dir & lanes_below(L)) << (L * g);
   }
   return ok;
 }
@@ -379,7 +379,7 @@ RAYPICK_GEOMETRY_INLINE bool packet_bounds(PacketRays& p) {
   }
   p.t_lo = Lanes::lowest(t_lo);
   p.t_hi = Lanes::highest(t_hi);
-  constexpr std::uint32_t kLaneBits = L == 32 ? ~0u : (1u << L) - 1u;
+  constexpr std::uint32_t kLaneBits = lanes_below(L);
   const bool one_origin = (same & kLaneBits) == kLaneBits;
   p.cull = one_origin && (finite & kLaneBits) == kLaneBits;
   return one_origin;
