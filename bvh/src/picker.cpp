@@ -154,8 +154,8 @@ void PickerCore::set_matrix(std::uint32_t id, const glm::mat4& matrix, const glm
   }
   // The inverse, world box and leaf copy are recomputed at commit, where
   // many moves are taken in the tree's order.
-  if (moved_[o.prim] == 0) {
-    moved_[o.prim] = 1;
+  if (!o.moved) {
+    o.moved = true;
     dirty_.push_back(id);
   }
 }
@@ -408,63 +408,62 @@ void PickerCore::rebuild_entries(Tree& top, const LeafObb* leaves, std::size_t n
   ++rebuilds_;
 }
 
-Aabb PickerCore::update_entry(std::uint32_t e, std::uint32_t id) {
-  moved_[e] = 0;
-  return make_leaf(id, leaf_[e]);
+void PickerCore::remake_leaves(const std::uint32_t* es, std::size_t n, Aabb* const* out,
+                               int lanes) {
+  // leaf_batch.h: make_leaf()'s frames and boxes, bit for bit, low parts
+  // included; the few the batch hands back made one at a time. low is
+  // read only when any_low.
+  const glm::mat4x3* m[kLeafBatch];
+  const Aabb* local[kLeafBatch];
+  LocalFrame* frames[kLeafBatch];
+  Aabb boxes[kLeafBatch];
+  glm::vec3 low[kLeafBatch];
+  bool any_low = false;
+  for (std::size_t k = 0; k < n; ++k) {
+    const ObjectRec& o = objects_[leaf_[es[k]].object];
+    m[k] = &o.to_world;
+    local[k] = &meshes_[o.mesh].bounds;
+    frames[k] = &leaf_[es[k]].frame;
+    if (!low_.empty()) {
+      low[k] = low_[leaf_[es[k]].object];
+      any_low = any_low || ((low[k].x != 0.0f) | (low[k].y != 0.0f) | (low[k].z != 0.0f));
+    }
+  }
+  const unsigned back = leaf_frames_and_boxes(lanes, n, m, local, any_low ? low : nullptr,
+                                              pad_centre_, frames, boxes);
+  for (std::size_t k = 0; k < n; ++k) {
+    LeafObb& l = leaf_[es[k]];
+    if ((back >> k) & 1u) {
+      *out[k] = make_leaf(l.object, l);
+    } else {
+      const ObjectRec& o = objects_[l.object];
+      l.mask = o.mask;
+      l.mesh = o.mesh;
+      *out[k] = boxes[k];
+    }
+  }
 }
 
 void PickerCore::make_leaves(std::uint32_t begin, std::uint32_t end, const std::uint8_t* want,
                              Aabb* out, int lanes) {
-  // The moved entries kLeafBatch at a time (leaf_batch.h: make_leaf()'s
-  // frames and boxes, bit for bit, low parts included); the few the batch
-  // hands back one at a time. batch_low is read only when any_low.
+  // The moved entries kLeafBatch at a time.
   std::uint32_t batch[kLeafBatch];
-  glm::vec3 batch_low[kLeafBatch];
-  bool any_low = false;
+  Aabb* boxes[kLeafBatch];
   std::size_t n = 0;
-  auto flush = [&] {
-    const glm::mat4x3* m[kLeafBatch];
-    const Aabb* local[kLeafBatch];
-    LocalFrame* frames[kLeafBatch];
-    Aabb boxes[kLeafBatch];
-    for (std::size_t k = 0; k < n; ++k) {
-      const ObjectRec& o = objects_[leaf_[batch[k]].object];
-      m[k] = &o.to_world;
-      local[k] = &meshes_[o.mesh].bounds;
-      frames[k] = &leaf_[batch[k]].frame;
-    }
-    const unsigned back = leaf_frames_and_boxes(lanes, n, m, local, any_low ? batch_low : nullptr,
-                                                pad_centre_, frames, boxes);
-    for (std::size_t k = 0; k < n; ++k) {
-      const std::uint32_t e = batch[k];
-      LeafObb& l = leaf_[e];
-      if ((back >> k) & 1u) {
-        out[e - begin] = make_leaf(l.object, l);
-      } else {
-        const ObjectRec& o = objects_[l.object];
-        l.mask = o.mask;
-        l.mesh = o.mesh;
-        out[e - begin] = boxes[k];
-      }
-    }
-    n = 0;
-    any_low = false;
-  };
   for (std::uint32_t e = begin; e < end; ++e) {
     if (want[e - begin] == 0) continue;
     if (moved_[e] == 0) {
       out[e - begin] = entry_box(e);
       continue;
     }
-    if (!low_.empty()) {
-      const glm::vec3& l = low_[leaf_[e].object];
-      batch_low[n] = l;
-      any_low = any_low || ((l.x != 0.0f) | (l.y != 0.0f) | (l.z != 0.0f));
+    batch[n] = e;
+    boxes[n++] = &out[e - begin];
+    if (n == kLeafBatch) {
+      remake_leaves(batch, n, boxes, lanes);
+      n = 0;
     }
-    batch[n++] = e;
-    if (n == kLeafBatch) flush();
   }
-  flush();
+  remake_leaves(batch, n, boxes, lanes);
 }
 
 Aabb PickerCore::entry_box(std::uint32_t e) const {
@@ -478,8 +477,12 @@ std::size_t PickerCore::refit_moved(std::span<const std::uint32_t> moved) {
 
 template <class Tree>
 std::size_t PickerCore::refit_moved(Tree& top, std::span<const std::uint32_t> moved) {
+  // Clears the moved objects' flags (ObjectRec::moved) on every path.
   const std::size_t n = top.nodes().size();
-  if (n == 0) return 0;
+  if (n == 0) {
+    for (std::uint32_t id : moved) objects_[id].moved = false;
+    return 0;
+  }
   // The path refit costs about 0.5 us per moved object (its record, leaf
   // copy and nodes, prefetched), the sweep about 12 ns per entry (it reads
   // every entry in order) plus 0.2 us per moved one (boxes-1M, one
@@ -488,38 +491,60 @@ std::size_t PickerCore::refit_moved(Tree& top, std::span<const std::uint32_t> mo
   // the path refit's radix sort and bitmap took a fifth off its commit:
   // the crossing has moved up a little, not measured since.)
   if (moved.size() * 24 < leaf_.size()) {
-    // A moved entry's leaf copy and box are made once, when its slot's
-    // walk first asks for its box.
-    auto box = [&](std::uint32_t e) {
-      return moved_[e] != 0 ? update_entry(e, leaf_[e].object) : entry_box(e);
-    };
-    std::vector<std::uint32_t> entries;
-    entries.reserve(moved.size());
-    for (std::uint32_t id : moved) entries.push_back(objects_[id].prim);
-    // The SAH sum follows each box change, so commit() compares the
-    // tree's cost with the built one without an O(n) pass.
-    // Ahead of an entry's turn: its leaf copy and moved flag, then (once
-    // the leaf copy has arrived) its object's record.
+    // The moved entries' leaf copies and boxes first, in the order of the
+    // moves, kLeafBatch at a time as the sweep makes them: set_matrix()
+    // has just written their records, which are likely still in cache (in
+    // the tree's order below they were cache misses). Their leaf copies
+    // are written at random, fetched for writing a batch ahead.
+    std::vector<std::uint32_t>& entries = moved_entries_;
+    std::vector<Aabb>& boxes = moved_boxes_;
+    entries.resize(moved.size());
+    boxes.resize(moved.size());
+    for (std::size_t i = 0; i < moved.size(); ++i) {
+      ObjectRec& o = objects_[moved[i]];
+      entries[i] = o.prim;
+      o.moved = false;
+    }
+    const int lanes = packet_lanes();
+    Aabb* out[kLeafBatch];
+    for (std::size_t i = 0; i < entries.size(); i += kLeafBatch) {
+      const std::size_t batch = std::min(kLeafBatch, entries.size() - i);
+      for (std::size_t k = i + kLeafBatch; k < std::min(i + 2 * kLeafBatch, entries.size()); ++k) {
+        compiler::prefetch_for_write(&leaf_[entries[k]]);
+      }
+      for (std::size_t k = 0; k < batch; ++k) out[k] = &boxes[i + k];
+      remake_leaves(&entries[i], batch, out, lanes);
+    }
+    // The other entries of the moved ones' leaf slots: their leaf copies,
+    // then (once a leaf copy has arrived) their objects' records.
     auto prefetch = [&](std::uint32_t e, int stage) {
-      if (stage == 0) {
+      if (stage == 2) {
         compiler::prefetch(&leaf_[e]);
-        compiler::prefetch(&moved_[e]);
-      } else {
+      } else if (stage == 3) {
         compiler::prefetch(&objects_[leaf_[e].object]);
       }
     };
-    return top.refit_path(
-        entries, box, config_.top,
+    // The SAH sum follows each box change, so commit() compares the
+    // tree's cost with the built one without an O(n) pass.
+    const std::size_t slots = top.refit_path(
+        entries, [&](std::uint32_t e) { return entry_box(e); },
+        [&](std::size_t i) { return boxes[i]; }, config_.top,
         [&](double weight, double old_area, double new_area) {
           sah_sum_ += weight * (new_area - old_area);
         },
         prefetch);
+    return slots;
   }
   // Many moved: the sweep takes the entries in order, so the leaf copies
   // are written front to back and only the objects are read out of order
   // (prefetched 128 entries ahead). The look-ahead may read flags of the
   // next range, which another thread sweeps: so no flag is cleared during
   // the sweep, only after it.
+  for (std::uint32_t id : moved) {
+    ObjectRec& o = objects_[id];
+    moved_[o.prim] = 1;
+    o.moved = false;
+  }
   const std::size_t entries = leaf_.size();
   constexpr std::size_t kAhead = 128;  // object reads ahead: two of the sweep's blocks
   const int lanes = packet_lanes();
@@ -582,6 +607,10 @@ CommitStats PickerCore::commit(CommitMode mode) {
       rebuild();
       s.rebuilt = true;
     }
+  }
+  // A rebuild leaves the moved flags to clear (a refit clears them).
+  if (!s.refitted) {
+    for (std::uint32_t id : dirty_) objects_[id].moved = false;
   }
   dirty_.clear();
   structure_dirty_ = false;

@@ -87,6 +87,9 @@ class PickerCore {
     // tree's entry order, so this indexes leaf_ and moved_.
     std::uint32_t prim = kInvalidId;
     bool alive = true;
+    // Moved since the last commit (listed in dirty_): set_matrix() reads
+    // and writes this line only.
+    bool moved = false;
   };
   static_assert(sizeof(ObjectRec) == 64);
   // What the top level's leaf test reads, in entry order so a leaf's
@@ -261,8 +264,10 @@ class PickerCore {
   // ISA's (packet_lanes()). The sweep refit's entry_boxes.
   void make_leaves(std::uint32_t begin, std::uint32_t end, const std::uint8_t* want, Aabb* out,
                    int lanes);
-  // Recomputes entry e's leaf copy from its object; returns its world box.
-  Aabb update_entry(std::uint32_t e, std::uint32_t id);
+  // For the moved entries es[k], k < n <= kLeafBatch: their leaf copies
+  // made (make_leaf()) and their padded world boxes into *out[k], in one
+  // batch (leaf_batch.h), `lanes` the ISA's (packet_lanes()).
+  void remake_leaves(const std::uint32_t* es, std::size_t n, Aabb* const* out, int lanes);
   // The padded world box of top-level entry e (there is no array of them:
   // the tree's leaf slots hold their union).
   Aabb entry_box(std::uint32_t e) const;
@@ -344,8 +349,12 @@ class PickerCore {
   std::vector<glm::vec3> low_;
   std::vector<MeshAccel> meshes_;            // by mesh id
   compiler::HugeVector<LeafObb> leaf_;       // by top-level entry
-  std::vector<std::uint8_t> moved_;          // by entry: 1 if moved
+  std::vector<std::uint8_t> moved_;          // by entry: 1 if moved (the sweep's)
   std::vector<std::uint32_t> dirty_;         // moved objects (in the tree)
+  // refit_moved()'s path refit: the moved objects' entries and new boxes,
+  // in dirty_'s order (kept between commits: no allocation per commit).
+  std::vector<std::uint32_t> moved_entries_;
+  std::vector<Aabb> moved_boxes_;
   // The top level: 8-wide nodes, or 16-wide ones under the AVX-512 node
   // test (wide16()); one tree per picker.
   std::variant<WideBvh, WideBvh16> top_;

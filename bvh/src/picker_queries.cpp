@@ -497,8 +497,9 @@ Aabb PickerCore::world_box(std::uint32_t id) const {
 
 std::size_t PickerCore::memory_bytes() const {
   auto bytes = [](const auto& v) { return v.capacity() * sizeof(v[0]); };
-  std::size_t n = bytes(objects_) + bytes(user_data_) + bytes(meshes_) +
-                  bytes(leaf_) + bytes(moved_) + bytes(dirty_) + bytes(low_) +
+  std::size_t n = bytes(objects_) + bytes(user_data_) + bytes(meshes_) + bytes(leaf_) +
+                  bytes(moved_) + bytes(dirty_) + bytes(moved_entries_) + bytes(moved_boxes_) +
+                  bytes(low_) +
                   with_top([](const auto& top) { return top.memory_bytes(); });
   for (const MeshAccel& m : meshes_) {
     n += bytes(m.owned_positions) + bytes(m.owned_triangles) + bytes(m.verts) +

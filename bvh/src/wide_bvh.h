@@ -166,14 +166,27 @@ class WideBvhOf {
   // the change of sah_sum(). Returns the number of slot boxes recomputed,
   // the unchanged ones that ended a path included. O(k * depth) at most,
   // plus O(k) for the order (a radix sort) and a scan of one bit per node
-  // below the highest moved entry's node. prefetch_entry(entry, stage) is called a
-  // few slots ahead of entry's turn, twice (stage 0, then 1 closer to it),
-  // so that the caller can bring in what entry_box(entry) will read, in
-  // two dependent steps.
+  // below the highest moved entry's node.
+  // The moved entries' own boxes come from moved_box(i), i their index in
+  // `entries` (the caller may have made them all beforehand, in its own
+  // order), the other entries of their slots' from entry_box; the overloads
+  // without moved_box ask entry_box for every entry. prefetch_entry(entry,
+  // stage) is called a few slots ahead of entry's turn, twice, so that the
+  // caller can bring in what it will read in two dependent steps: stages 0
+  // then 1 (closer to it) for a moved entry, 2 then 3 for the other entries
+  // of its slot, which entry_box will read.
+  template <class EntryBox, class MovedBox, class OnChange, class Prefetch>
+  std::size_t refit_path(std::span<const std::uint32_t> entries, EntryBox&& entry_box,
+                         MovedBox&& moved_box, const BvhConfig& config, OnChange&& on_change,
+                         Prefetch&& prefetch_entry);
   template <class EntryBox, class OnChange, class Prefetch>
   std::size_t refit_path(std::span<const std::uint32_t> entries, EntryBox&& entry_box,
                          const BvhConfig& config, OnChange&& on_change,
-                         Prefetch&& prefetch_entry);
+                         Prefetch&& prefetch_entry) {
+    return refit_path(
+        entries, entry_box, [&](std::size_t i) { return entry_box(entries[i]); }, config,
+        on_change, prefetch_entry);
+  }
   template <class EntryBox, class OnChange>
   std::size_t refit_path(std::span<const std::uint32_t> entries, EntryBox&& entry_box,
                          const BvhConfig& config, OnChange&& on_change) {
@@ -390,10 +403,10 @@ template <int W>
 inline Aabb WideBvhOf<W>::bounds() const { return nodes_.empty() ? Aabb{} : nodes_[0].box(); }
 
 template <int W>
-template <class EntryBox, class OnChange, class Prefetch>
+template <class EntryBox, class MovedBox, class OnChange, class Prefetch>
 std::size_t WideBvhOf<W>::refit_path(std::span<const std::uint32_t> entries, EntryBox&& entry_box,
-                                const BvhConfig& config, OnChange&& on_change,
-                                Prefetch&& prefetch_entry) {
+                                     MovedBox&& moved_box, const BvhConfig& config,
+                                     OnChange&& on_change, Prefetch&& prefetch_entry) {
   if (nodes_.empty() || entries.empty()) return 0;
   auto prefetch_node = [&](std::uint32_t node) {
     const char* p = reinterpret_cast<const char*>(&nodes_[node]);
@@ -432,20 +445,31 @@ std::size_t WideBvhOf<W>::refit_path(std::span<const std::uint32_t> entries, Ent
     }
   };
   // The leaf slots first, each once, in descending node order (children
-  // before parents), with the nodes and entries a few slots ahead
-  // prefetched: at a million objects every one of them is a cache miss.
-  // A key: the entry's place above the entry.
+  // before parents), with the nodes, entries and their slots' other
+  // entries a few slots ahead prefetched: at a million objects every one
+  // of them is a cache miss. A key: the entry's place above its index in
+  // `entries`.
   std::vector<std::uint64_t>& keys = leaf_keys_;
   keys.clear();
-  for (std::uint32_t e : entries) {
-    keys.push_back(std::uint64_t{entry_place_[e]} << 32 | e);
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    keys.push_back(std::uint64_t{entry_place_[entries[i]]} << 32 | i);
   }
   sort_places_descending(keys, leaf_keys_scratch_,
                          std::bit_width(nodes_.size() - 1) + kSlotBits);
   constexpr std::size_t kAhead = 8;
   auto node_of = [](std::uint64_t k) { return place_node(static_cast<std::uint32_t>(k >> 32)); };
   auto slot_of = [](std::uint64_t k) { return place_slot(static_cast<std::uint32_t>(k >> 32)); };
-  auto entry_of = [](std::uint64_t k) { return static_cast<std::uint32_t>(k); };
+  auto index_of = [](std::uint64_t k) { return static_cast<std::uint32_t>(k); };
+  auto entry_of = [&](std::uint64_t k) { return entries[index_of(k)]; };
+  // The other entries of key i's slot, once its node has arrived.
+  auto prefetch_others = [&](std::size_t i, int stage) {
+    const Node& n = nodes_[node_of(keys[i])];
+    const int slot = slot_of(keys[i]);
+    const std::uint32_t own = entry_of(keys[i]);
+    for (std::uint32_t k = n.child[slot]; k < n.child[slot] + n.count[slot]; ++k) {
+      if (k != own) prefetch_entry(k, stage);
+    }
+  };
   for (std::size_t i = 0; i < std::min(keys.size(), 2 * kAhead); ++i) {
     prefetch_entry(entry_of(keys[i]), 0);
     if (i < kAhead) {
@@ -460,15 +484,23 @@ std::size_t WideBvhOf<W>::refit_path(std::span<const std::uint32_t> entries, Ent
       prefetch_entry(entry_of(keys[i + kAhead]), 1);
       prefetch_node(node_of(keys[i + kAhead]));
     }
+    if (i + kAhead / 2 < keys.size()) prefetch_others(i + kAhead / 2, 2);
+    if (i + kAhead / 4 < keys.size()) prefetch_others(i + kAhead / 4, 3);
     const std::uint32_t node = node_of(keys[i]);
     const int slot = slot_of(keys[i]);
-    // A slot once, however many of its entries moved.
+    // A slot once, however many of its entries moved: the keys of one
+    // slot are adjacent.
     if (i == 0 || node_of(keys[i - 1]) != node || slot_of(keys[i - 1]) != slot) {
+      std::size_t last = i + 1;
+      while (last < keys.size() && keys[last] >> 32 == keys[i] >> 32) ++last;
       Node& n = nodes_[node];
       Aabb b;
       for (std::uint32_t k = n.child[slot]; k < n.child[slot] + n.count[slot]; ++k) {
-        b.extend(entry_box(k));
+        bool moved = false;
+        for (std::size_t j = i; j < last; ++j) moved = moved || entry_of(keys[j]) == k;
+        if (!moved) b.extend(entry_box(k));
       }
+      for (std::size_t j = i; j < last; ++j) b.extend(moved_box(index_of(keys[j])));
       node_changed = set_slot(n, slot, b) || node_changed;
     }
     if (i + 1 == keys.size() || node_of(keys[i + 1]) != node) {
