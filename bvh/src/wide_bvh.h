@@ -444,14 +444,16 @@ std::size_t WideBvhOf<W>::refit_path(std::span<const std::uint32_t> entries, Ent
       mark(place_node(parent_[node]), place_slot(parent_[node]));
     }
   };
-  // The leaf slots first, each once, in descending node order (children
-  // before parents), with the nodes, entries and their slots' other
-  // entries a few slots ahead prefetched: at a million objects every one
-  // of them is a cache miss. A key: the entry's place above its index in
-  // `entries`.
+  // The moved entries' keys in descending order of their leaf slots'
+  // places, so that each slot is met once; their nodes, entries and
+  // their slots' other entries are prefetched a few keys ahead: at a
+  // million objects every one of them is a cache miss. A key: the
+  // entry's place above its index in `entries`.
   std::vector<std::uint64_t>& keys = leaf_keys_;
   keys.clear();
+  // entry_place_ read at random: fetched 16 entries ahead.
   for (std::size_t i = 0; i < entries.size(); ++i) {
+    if (i + 16 < entries.size()) compiler::prefetch(&entry_place_[entries[i + 16]]);
     keys.push_back(std::uint64_t{entry_place_[entries[i]]} << 32 | i);
   }
   sort_places_descending(keys, leaf_keys_scratch_,
@@ -477,8 +479,8 @@ std::size_t WideBvhOf<W>::refit_path(std::span<const std::uint32_t> entries, Ent
       prefetch_node(node_of(keys[i]));
     }
   }
-  bool node_changed = false;
-  for (std::size_t i = 0; i < keys.size(); ++i) {
+  // Key i's turn has come: what keys further on will read, fetched.
+  auto prefetch_ahead = [&](std::size_t i) {
     if (i + 2 * kAhead < keys.size()) prefetch_entry(entry_of(keys[i + 2 * kAhead]), 0);
     if (i + kAhead < keys.size()) {
       prefetch_entry(entry_of(keys[i + kAhead]), 1);
@@ -486,64 +488,71 @@ std::size_t WideBvhOf<W>::refit_path(std::span<const std::uint32_t> entries, Ent
     }
     if (i + kAhead / 2 < keys.size()) prefetch_others(i + kAhead / 2, 2);
     if (i + kAhead / 4 < keys.size()) prefetch_others(i + kAhead / 4, 3);
-    const std::uint32_t node = node_of(keys[i]);
-    const int slot = slot_of(keys[i]);
-    // A slot once, however many of its entries moved: the keys of one
-    // slot are adjacent.
-    if (i == 0 || node_of(keys[i - 1]) != node || slot_of(keys[i - 1]) != slot) {
-      std::size_t last = i + 1;
-      while (last < keys.size() && keys[last] >> 32 == keys[i] >> 32) ++last;
-      Node& n = nodes_[node];
-      Aabb b;
+  };
+  // Then every node with a moved entry's leaf slot or a marked inner slot,
+  // each once, largest index first: a node marks only its parent, a
+  // smaller index, so the order never passes a node still to come, and a
+  // node's inner slots are recomputed soon after its children were (in
+  // the depth-first numbering, a node follows its subtree), while their
+  // lines are still in cache. The next node is the larger of the next
+  // key's and the highest marked one (bits at or below the word `word` - 1:
+  // every node above the last one done is done). (A max-heap of the marked
+  // nodes did the same in this order, its sifts a fifth of a commit's
+  // instructions.)
+  std::size_t i = 0;
+  std::size_t word = node_of(keys.front()) / 64 + 1;
+  for (;;) {
+    // The highest marked node, looked for down to the next key's word.
+    const std::size_t floor_word = i < keys.size() ? node_of(keys[i]) / 64 : 0;
+    while (word > floor_word && dirty_bits_[word - 1] == 0) --word;
+    bool have = false;
+    std::uint32_t node = 0;
+    if (word > floor_word) {
+      node = static_cast<std::uint32_t>((word - 1) * 64 + 63 -
+                                        std::countl_zero(dirty_bits_[word - 1]));
+      have = true;
+    }
+    if (i < keys.size() && (!have || node_of(keys[i]) >= node)) {
+      node = node_of(keys[i]);
+      have = true;
+    }
+    if (!have) break;
+    Node& n = nodes_[node];
+    bool changed = false;
+    // Its moved entries' leaf slots, each once, however many of its
+    // entries moved: a slot's keys are adjacent.
+    while (i < keys.size() && node_of(keys[i]) == node) {
+      const int slot = slot_of(keys[i]);
+      std::size_t last = i;
+      Aabb moved_boxes;
+      for (; last < keys.size() && keys[last] >> 32 == keys[i] >> 32; ++last) {
+        prefetch_ahead(last);
+        moved_boxes.extend(moved_box(index_of(keys[last])));
+      }
+      Aabb b = moved_boxes;
       for (std::uint32_t k = n.child[slot]; k < n.child[slot] + n.count[slot]; ++k) {
         bool moved = false;
         for (std::size_t j = i; j < last; ++j) moved = moved || entry_of(keys[j]) == k;
         if (!moved) b.extend(entry_box(k));
       }
-      for (std::size_t j = i; j < last; ++j) b.extend(moved_box(index_of(keys[j])));
-      node_changed = set_slot(n, slot, b) || node_changed;
+      changed = set_slot(n, slot, b) || changed;
+      i = last;
     }
-    if (i + 1 == keys.size() || node_of(keys[i + 1]) != node) {
-      if (node_changed) changed_node(node);
-      node_changed = false;
-    }
-  }
-  // Then the inner slots above them, each node once, largest index first:
-  // the highest bit set. A node marks only its parent, a smaller index, so
-  // the scan down never passes a node still to come. (A max-heap of the
-  // marked nodes did the same in this order, its sifts a fifth of a
-  // commit's instructions.)
-  // Words above it are all zero: the nodes marked are parents of nodes at
-  // or below the highest leaf slot's node.
-  std::size_t word = node_of(keys.front()) / 64 + 1;
-  for (;;) {
-    while (word > 0 && dirty_bits_[word - 1] == 0) --word;
-    if (word == 0) break;
-    std::uint64_t& bits = dirty_bits_[word - 1];
-    const int bit = 63 - std::countl_zero(bits);
-    bits &= ~(std::uint64_t{1} << bit);
-    const auto node = static_cast<std::uint32_t>((word - 1) * 64 + bit);
-    // The next three nodes to come (looked for in this word and the three
-    // below it), fetched now, arrive while this one is done (marking
-    // prefetched them too, but long before their turn).
-    int ahead = 0;
-    for (std::size_t w = word; w-- > 0 && w + 4 >= word && ahead < 3;) {
-      for (std::uint64_t b = dirty_bits_[w]; b != 0 && ahead < 3; ++ahead) {
-        const int top = 63 - std::countl_zero(b);
-        b &= ~(std::uint64_t{1} << top);
-        prefetch_node(static_cast<std::uint32_t>(w * 64 + top));
+    // Its marked inner slots: their children have larger indices, so they
+    // are up to date.
+    std::uint64_t& bits = dirty_bits_[node / 64];
+    const std::uint64_t bit = std::uint64_t{1} << (node % 64);
+    if ((bits & bit) != 0) {
+      bits &= ~bit;
+      for (unsigned m = dirty_slots_[node]; m != 0; m &= m - 1) {
+        const int slot = std::countr_zero(m);
+        changed = set_slot(n, slot, nodes_[n.child[slot]].box()) || changed;
       }
+      dirty_slots_[node] = 0;
     }
-    Node& n = nodes_[node];
-    bool changed = false;
-    for (unsigned m = dirty_slots_[node]; m != 0; m &= m - 1) {
-      const int slot = std::countr_zero(m);
-      // The child node has a larger index: it is up to date.
-      changed = set_slot(n, slot, nodes_[n.child[slot]].box()) || changed;
-    }
-    dirty_slots_[node] = 0;
     // Ancestors depend only on this node's box: unchanged slots, no walk up.
     if (changed) changed_node(node);
+    word = node / 64 + 1;
   }
   if (root_changed) {
     // The root's own term of the SAH sum (its visit, weighted by its area,
