@@ -458,7 +458,11 @@ std::size_t WideBvhOf<W>::refit_path(std::span<const std::uint32_t> entries, Ent
   }
   sort_places_descending(keys, leaf_keys_scratch_,
                          std::bit_width(nodes_.size() - 1) + kSlotBits);
-  constexpr std::size_t kAhead = 8;
+  // Keys ahead: an entry and its node at kAhead, the slot's other
+  // entries (read from the node) at 2/3 of it, their objects' records
+  // (read from their leaf copies) at 1/3 (boxes-1M, 1% moved: 12 against
+  // 8 took a twelfth off the commit).
+  constexpr std::size_t kAhead = 12;
   auto node_of = [](std::uint64_t k) { return place_node(static_cast<std::uint32_t>(k >> 32)); };
   auto slot_of = [](std::uint64_t k) { return place_slot(static_cast<std::uint32_t>(k >> 32)); };
   auto index_of = [](std::uint64_t k) { return static_cast<std::uint32_t>(k); };
@@ -486,8 +490,8 @@ std::size_t WideBvhOf<W>::refit_path(std::span<const std::uint32_t> entries, Ent
       prefetch_entry(entry_of(keys[i + kAhead]), 1);
       prefetch_node(node_of(keys[i + kAhead]));
     }
-    if (i + kAhead / 2 < keys.size()) prefetch_others(i + kAhead / 2, 2);
-    if (i + kAhead / 4 < keys.size()) prefetch_others(i + kAhead / 4, 3);
+    if (i + 2 * kAhead / 3 < keys.size()) prefetch_others(i + 2 * kAhead / 3, 2);
+    if (i + kAhead / 3 < keys.size()) prefetch_others(i + kAhead / 3, 3);
   };
   // Then every node with a moved entry's leaf slot or a marked inner slot,
   // each once, largest index first: a node marks only its parent, a
