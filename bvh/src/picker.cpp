@@ -483,14 +483,15 @@ std::size_t PickerCore::refit_moved(Tree& top, std::span<const std::uint32_t> mo
     for (std::uint32_t id : moved) objects_[id].moved = false;
     return 0;
   }
-  // The path refit costs about 0.5 us per moved object (its record, leaf
-  // copy and nodes, prefetched), the sweep about 12 ns per entry (it reads
-  // every entry in order) plus 0.2 us per moved one (boxes-1M, one
-  // thread: 1% moved, 4.8 against 12.8 ms; 3%, 14 against 18.7 ms). Past
-  // about 1 in 24 entries moved, the sweep is cheaper. (Measured before
-  // the path refit's radix sort and bitmap took a fifth off its commit:
-  // the crossing has moved up a little, not measured since.)
-  if (moved.size() * 24 < leaf_.size()) {
+  // The path refit costs about 0.13 us per moved object at boxes-1M (the
+  // moved records read in the order of the moves, the tree's nodes and
+  // leaf slots prefetched in its order), the sweep about 17 ms plus 0.07
+  // us per moved one (it reads every entry in order). One thread, boxes-1M
+  // commit ms, path against sweep: 2% moved 2.9 / 17.9, 6% 7.9 / 21.7, 10%
+  // 13.1 / 24.4, 15% 19.1 / 28.1; boxes-10k, 20% moved, 0.10 / 0.21. Past
+  // about 1 in 5 entries moved the sweep is cheaper (sooner on two threads,
+  // where the sweep runs in parallel and the path does not).
+  if (moved.size() * 5 < leaf_.size()) {
     // The moved entries' leaf copies and boxes first, in the order of the
     // moves, kLeafBatch at a time as the sweep makes them: set_matrix()
     // has just written their records, which are likely still in cache (in
