@@ -527,46 +527,66 @@ template std::vector<Hit> PickerCore::intersect_image(std::span<const Ray>, std:
 template std::vector<Hit> PickerCore::intersect_image(std::span<const RayD>, std::size_t,
                                                       const QueryOptions&) const;
 
+// Every query runs in the default floating-point mode whatever its caller's
+// (compiler::DefaultFpMode): a host that set flush-to-zero (as games and
+// audio hosts do) would otherwise flush a huge direction's denormal inverse
+// to 0, and 0 times an unused slot's infinite planes is NaN, which the
+// slab test ignores: the walk would follow slots past the nodes. Answers
+// are then the same in any mode (denormals-are-zero would change them too).
 PickResult Picker::intersect_stats(const Ray& ray, const QueryOptions& options) const {
+  const compiler::DefaultFpMode fp_mode;
   return impl_->intersect(ray, options);
 }
 PickResult Picker::intersect_stats(const RayD& ray, const QueryOptions& options) const {
+  const compiler::DefaultFpMode fp_mode;
   return impl_->intersect(ray, options);
 }
 bool Picker::occluded(const Ray& ray, const QueryOptions& options) const {
+  const compiler::DefaultFpMode fp_mode;
   return impl_->occluded(ray, options);
 }
 bool Picker::occluded(const RayD& ray, const QueryOptions& options) const {
+  const compiler::DefaultFpMode fp_mode;
   return impl_->occluded(ray, options);
 }
 std::vector<Hit> Picker::intersect_all(const Ray& ray, const QueryOptions& options,
                                        std::size_t limit) const {
+  const compiler::DefaultFpMode fp_mode;
   return impl_->intersect_all(ray, options, limit);
 }
 std::vector<Hit> Picker::intersect_all(const RayD& ray, const QueryOptions& options,
                                        std::size_t limit) const {
+  const compiler::DefaultFpMode fp_mode;
   return impl_->intersect_all(ray, options, limit);
 }
 std::vector<Hit> Picker::intersect_batch(std::span<const Ray> rays,
                                          const QueryOptions& options) const {
+  const compiler::DefaultFpMode fp_mode;
   return impl_->intersect_batch(rays, options);
 }
 std::vector<Hit> Picker::intersect_batch(std::span<const RayD> rays,
                                          const QueryOptions& options) const {
+  const compiler::DefaultFpMode fp_mode;
   return impl_->intersect_batch(rays, options);
 }
 std::vector<Hit> Picker::intersect_image(std::span<const Ray> rays, std::size_t width,
                                          const QueryOptions& options) const {
+  const compiler::DefaultFpMode fp_mode;
   return impl_->intersect_image(rays, width, options);
 }
 std::vector<Hit> Picker::intersect_image(std::span<const RayD> rays, std::size_t width,
                                          const QueryOptions& options) const {
+  const compiler::DefaultFpMode fp_mode;
   return impl_->intersect_image(rays, width, options);
 }
 std::vector<std::uint32_t> Picker::select(const Frustum& region, SelectRule rule,
                                           const QueryOptions& options) const {
+  const compiler::DefaultFpMode fp_mode;
   return impl_->select(region, rule, options);
 }
-glm::vec3 Picker::world_normal(const Hit& hit) const { return impl_->world_normal(hit); }
+glm::vec3 Picker::world_normal(const Hit& hit) const {
+  const compiler::DefaultFpMode fp_mode;
+  return impl_->world_normal(hit);
+}
 
 }  // namespace raypick

@@ -668,6 +668,8 @@ std::vector<Result> each_point(std::span<const glm::dvec3> points, std::size_t g
   std::vector<Result> out(points.size());
   tbb::parallel_for(tbb::blocked_range<std::size_t>(0, points.size(), grain),
                     [&](const tbb::blocked_range<std::size_t>& r) {
+                      // A worker thread may carry another library's mode.
+                      const compiler::DefaultFpMode fp_mode;
                       for (std::size_t i = r.begin(); i != r.end(); ++i) out[i] = query(points[i]);
                     });
   return out;
@@ -877,14 +879,17 @@ PointHit PickerCore::closest_point(const glm::dvec3& p, const QueryOptions& opti
   return best.hit;
 }
 
+// In the default floating-point mode, as the ray queries (picker_queries.cpp).
 PointHit Picker::closest_point(const glm::dvec3& p, const QueryOptions& options,
                                double max_distance) const {
+  const compiler::DefaultFpMode fp_mode;
   return impl_->closest_point(p, options, max_distance);
 }
 
 std::vector<PointHit> Picker::closest_points(std::span<const glm::dvec3> points,
                                              const QueryOptions& options,
                                              double max_distance) const {
+  const compiler::DefaultFpMode fp_mode;
   return each_point<PointHit>(points, 256, [&](const glm::dvec3& p) {
     return impl_->closest_point(p, options, max_distance);
   });
@@ -892,28 +897,34 @@ std::vector<PointHit> Picker::closest_points(std::span<const glm::dvec3> points,
 
 double Picker::distance(const glm::dvec3& p, const QueryOptions& options,
                         double max_distance) const {
+  const compiler::DefaultFpMode fp_mode;
   return impl_->closest_point(p, options, max_distance).distance;
 }
 
 std::uint32_t Picker::containing_object(const glm::dvec3& p, const QueryOptions& options) const {
+  const compiler::DefaultFpMode fp_mode;
   return impl_->containing_object(p, options);
 }
 
 bool Picker::contains(const glm::dvec3& p, const QueryOptions& options) const {
+  const compiler::DefaultFpMode fp_mode;
   return impl_->containing_object(p, options) != kInvalidId;
 }
 
 double Picker::signed_distance(const glm::dvec3& p, const QueryOptions& options,
                                double max_distance) const {
+  const compiler::DefaultFpMode fp_mode;
   return impl_->signed_distance(p, options, max_distance);
 }
 
 double Picker::winding_number(std::uint32_t object, const glm::dvec3& p) const {
+  const compiler::DefaultFpMode fp_mode;
   return impl_->winding_number(object, p);
 }
 
 std::vector<std::uint32_t> Picker::containing_objects(std::span<const glm::dvec3> points,
                                                       const QueryOptions& options) const {
+  const compiler::DefaultFpMode fp_mode;
   return each_point<std::uint32_t>(
       points, 64, [&](const glm::dvec3& p) { return impl_->containing_object(p, options); });
 }
@@ -921,6 +932,7 @@ std::vector<std::uint32_t> Picker::containing_objects(std::span<const glm::dvec3
 std::vector<double> Picker::signed_distances(std::span<const glm::dvec3> points,
                                              const QueryOptions& options,
                                              double max_distance) const {
+  const compiler::DefaultFpMode fp_mode;
   return each_point<double>(points, 64, [&](const glm::dvec3& p) {
     return impl_->signed_distance(p, options, max_distance);
   });

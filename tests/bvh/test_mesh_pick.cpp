@@ -345,23 +345,41 @@ TEST_CASE("a direction that overflows float in the objects' frames is a miss in 
     CHECK_FALSE(h.hit());
   }
 #if defined(__SSE2__)
-  // Batches called with every thread in flush-to-zero and
-  // denormals-are-zero mode (as Embree leaves TBB's workers): their tasks
-  // run in the default mode (compiler::DefaultFpMode), and answer as the
-  // single queries do in it. (The crash this mode led to, a batch's top
-  // level walking past its nodes after an Embree test in the same process,
-  // did not come back here with the mode alone; the suite's one-process
-  // run in ctest is its regression test.)
+  // Queries called with every thread in flush-to-zero and
+  // denormals-are-zero mode (as Embree leaves TBB's workers, and as hosts
+  // set their own threads): every query, and every batch task, runs in the
+  // default mode (compiler::DefaultFpMode), and answers as in it.
   auto every_thread = [](unsigned csr) {
     _mm_setcsr(csr);
     tbb::parallel_for(0, 4096, [csr](int) { _mm_setcsr(csr); });
   };
   const unsigned saved = _mm_getcsr();
+  std::vector<Hit> default_obb;
+  for (const Ray& r : rays) default_obb.push_back(picker.intersect(r, PickMode::kObb));
   every_thread(0x1F80u | 0x8040u);  // FTZ | DAZ
   std::vector<Hit> batch_mesh = picker.intersect_batch(rays, QueryOptions{PickMode::kMesh});
   std::vector<Hit> batch_obb = picker.intersect_batch(rays, QueryOptions{PickMode::kObb});
+  // Single queries on a caller's thread in that mode (a host's own):
+  // before every query ran in the default mode, the top level's walk
+  // flushed the directions' denormal inverses to 0 and followed unused
+  // slots past its nodes (SIGSEGV, found by a driver under ASan).
+  std::vector<Hit> ftz_obb, ftz_mesh;
+  std::size_t ftz_occluded = 0, ftz_all = 0;
+  for (const Ray& r : rays) {
+    ftz_obb.push_back(picker.intersect(r, PickMode::kObb));
+    ftz_mesh.push_back(picker.intersect(r, PickMode::kMesh));
+    ftz_occluded += picker.occluded(r, PickMode::kMesh);
+    ftz_all += picker.intersect_all(r, QueryOptions{PickMode::kMesh}).size();
+  }
   every_thread(0x1F80u);
   _mm_setcsr(saved);
+  CHECK(ftz_occluded == 0);
+  CHECK(ftz_all == 0);
+  for (std::size_t i = 0; i < rays.size(); ++i) {
+    CHECK_FALSE(ftz_mesh[i].hit());
+    CHECK(ftz_obb[i].object == default_obb[i].object);
+    CHECK(ftz_obb[i].t == default_obb[i].t);
+  }
   REQUIRE(batch_obb.size() == rays.size());
   for (std::size_t i = 0; i < rays.size(); ++i) {
     CHECK_FALSE(batch_mesh[i].hit());
