@@ -215,7 +215,7 @@ using HugeVector = std::vector<T, HugeAllocator<T>>;
 // prefetches (it has no effect the language sees), as it did with the
 // path refit's prefetch of its slots' other entries.
 inline void prefetch(const void* p) {
-#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+#if defined(__GNUC__) && defined(__SSE__)
   asm volatile("prefetcht0 %0" : : "m"(*static_cast<const char*>(p)));
 #elif defined(__GNUC__)
   __builtin_prefetch(p);
@@ -251,9 +251,15 @@ class DefaultFpMode {
 #endif
 };
 
-// A hint that the cache line at p will be written soon.
+// A hint that the cache line at p will be written soon; an asm statement,
+// as prefetch() (prefetchw where the build targets it, else prefetcht0:
+// what __builtin_prefetch(p, 1) emits).
 inline void prefetch_for_write(const void* p) {
-#if defined(__GNUC__)
+#if defined(__GNUC__) && defined(__PRFCHW__)
+  asm volatile("prefetchw %0" : : "m"(*static_cast<const char*>(p)));
+#elif defined(__GNUC__) && defined(__SSE__)
+  asm volatile("prefetcht0 %0" : : "m"(*static_cast<const char*>(p)));
+#elif defined(__GNUC__)
   __builtin_prefetch(p, 1);
 #else
   (void)p;

@@ -471,6 +471,17 @@ Aabb PickerCore::entry_box(std::uint32_t e) const {
   return l.mesh == kInvalidId ? Aabb{} : padded_box(objects_[l.object], low(l.object));
 }
 
+namespace {
+
+// The threads TBB may run a parallel loop of the calling thread on: its
+// arena's, capped by any global_control.
+std::size_t tbb_threads() {
+  return std::min(static_cast<std::size_t>(tbb::this_task_arena::max_concurrency()),
+                  tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism));
+}
+
+}  // namespace
+
 std::size_t PickerCore::refit_moved(std::span<const std::uint32_t> moved) {
   return with_top([&](auto& top) { return refit_moved(top, moved); });
 }
@@ -489,9 +500,11 @@ std::size_t PickerCore::refit_moved(Tree& top, std::span<const std::uint32_t> mo
   // us per moved one (it reads every entry in order). One thread, boxes-1M
   // commit ms, path against sweep: 2% moved 2.9 / 17.9, 6% 7.9 / 21.7, 10%
   // 13.1 / 24.4, 15% 19.1 / 28.1; boxes-10k, 20% moved, 0.10 / 0.21. Past
-  // about 1 in 5 entries moved the sweep is cheaper (sooner on two threads,
-  // where the sweep runs in parallel and the path does not).
-  if (moved.size() * 5 < leaf_.size()) {
+  // about 1 in 5 entries moved the sweep is cheaper on one thread. The
+  // sweep runs on every thread from 65,536 entries on and the path on one:
+  // there the crossing is divided by the threads.
+  const std::size_t sweep_threads = leaf_.size() >= Tree::kParallelSweep ? tbb_threads() : 1;
+  if (moved.size() * 5 * sweep_threads < leaf_.size()) {
     // The moved entries' leaf copies and boxes first, in the order of the
     // moves, kLeafBatch at a time as the sweep makes them: set_matrix()
     // has just written their records, which are likely still in cache (in
@@ -580,10 +593,7 @@ CommitStats PickerCore::commit(CommitMode mode) {
     // arena's, capped by any global_control). As in build_mesh_bvhs(),
     // each side keeps its exception until both are done.
     const std::vector<std::uint32_t> todo = meshes_to_build();
-    const std::size_t threads =
-        std::min(static_cast<std::size_t>(tbb::this_task_arena::max_concurrency()),
-                 tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism));
-    if (todo.empty() || threads == 1) {
+    if (todo.empty() || tbb_threads() == 1) {
       build_mesh_bvhs(todo);
       rebuild();
     } else {
@@ -600,7 +610,16 @@ CommitStats PickerCore::commit(CommitMode mode) {
     s.rebuilt = true;
   } else if (!dirty_.empty()) {
     s.moved = dirty_.size();
-    s.slots_updated = refit_moved(dirty_);
+    try {
+      s.slots_updated = refit_moved(dirty_);
+    } catch (...) {
+      // The moved flags may be cleared already, the tree half refitted
+      // (an allocation failed): the next commit rebuilds from the records.
+      for (std::uint32_t id : dirty_) objects_[id].moved = false;
+      dirty_.clear();
+      structure_dirty_ = true;
+      throw;
+    }
     s.refitted = true;
     ++refits_;
     if (mode == CommitMode::kAuto &&

@@ -154,10 +154,11 @@ class WideBvhOf {
   //   Aabb entry_box(std::uint32_t entry)
   // and count their work in slot boxes recomputed (a node has W slots).
 
-  // Recomputes the boxes above the given entries only: each of their leaf
-  // slots once, then each ancestor slot once, largest node index first (so
-  // children, whose indices are larger, before their parents; not by
-  // depth), going above a node only when
+  // Recomputes the boxes above the given entries only, in one pass over
+  // the nodes concerned, largest node index first (so children, whose
+  // indices are larger, before their parents; not by depth): each of
+  // their leaf slots once and each ancestor slot once, going above a node
+  // only when
   // one of its slot boxes changed; the slots of many moved entries share
   // their ancestors' work. Calls on_change(weight, old_area, new_area) for
   // each slot box that changed, where weight is the slot's SAH weight (as
@@ -193,6 +194,9 @@ class WideBvhOf {
     return refit_path(entries, entry_box, config, on_change, [](std::uint32_t, int) {});
   }
 
+  // From this many entries on, refit_sweep() runs its ranges on all of
+  // TBB's threads.
+  static constexpr std::size_t kParallelSweep = 65536;
   struct SweepResult {
     double sah_sum = 0.0;     // as sah_sum()
     std::size_t slots = 0;    // slot boxes recomputed
@@ -495,10 +499,12 @@ std::size_t WideBvhOf<W>::refit_path(std::span<const std::uint32_t> entries, Ent
   };
   // Then every node with a moved entry's leaf slot or a marked inner slot,
   // each once, largest index first: a node marks only its parent, a
-  // smaller index, so the order never passes a node still to come, and a
-  // node's inner slots are recomputed soon after its children were (in
-  // the depth-first numbering, a node follows its subtree), while their
-  // lines are still in cache. The next node is the larger of the next
+  // smaller index, so the order never passes a node still to come. The
+  // collapse numbers each subtree's nodes just after its root, so in this
+  // descending order a node comes right after its subtree, and its inner
+  // slots are recomputed soon after its children were, while their lines
+  // are still in cache (not for the few top nodes of a large tree, which
+  // its collapse numbers apart from their subtrees). The next node is the larger of the next
   // key's and the highest marked one (bits at or below the word `word` - 1:
   // every node above the last one done is done). (A max-heap of the marked
   // nodes did the same in this order, its sifts a fifth of a commit's
@@ -650,7 +656,7 @@ typename WideBvhOf<W>::SweepResult WideBvhOf<W>::refit_sweep_blocks(Changed&& ch
     }
     leaf_slots += slots;
   };
-  if (entries >= 65536) {
+  if (entries >= kParallelSweep) {
     tbb::parallel_for(tbb::blocked_range<std::size_t>(0, entries, 16384),
                       [&](const tbb::blocked_range<std::size_t>& r) {
                         sweep_range(r.begin(), r.end());

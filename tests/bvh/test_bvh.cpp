@@ -480,6 +480,101 @@ TEST_CASE_TEMPLATE("a path refit of many entries, listed more than once, equals 
   CHECK(again <= 1000);
 }
 
+TEST_CASE_TEMPLATE("a path refit reads the moved entries' boxes from moved_box, never from entry_box, whole leaf slots and mixed nodes included",
+                   Tree, WideBvh, WideBvh16) {
+  // As the Picker's commit: the moved entries' new boxes made beforehand,
+  // handed over by their index in the list, while entry_box still answers
+  // the old box of a moved entry (so a slot that asked it would keep the
+  // entry where it was). Whole leaf slots move, and a node whose moved
+  // leaf slot sits beside an inner slot with a moved entry below it (the
+  // pass recomputes both in one visit).
+  auto boxes = random_boxes(3000, 29, 30.0f);
+  Tree partial = Tree::collapse(build_bvh(boxes));
+  Tree full = partial;
+  const std::vector<Aabb> old_boxes = boxes;
+  std::vector<std::uint8_t> moved(boxes.size(), 0);
+  std::vector<std::uint32_t> entries;
+  std::mt19937_64 rng(30);
+  std::uniform_real_distribution<float> u(-15.0f, 15.0f);
+  auto move = [&](std::uint32_t e) {
+    if (moved[e] != 0) return;
+    moved[e] = 1;
+    const std::uint32_t id = partial.prim_id(e);
+    const glm::vec3 shift{u(rng), u(rng), u(rng)};
+    boxes[id] = Aabb{boxes[id].min + shift, boxes[id].max + shift};
+    entries.push_back(e);
+  };
+  const auto& nodes = partial.nodes();
+  // Every fifth leaf slot of two entries or more, whole.
+  int multi = 0, whole = 0;
+  for (const auto& n : nodes) {
+    for (int s = 0; s < Tree::kWidth; ++s) {
+      if (!n.is_leaf(s) || n.count[s] < 2) continue;
+      if (multi++ % 5 != 0) continue;
+      for (std::uint32_t e = n.child[s]; e < n.child[s] + n.count[s]; ++e) move(e);
+      ++whole;
+    }
+  }
+  REQUIRE(whole >= 10);
+  // A node with leaf slots and inner slots: one entry of a leaf slot, and
+  // the first entry below one of its inner slots.
+  bool mixed = false;
+  for (std::size_t i = 0; i < nodes.size() && !mixed; ++i) {
+    int leaf = -1, inner = -1;
+    for (int s = 0; s < Tree::kWidth; ++s) {
+      if (nodes[i].is_leaf(s)) leaf = s;
+      if (nodes[i].is_inner(s)) inner = s;
+    }
+    if (leaf < 0 || inner < 0) continue;
+    move(nodes[i].child[leaf]);
+    std::uint32_t c = nodes[i].child[inner];
+    for (;;) {
+      int s = 0;
+      while (!nodes[c].is_leaf(s) && !nodes[c].is_inner(s)) ++s;
+      if (nodes[c].is_leaf(s)) {
+        move(nodes[c].child[s]);
+        break;
+      }
+      c = nodes[c].child[s];
+    }
+    mixed = true;
+  }
+  REQUIRE(mixed);
+  // And some entries on their own, one listed twice.
+  for (std::uint32_t e = 1; e < boxes.size(); e += 97) move(e);
+  entries.push_back(entries.front());
+  std::shuffle(entries.begin(), entries.end(), rng);
+  std::size_t moved_asked = 0;
+  const auto entry_box = [&](std::uint32_t e) {
+    moved_asked += moved[e];
+    return old_boxes[partial.prim_id(e)];
+  };
+  const auto moved_box = [&](std::size_t i) { return boxes[partial.prim_id(entries[i])]; };
+  // Stages 0 and 1 name moved entries; 2 and 3 the other entries of their
+  // slots (each key's slot but its own entry: unmoved ones among them).
+  std::size_t wrong_stage = 0, others = 0;
+  const auto prefetch = [&](std::uint32_t e, int stage) {
+    wrong_stage += stage < 2 && moved[e] == 0;
+    others += stage >= 2 && moved[e] == 0;
+  };
+  const double before = partial.sah_sum();
+  double delta = 0.0;
+  partial.refit_path(
+      entries, entry_box, moved_box, BvhConfig{},
+      [&](double weight, double old_area, double new_area) { delta += weight * (new_area - old_area); },
+      prefetch);
+  CHECK(moved_asked == 0);
+  CHECK(wrong_stage == 0);
+  CHECK(others > 0);
+  refit_all(full, boxes);
+  for (std::size_t i = 0; i < full.nodes().size(); ++i) {
+    for (int s = 0; s < Tree::kWidth; ++s) {
+      REQUIRE(partial.nodes()[i].slot_box(s) == full.nodes()[i].slot_box(s));
+    }
+  }
+  CHECK(before + delta == doctest::Approx(partial.sah_sum()).epsilon(1e-9));
+}
+
 TEST_CASE("a wide BVH numbered by entry reads primitive e as entry e") {
   // The Picker's top level renumbers its primitives so that primitive ==
   // entry and drops the id array; refits and stats must read it that way.

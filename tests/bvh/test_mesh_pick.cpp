@@ -4,6 +4,7 @@
 
 #include "bench_scenes.h"
 #include "raypick/bvh/picker.h"
+#include "raypick/core/camera.h"
 #include "raypick/core/ray_triangle.h"
 #include "raypick/loaders/load.h"
 #include "scene_gen.h"
@@ -14,6 +15,7 @@
 #include <tbb/parallel_for.h>
 
 #include <algorithm>
+#include <atomic>
 #include <limits>
 #include <vector>
 
@@ -389,3 +391,77 @@ TEST_CASE("a direction that overflows float in the objects' frames is a miss in 
   }
 #endif
 }
+
+#if defined(__SSE2__)
+TEST_CASE("every query runs in the default floating-point mode, its filter too, and gives the caller's mode back") {
+  // The caller's thread in flush-to-zero and denormals-are-zero mode (as a
+  // host may set it): each query switches to the default mode for its
+  // length (its filter sees MXCSR's control bits at 0x1F80) and restores
+  // the caller's mode after it.
+  const Scene scene = tools::make_mesh_scene(40, 95);
+  PickerConfig config;
+  config.mesh_mode = true;
+  const Picker picker(scene, config);
+  std::atomic<std::size_t> calls{0}, wrong_mode{0};
+  QueryOptions options{PickMode::kMesh};
+  options.filter = [&](std::uint32_t) {
+    ++calls;
+    if ((_mm_getcsr() & 0xFFC0u) != 0x1F80u) ++wrong_mode;
+    return true;
+  };
+  CameraSpec spec;
+  const Aabb box = picker.world_bounds();
+  spec.target = glm::dvec3(0.5f * (box.min + box.max));
+  spec.eye = spec.target + glm::dvec3(box.max - box.min) * 0.8;
+  spec.width = 48;
+  spec.height = 32;
+  const Camera camera(spec);
+  std::vector<Ray> rays;
+  for (int y = 0; y < spec.height; ++y) {
+    for (int x = 0; x < spec.width; ++x) rays.push_back(camera.ray(x + 0.5, y + 0.5));
+  }
+  std::vector<glm::dvec3> points;
+  for (std::size_t i = 0; i < rays.size(); i += 37) points.push_back(glm::dvec3(rays[i].org));
+  const Frustum region = camera.frustum(8, 6, 40, 26);
+  const unsigned saved = _mm_getcsr();
+  const unsigned caller = 0x1F80u | 0x8040u;  // FTZ | DAZ
+  std::size_t kept = 0, asked = 0;
+  auto check_kept = [&] {
+    ++asked;
+    kept += (_mm_getcsr() & 0xFFC0u) == caller;
+  };
+  _mm_setcsr(caller);
+  std::size_t hits = 0;
+  for (const Ray& r : rays) {
+    hits += picker.intersect(r, options).hit();
+    check_kept();
+    (void)picker.occluded(r, options);
+    check_kept();
+    (void)picker.intersect_all(r, options);
+    check_kept();
+  }
+  (void)picker.intersect_batch(rays, options);
+  check_kept();
+  (void)picker.intersect_image(rays, std::size_t(spec.width), options);
+  check_kept();
+  (void)picker.select(region, SelectRule::kTouch, options);
+  check_kept();
+  for (const glm::dvec3& p : points) {
+    (void)picker.closest_point(p, options);
+    check_kept();
+    (void)picker.distance(p, options);
+    check_kept();
+    (void)picker.contains(p, options);
+    check_kept();
+    (void)picker.signed_distance(p, options);
+    check_kept();
+  }
+  (void)picker.closest_points(points, options);
+  check_kept();
+  _mm_setcsr(saved);
+  CHECK(hits > rays.size() / 20);
+  CHECK(calls.load() > rays.size());
+  CHECK(wrong_mode.load() == 0);
+  CHECK(kept == asked);
+}
+#endif

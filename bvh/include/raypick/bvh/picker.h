@@ -136,8 +136,11 @@ struct QueryOptions {
   // An object is considered only when (object mask & mask) != 0.
   std::uint32_t mask = ~0u;
   // When set, an object is considered only when filter(id) is true (e.g. to
-  // ignore the object being dragged). Called from the querying thread,
-  // possibly several times per object; it must not modify the picker.
+  // ignore the object being dragged). Called from the querying thread (or
+  // a batch's TBB task), possibly several times per object; it must not
+  // modify the picker. It runs in the default floating-point mode, as the
+  // whole query does (round to nearest, no flush-to-zero, no
+  // denormals-are-zero), whatever the caller's mode.
   std::function<bool(std::uint32_t object)> filter;
 };
 
