@@ -79,6 +79,19 @@ class Brute {
   test::ObbBruteForce all_;
 };
 
+// Every closest hit of `picker` (a PickerCore) on 300 rays over the
+// mirror's scene equals brute force: no box too small.
+void require_brute_answers(const PickerCore& picker, const Mirror& m, std::uint64_t seed) {
+  const QueryOptions any;
+  const Brute brute(m);
+  for (const Ray& ray : test::random_scene_rays(m.scene, 300, seed, kDynamicMix)) {
+    const Hit expected = brute(ray, any);
+    const Hit got = picker.intersect(ray, any).hit;
+    REQUIRE(got.object == expected.object);
+    REQUIRE(got.t == expected.t);
+  }
+}
+
 }  // namespace
 
 TEST_CASE("after random moves, inserts and removals every query equals brute force and a fresh build") {
@@ -189,15 +202,7 @@ TEST_CASE("moving most of a large scene refits in one parallel sweep with exact 
     }
   });
   CHECK(st.sah_cost == doctest::Approx(picker.bvh_stats().sah_cost).epsilon(1e-9));
-  // No box too small: every answer equals brute force.
-  const QueryOptions any;
-  const Brute brute(m);
-  for (const Ray& ray : test::random_scene_rays(m.scene, 300, 45, kDynamicMix)) {
-    const Hit expected = brute(ray, any);
-    const Hit got = picker.intersect(ray, any).hit;
-    REQUIRE(got.object == expected.object);
-    REQUIRE(got.t == expected.t);
-  }
+  require_brute_answers(picker, m, 45);
 }
 
 TEST_CASE("moving a sixth of the objects, whole leaf slots among them, refits along their paths with exact boxes at both top widths") {
@@ -268,14 +273,7 @@ TEST_CASE("moving a sixth of the objects, whole leaf slots among them, refits al
       CHECK(st.slots_updated < sweep_slots);
     });
     CHECK(st.sah_cost == doctest::Approx(picker.bvh_stats().sah_cost).epsilon(1e-9));
-    const QueryOptions any;
-    const Brute brute(m);
-    for (const Ray& ray : test::random_scene_rays(m.scene, 300, 49, kDynamicMix)) {
-      const Hit expected = brute(ray, any);
-      const Hit got = picker.intersect(ray, any).hit;
-      REQUIRE(got.object == expected.object);
-      REQUIRE(got.t == expected.t);
-    }
+    require_brute_answers(picker, m, 49);
   }
 }
 
