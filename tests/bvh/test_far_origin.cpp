@@ -6,6 +6,7 @@
 // offset gives the same answers.
 #include "test_util.h"
 
+#include "picker_impl.h"
 #include "reference.h"
 #include "scene_gen.h"
 
@@ -585,6 +586,41 @@ TEST_CASE("placements beyond float (translations with double digits) far from th
     for (PickMode mode : {PickMode::kObb, PickMode::kMesh}) {
       for (const Ray& ray : f.rays(mode)) require_same_hit(moved.intersect(ray, mode), picker.intersect(ray, mode));
     }
+    // A sixth of them moved there (the path refit, whose batch makes the
+    // moved leaf copies and boxes with their low parts): the answers of a
+    // picker built with that sixth placed beyond float.
+    // (A Picker's core, whose leaf slots the test reads: each must be the
+    // union of its objects' padded world boxes, low parts included, which
+    // the answers alone would not show, the boxes being padded.)
+    Scene partly = rounded;
+    PickerCore few(rounded);
+    for (std::uint32_t id = 0; id < f.scene.objects.size(); id += 6) {
+      const glm::dmat4 m = f.scene.objects[id].world_matrix();
+      few.set_matrix(id, glm::mat4(m), translation_low(glm::dvec3(m[3])));
+      partly.objects[id] = f.scene.objects[id];
+    }
+    const CommitStats few_stats = few.commit(CommitMode::kRefit);
+    REQUIRE(few_stats.refitted);
+    CHECK(few_stats.moved * 5 < f.scene.objects.size());  // under the sweep's share
+    const Picker partly_built(partly);
+    for (PickMode mode : {PickMode::kObb, PickMode::kMesh}) {
+      for (const Ray& ray : f.rays(mode)) {
+        require_same_hit(few.intersect(ray, QueryOptions{mode}).hit, partly_built.intersect(ray, mode));
+      }
+    }
+    few.with_top([&](const auto& tree) {
+      constexpr int kWidth = std::decay_t<decltype(tree)>::kWidth;
+      for (const auto& node : tree.nodes()) {
+        for (int s = 0; s < kWidth; ++s) {
+          if (!node.is_leaf(s)) continue;
+          Aabb b;
+          for (std::uint32_t e = node.child[s]; e < node.child[s] + node.count[s]; ++e) {
+            b.extend(partly_built.world_box(few.leaf_[e].object));
+          }
+          REQUIRE(node.slot_box(s) == b);
+        }
+      }
+    });
     for (std::uint32_t id = 0; id < f.scene.objects.size(); ++id) {
       moved.set_matrix(id, rounded.objects[id].matrix);
     }
