@@ -28,10 +28,15 @@ namespace raypick::wide_detail {
 // tnear` (MAXPS) and `t1 < tfar ? t1 : tfar` (MINPS), then tnear <= tfar.
 // With `reach`, each ray's tmax is first taken to mesh_walk_reach(tmax)
 // (t + |t| * 2^-17, the same operations): the bound of a mesh tree's walk.
+// Where `carried` is not null, each ray's carried origin and direction are
+// stored there too, as rows of kPacketRays floats (origin x, y, z, then
+// direction x, y, z): transform_ray()'s, bit for bit, for the mesh walks
+// of the rays that pass.
 template <class Lanes>
 RAYPICK_GEOMETRY_INLINE std::uint32_t packet_obb_entries(const LocalFrame& f, const Aabb& box,
                                                          const PacketRays& p, std::uint32_t mask,
-                                                         float* t_out, bool reach) {
+                                                         float* t_out, bool reach,
+                                                         float* carried) {
   using V = typename Lanes::V;
   constexpr int L = Lanes::kLanes;
   const glm::mat3& m = f.linear;
@@ -57,6 +62,10 @@ RAYPICK_GEOMETRY_INLINE std::uint32_t packet_obb_entries(const LocalFrame& f, co
                              Lanes::mul(m2, v[2]));
       const V dir = Lanes::add(Lanes::add(Lanes::mul(m0, d[0]), Lanes::mul(m1, d[1])),
                                Lanes::mul(m2, d[2]));
+      if (carried != nullptr) {
+        Lanes::store(carried + r * kPacketRays + L * g, o);
+        Lanes::store(carried + (3 + r) * kPacketRays + L * g, dir);
+      }
       const V inv = Lanes::div(Lanes::set1(1.0f), dir);
       const V lo = Lanes::pick_neg(dir, Lanes::set1(box.max[r]), Lanes::set1(box.min[r]));
       const V hi = Lanes::pick_neg(dir, Lanes::set1(box.min[r]), Lanes::set1(box.max[r]));
@@ -74,16 +83,17 @@ RAYPICK_GEOMETRY_INLINE std::uint32_t packet_obb_entries(const LocalFrame& f, co
 // has them, RAYPICK_PACKET_AVX), each a function of its own target.
 inline std::uint32_t packet_obb_entries_sse(const LocalFrame& f, const Aabb& box,
                                             const PacketRays& p, std::uint32_t mask,
-                                            float* t_out, bool reach) {
-  return packet_obb_entries<LanesSse>(f, box, p, mask, t_out, reach);
+                                            float* t_out, bool reach, float* carried) {
+  return packet_obb_entries<LanesSse>(f, box, p, mask, t_out, reach, carried);
 }
 #if RAYPICK_PACKET_AVX
 RAYPICK_TARGET_AVX2 inline std::uint32_t packet_obb_entries_avx2(const LocalFrame& f,
                                                                  const Aabb& box,
                                                                  const PacketRays& p,
                                                                  std::uint32_t mask,
-                                                                 float* t_out, bool reach) {
-  return packet_obb_entries<LanesAvx2>(f, box, p, mask, t_out, reach);
+                                                                 float* t_out, bool reach,
+                                                                 float* carried) {
+  return packet_obb_entries<LanesAvx2>(f, box, p, mask, t_out, reach, carried);
 }
 #endif
 #if RAYPICK_PACKET_AVX
@@ -91,20 +101,21 @@ RAYPICK_TARGET_AVX512 inline std::uint32_t packet_obb_entries_avx512(const Local
                                                                      const Aabb& box,
                                                                      const PacketRays& p,
                                                                      std::uint32_t mask,
-                                                                     float* t_out, bool reach) {
-  return packet_obb_entries<LanesAvx512>(f, box, p, mask, t_out, reach);
+                                                                     float* t_out, bool reach,
+                                                                     float* carried) {
+  return packet_obb_entries<LanesAvx512>(f, box, p, mask, t_out, reach, carried);
 }
 #endif
 inline std::uint32_t packet_obb_entries(int lanes, const LocalFrame& f, const Aabb& box,
                                         const PacketRays& p, std::uint32_t mask, float* t_out,
-                                        bool reach = false) {
+                                        bool reach = false, float* carried = nullptr) {
 #if RAYPICK_PACKET_AVX
-  if (lanes == 16) return packet_obb_entries_avx512(f, box, p, mask, t_out, reach);
-  if (lanes == 8) return packet_obb_entries_avx2(f, box, p, mask, t_out, reach);
+  if (lanes == 16) return packet_obb_entries_avx512(f, box, p, mask, t_out, reach, carried);
+  if (lanes == 8) return packet_obb_entries_avx2(f, box, p, mask, t_out, reach, carried);
 #else
   (void)lanes;
 #endif
-  return packet_obb_entries_sse(f, box, p, mask, t_out, reach);
+  return packet_obb_entries_sse(f, box, p, mask, t_out, reach, carried);
 }
 #endif
 

@@ -282,6 +282,10 @@ class PickerCore {
   }
   template <bool kAny, class R>
   Hit mesh_hit(const LeafObb& leaf, const R& ray, float tmax) const;
+  // mesh_hit() after its carry: `local` is the ray carried into the
+  // leaf's frame (carry()), its tmax the walk's, mesh_walk_reach(tmax).
+  template <bool kAny>
+  Hit mesh_walk(const LeafObb& leaf, const Ray& local, float tmax) const;
   template <bool kAny, class R>
   Hit leaf_hit(const LeafObb& leaf, const R& ray, float tmax,
                PickMode mode) const;

@@ -64,23 +64,25 @@ RAYPICK_HOT_INLINE Hit PickerCore::leaf_hit(const LeafObb& leaf, const R& ray, f
 // kAny), the ray carried into the mesh's frame by the leaf's frame.
 template <bool kAny, class R>
 Hit PickerCore::mesh_hit(const LeafObb& leaf, const R& ray, float tmax) const {
+  if (leaf.mesh == kInvalidId) return Hit{};  // singular matrix
+  // Two bounds. The triangle tests take hits up to tmax, then the best t
+  // so far (inclusive, so that ties reach better_in_object()). The box
+  // walk goes a little further (mesh_walk_reach): a triangle's float t can
+  // round a few ulps below the exact hit, and so below the float entry of
+  // its own leaf's box, which a walk bounded by that t would cull. This
+  // lost ties to the higher id, and could lose a nearer triangle.
+  Ray local = carry(leaf, ray);
+  local.tmax = mesh_walk_reach(tmax);
+  return mesh_walk<kAny>(leaf, local, tmax);
+}
+
+template <bool kAny>
+Hit PickerCore::mesh_walk(const LeafObb& leaf, const Ray& local, float tmax) const {
   Hit best;
-  if (leaf.mesh == kInvalidId) return best;  // singular matrix
   const MeshAccel& mesh = meshes_[leaf.mesh];
   RAYPICK_ASSERT(mesh.bvh_built, "mesh mode needs PickerConfig::mesh_mode");
   const std::uint32_t id = leaf.object;
-  // Two bounds. The triangle tests take hits up to test_tmax: tmax, then
-  // the best t so far (inclusive, so that ties reach better_in_object()).
-  // The box walk goes a little further (mesh_walk_reach): a triangle's float t
-  // can round a few ulps below the exact hit, and so below the float entry
-  // of its own leaf's box, which a walk bounded by that t would cull. This
-  // lost ties to the higher id, and could lose a nearer triangle.
   float test_tmax = tmax;
-  const Ray local = [&] {
-    Ray r = carry(leaf, ray);
-    r.tmax = mesh_walk_reach(tmax);
-    return r;
-  }();
   // A direction (or origin) that overflows float in the object's frame (a
   // huge world direction under an inverse scale above 1) has no float ray
   // to walk: its inverse would be 0, every unused slot's infinite planes
@@ -391,14 +393,25 @@ void PickerCore::batch_part(const Tree& top, std::span<const R> part, Hit* hits,
         // The leaf accepted (mask, filter) once for all its rays.
         if (!accepts(leaf, options)) return;
         alignas(64) float t[wide_detail::kPacketRays];
+        // In mesh mode the rays as the test carried them (carry()'s
+        // arithmetic): each passing ray's walk starts from its own.
+        alignas(64) float carried[6 * wide_detail::kPacketRays];
         for (std::uint32_t in = wide_detail::packet_obb_entries(
                  lanes, leaf.frame, mesh_mode ? mesh.bvh.bounds() : mesh.bounds, p, mask, t,
-                 /*reach=*/mesh_mode);
+                 /*reach=*/mesh_mode, mesh_mode ? carried : nullptr);
              in != 0; in &= in - 1) {
           const int k = std::countr_zero(in);
           Hit h;
           if (mesh_mode) {
-            h = mesh_hit<false>(leaf, part[base + k], p.tmax[k]);
+            constexpr int kRow = wide_detail::kPacketRays;
+            Ray local;
+            for (int a = 0; a < 3; ++a) {
+              local.org[a] = carried[a * kRow + k];
+              local.dir[a] = carried[(3 + a) * kRow + k];
+            }
+            local.tmin = p.tmin[k];
+            local.tmax = mesh_walk_reach(p.tmax[k]);
+            h = mesh_walk<false>(leaf, local, p.tmax[k]);
           } else {
             h.object = leaf.object;
             h.t = t[k];
