@@ -304,7 +304,7 @@ RAYPICK_GEOMETRY_INLINE std::uint32_t lanes_valid(const PacketRays& p) {
   const auto zero = Lanes::set1(0.0f);
   const auto inf = Lanes::set1(std::numeric_limits<float>::infinity());
   // x * 0 <= 0 holds for every finite x and fails for infinities and NaN.
-  auto finite = [&](auto x) { return Lanes::le(Lanes::mul(x, zero), zero); };
+  auto finite = [&](const auto& x) { return Lanes::le(Lanes::mul(x, zero), zero); };
   std::uint32_t ok = 0;
   for (int g = 0; g < kPacketRays / L; ++g) {
     const auto tmin = Lanes::load(p.tmin + L * g);
