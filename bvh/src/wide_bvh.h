@@ -504,11 +504,11 @@ std::size_t WideBvhOf<W>::refit_path(std::span<const std::uint32_t> entries, Ent
   // descending order a node comes right after its subtree, and its inner
   // slots are recomputed soon after its children were, while their lines
   // are still in cache (not for the few top nodes of a large tree, which
-  // its collapse numbers apart from their subtrees). The next node is the larger of the next
-  // key's and the highest marked one (bits at or below the word `word` - 1:
-  // every node above the last one done is done). (A max-heap of the marked
-  // nodes did the same in this order, its sifts a fifth of a commit's
-  // instructions.)
+  // its collapse numbers apart from their subtrees). The next node is the
+  // larger of the next key's and the highest marked one (bits at or below
+  // the word `word` - 1: every node above the last one done is done). (A
+  // max-heap of the marked nodes did the same in this order, its sifts a
+  // fifth of a commit's instructions.)
   std::size_t i = 0;
   std::size_t word = node_of(keys.front()) / 64 + 1;
   for (;;) {
@@ -534,12 +534,11 @@ std::size_t WideBvhOf<W>::refit_path(std::span<const std::uint32_t> entries, Ent
     while (i < keys.size() && node_of(keys[i]) == node) {
       const int slot = slot_of(keys[i]);
       std::size_t last = i;
-      Aabb moved_boxes;
+      Aabb b;
       for (; last < keys.size() && keys[last] >> 32 == keys[i] >> 32; ++last) {
         prefetch_ahead(last);
-        moved_boxes.extend(moved_box(index_of(keys[last])));
+        b.extend(moved_box(index_of(keys[last])));
       }
-      Aabb b = moved_boxes;
       for (std::uint32_t k = n.child[slot]; k < n.child[slot] + n.count[slot]; ++k) {
         bool moved = false;
         for (std::size_t j = i; j < last; ++j) moved = moved || entry_of(keys[j]) == k;
