@@ -153,10 +153,21 @@ class PickerCore {
   template <class Tree, class R>
   void image(const Tree& top, std::span<const R> rays, std::size_t width,
              const QueryOptions& options, std::vector<Hit>& out) const;
-  // Whether a batch on `top` walks its rays that are not in packets
-  // interleaved (a top level past config_.batch_interleave_bytes).
+  // Whether `top`, its nodes and leaf copies, is past
+  // config_.batch_interleave_bytes: much larger than the caches, so that
+  // every node is a cache miss. A batch on it then walks its rays that are
+  // not in packets interleaved, several in flight, so that one ray's
+  // misses overlap the others' work, and single rays fetch the nodes they
+  // push (WideBvhOf::set_fetch_pushed). A tree in cache gains nothing from
+  // either (coherent rays lost with interleaving, their branches no longer
+  // repeating; the fetches cost more than they save), so a smaller tree
+  // takes its other rays one at a time and fetches nothing ahead.
   template <class Tree>
-  bool batch_interleaves(const Tree& top) const;
+  bool batch_interleaves(const Tree& top) const {
+    const std::size_t top_bytes =
+        top.nodes().size() * sizeof(typename Tree::Node) + leaf_.size() * sizeof(LeafObb);
+    return top_bytes >= config_.batch_interleave_bytes;
+  }
   // One task's rays of a batch, their answers into hits[0 .. size); the
   // packets' stack is the task's, made once for all its parts.
   template <class Tree, class R>

@@ -309,19 +309,6 @@ void PickerCore::image(const Tree& top, std::span<const R> rays, std::size_t wid
       });
 }
 
-template <class Tree>
-bool PickerCore::batch_interleaves(const Tree& top) const {
-  // A top level much larger than the caches makes every node a cache
-  // miss: each task then runs its other rays interleaved, several in
-  // flight, so that one ray's misses overlap the others' work. A tree in
-  // cache gains nothing from that (and coherent rays lost, their branches
-  // no longer repeating), so a smaller tree takes its other rays one at a
-  // time.
-  const std::size_t top_bytes =
-      top.nodes().size() * sizeof(typename Tree::Node) + leaf_.size() * sizeof(LeafObb);
-  return top_bytes >= config_.batch_interleave_bytes;
-}
-
 template <class Tree, class R>
 void PickerCore::batch_part(const Tree& top, std::span<const R> part, Hit* hits,
                             const QueryOptions& options, bool interleave,

@@ -244,6 +244,15 @@ class WideBvhOf {
   // queries run. The same leaves and hits on every one.
   void set_node_test(NodeTest test);
   NodeTest node_test() const { return node_test_; }
+  // Whether traverse() fetches the nodes of the slots it pushes as it
+  // pushes them, so that they are in cache when it pops them: for a tree
+  // far larger than the caches, where an incoherent ray's popped node is
+  // a miss (the owner decides; the Picker from
+  // PickerConfig::batch_interleave_bytes). On a tree in cache the
+  // fetches cost more than they save. The same leaves and hits either
+  // way. Set once by the tree's owner, never while queries run.
+  void set_fetch_pushed(bool fetch) { fetch_pushed_ = fetch; }
+  bool fetch_pushed() const { return fetch_pushed_; }
 #if RAYPICK_WIDE_AVX2
   // traverse() with the AVX2 node test (node_test() kAvx2): the same nodes
   // and leaves, in the same order, as under the SSE test.
@@ -369,6 +378,7 @@ class WideBvhOf {
   std::vector<std::uint32_t> parent_;
   std::vector<std::uint32_t> entry_place_;
   NodeTest node_test_ = NodeTest::kSse;  // see set_node_test()
+  bool fetch_pushed_ = false;            // see set_fetch_pushed()
   int packet_lanes_ = 4;  // see set_packet_lanes()
   // refit_path()'s scratch, all zero between calls: per node, its slots
   // still to recompute, and a bit per node, set while it waits.

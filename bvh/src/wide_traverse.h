@@ -241,8 +241,17 @@ struct IsaAvx2 {
 };
 #endif
 
-// The single-ray loop, once for every policy: traverse()'s contract.
-template <class Isa, class Node, class Leaf>
+// Fetches every cache line of node n (a pushed slot's child, which a
+// later pop reads: WideBvhOf::set_fetch_pushed).
+template <class Node>
+RAYPICK_GEOMETRY_INLINE void fetch_node(const Node& n) {
+  const char* p = reinterpret_cast<const char*>(&n);
+  for (std::size_t b = 0; b < sizeof(Node); b += 64) compiler::prefetch(p + b);
+}
+
+// The single-ray loop, once for every policy: traverse()'s contract. With
+// kFetchPushed, the inner slots it pushes have their nodes fetched.
+template <class Isa, bool kFetchPushed, class Node, class Leaf>
 RAYPICK_GEOMETRY_INLINE TraversalStats walk(std::span<const Node> nodes, const Ray& ray,
                                             Leaf& leaf) {
   TraversalStats st;
@@ -271,7 +280,13 @@ RAYPICK_GEOMETRY_INLINE TraversalStats walk(std::span<const Node> nodes, const R
       alignas(32) float tn[Node::kWidth];
       const unsigned mask = isa.test(n, tmax, tn);
       if (mask != 0) {
+        const int pushed_from = top;
         cur = order_hits(n, mask, tn, stack, top);
+        if constexpr (kFetchPushed) {
+          for (int i = pushed_from; i < top; ++i) {
+            if (stack[i].count == 0) fetch_node(nodes[stack[i].index]);
+          }
+        }
         continue;
       }
     }
@@ -431,7 +446,7 @@ struct Avx512Lanes<8> {
   using Wide = NodeRay8;
   using Tn = __m256;
 };
-template <int W, class Leaf>
+template <int W, bool kFetchPushed, class Leaf>
 RAYPICK_TARGET_AVX512 TraversalStats walk_avx512(std::span<const WideNodeOf<W>> nodes,
                                                  const Ray& ray, Leaf& leaf) {
   using Wide = typename Avx512Lanes<W>::Wide;
@@ -464,7 +479,14 @@ RAYPICK_TARGET_AVX512 TraversalStats walk_avx512(std::span<const WideNodeOf<W>> 
         int next = std::countr_zero(mask);
         if ((mask & (mask - 1)) != 0) {
           next = nearest_slot(mask, tn);
-          push_slots(n, mask & ~(1u << next), tn, s);
+          const unsigned rest = mask & ~(1u << next);
+          push_slots(n, rest, tn, s);
+          if constexpr (kFetchPushed) {
+            for (unsigned m = rest; m != 0; m &= m - 1) {
+              const int slot = std::countr_zero(m);
+              if (n.count[slot] == 0) fetch_node(nodes[n.child[slot]]);
+            }
+          }
         }
         index = n.child[next];
         count = n.count[next];
@@ -494,7 +516,9 @@ TraversalStats WideBvhOf<W>::traverse(const Ray& ray, Leaf&& leaf) const {
 #if RAYPICK_WIDE_AVX2
   if (node_test_ == NodeTest::kAvx2) return traverse_avx2(ray, leaf);
 #endif
-  return wide_detail::walk<wide_detail::IsaSse>(std::span<const Node>(nodes_), ray, leaf);
+  const std::span<const Node> nodes(nodes_);
+  if (fetch_pushed_) return wide_detail::walk<wide_detail::IsaSse, true>(nodes, ray, leaf);
+  return wide_detail::walk<wide_detail::IsaSse, false>(nodes, ray, leaf);
 }
 
 #if RAYPICK_WIDE_AVX2
@@ -504,7 +528,9 @@ template <int W>
 template <class Leaf>
 RAYPICK_TARGET_AVX2 TraversalStats WideBvhOf<W>::traverse_avx2(const Ray& ray,
                                                                Leaf&& leaf) const {
-  return wide_detail::walk<wide_detail::IsaAvx2>(std::span<const Node>(nodes_), ray, leaf);
+  const std::span<const Node> nodes(nodes_);
+  if (fetch_pushed_) return wide_detail::walk<wide_detail::IsaAvx2, true>(nodes, ray, leaf);
+  return wide_detail::walk<wide_detail::IsaAvx2, false>(nodes, ray, leaf);
 }
 #endif
 
@@ -513,7 +539,9 @@ template <int W>
 template <class Leaf>
 RAYPICK_TARGET_AVX512 TraversalStats WideBvhOf<W>::traverse_avx512(const Ray& ray,
                                                                    Leaf&& leaf) const {
-  return wide_detail::walk_avx512<W>(std::span<const Node>(nodes_), ray, leaf);
+  const std::span<const Node> nodes(nodes_);
+  if (fetch_pushed_) return wide_detail::walk_avx512<W, true>(nodes, ray, leaf);
+  return wide_detail::walk_avx512<W, false>(nodes, ray, leaf);
 }
 #endif
 

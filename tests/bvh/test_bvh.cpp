@@ -299,6 +299,62 @@ TEST_CASE_TEMPLATE("wide BVH closest hit equals brute force on random box sets, 
   }
 }
 
+TEST_CASE_TEMPLATE("a walk that fetches the nodes it pushes visits the same nodes and leaves, in the same order, as one that does not",
+                   Tree, WideBvh, WideBvh16) {
+  // set_fetch_pushed() only fetches ahead: the same answers as brute force,
+  // and the same sequence of leaf entries and tmax and the same stats, on
+  // every node test.
+  const std::size_t n = 3000;
+  const float spread = 4.0f * std::cbrt(static_cast<float>(n));
+  const auto boxes = random_boxes(n, 17, spread);
+  Tree w = Tree::collapse(build_bvh(boxes));
+  CHECK(!w.fetch_pushed());  // until set
+  struct Walk {
+    std::vector<std::pair<std::uint32_t, float>> leaves;
+    TraversalStats stats;
+    std::pair<std::uint32_t, float> best{UINT32_MAX, kInfinity};
+  };
+  auto walk = [&](const Ray& ray) {
+    Walk out;
+    const RayInv inv(ray);
+    out.stats = w.traverse(ray, [&](std::uint32_t e, float& tmax) {
+      out.leaves.emplace_back(e, tmax);
+      const std::uint32_t id = w.prim_id(e);
+      const float t = slab_entry(inv, boxes[id], tmax);
+      if (t < out.best.second || (t == out.best.second && t != kInfinity && id < out.best.first)) {
+        out.best = {id, t};
+        tmax = t;
+      }
+      return false;
+    });
+    return out;
+  };
+  for (const NodeTest test : node_tests<Tree>()) {
+    CAPTURE(int(test));
+    w.set_node_test(test);
+    std::mt19937_64 rng(test == NodeTest::kSse ? 5 : 6);
+    // A walk that opened more nodes than a path from the root holds
+    // popped some that it had pushed.
+    const int depth = w.stats(BvhConfig{}).max_depth;
+    int popped = 0;
+    for (int i = 0; i < 2000; ++i) {
+      const Ray ray = random_ray(rng, spread);
+      w.set_fetch_pushed(false);
+      const Walk plain = walk(ray);
+      w.set_fetch_pushed(true);
+      REQUIRE(w.fetch_pushed());
+      const Walk fetching = walk(ray);
+      REQUIRE(fetching.best == brute(boxes, ray));
+      REQUIRE(fetching.best == plain.best);
+      REQUIRE(fetching.leaves == plain.leaves);
+      REQUIRE(fetching.stats.nodes_visited == plain.stats.nodes_visited);
+      REQUIRE(fetching.stats.leaves_visited == plain.stats.leaves_visited);
+      popped += int(plain.stats.nodes_visited) > depth + 1 ? 1 : 0;
+    }
+    CHECK(popped > 100);
+  }
+}
+
 TEST_CASE_TEMPLATE("wide BVH any-hit stop ends the traversal at the first accepted leaf primitive",
                    Tree, WideBvh, WideBvh16) {
   const auto boxes = random_boxes(500, 9, 20.0f);

@@ -403,6 +403,45 @@ TEST_CASE("scattering objects far from where they were built triggers a rebuild"
   CHECK(forced.sah_cost > 1.5 * forced.sah_cost_built);
 }
 
+TEST_CASE("single queries on a top level past batch_interleave_bytes fetch the nodes they push and give the same answers, at both top widths, after a rebuild too") {
+  const Scene scene = tools::make_mesh_scene(3000, 71);
+  const std::vector<Ray> rays = test::random_scene_rays(scene, 3000, 72, kDynamicMix);
+  for (int width : {8, 16}) {
+    CAPTURE(width);
+    PickerConfig small;
+    small.top_width = width;
+    small.batch_interleave_bytes = SIZE_MAX;  // the tree counts as in cache
+    PickerConfig large = small;
+    large.batch_interleave_bytes = 0;  // as for a tree past the caches
+    PickerCore plain(scene, small), fetching(scene, large);
+    auto fetches = [](const PickerCore& p) {
+      return p.with_top([](const auto& top) { return top.fetch_pushed(); });
+    };
+    CHECK_FALSE(fetches(plain));
+    CHECK(fetches(fetching));
+    // A rebuild keeps the choice.
+    fetching.remove_object(5);
+    plain.remove_object(5);
+    fetching.commit(CommitMode::kAuto);
+    plain.commit(CommitMode::kAuto);
+    CHECK(fetches(fetching));
+    std::size_t hits = 0;
+    for (PickMode mode : {PickMode::kObb, PickMode::kMesh}) {
+      const QueryOptions opt{mode};
+      for (const Ray& ray : rays) {
+        const PickResult a = plain.intersect(ray, opt), b = fetching.intersect(ray, opt);
+        REQUIRE(b.hit.object == a.hit.object);
+        REQUIRE(b.hit.t == a.hit.t);
+        REQUIRE(b.hit.triangle == a.hit.triangle);
+        REQUIRE(b.stats.nodes_visited == a.stats.nodes_visited);
+        REQUIRE(fetching.occluded(ray, opt) == plain.occluded(ray, opt));
+        hits += a.hit.hit();
+      }
+    }
+    CHECK(hits > rays.size() / 5);
+  }
+}
+
 TEST_CASE("batch queries equal single queries, in both modes, interleaved or not") {
   const Scene scene = tools::make_mesh_scene(3000, 61);
   const std::vector<Ray> rays = test::random_scene_rays(scene, 20000, 62, kDynamicMix);
