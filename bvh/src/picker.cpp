@@ -401,7 +401,7 @@ void PickerCore::rebuild_entries(Tree& top, const LeafObb* leaves, std::size_t n
     reorder(entries);
   }
   leaf_ = std::move(by_entry);
-  top.set_fetch_pushed(batch_interleaves(top));
+  top.set_fetch_pushed(fetches_pushed(top));
   top.number_by_entry();
   moved_.assign(n, 0);
   sah_sum_ = top.sah_sum(config_.top);

@@ -109,7 +109,7 @@ bool PickerCore::adopt_top(saved::Bytes& in, std::size_t kept, const std::vector
   }
   top->set_node_test(node_test());
   top->set_packet_lanes(packet_lanes());
-  top->set_fetch_pushed(batch_interleaves(*top));
+  top->set_fetch_pushed(fetches_pushed(*top));
   sah_sum_ = top->refit_sweep([](std::uint32_t) { return true; },
                               [&](std::uint32_t e) { return entry_boxes[e]; }, config_.top)
                  .sah_sum;

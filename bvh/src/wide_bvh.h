@@ -247,10 +247,11 @@ class WideBvhOf {
   // Whether traverse() fetches the nodes of the slots it pushes as it
   // pushes them, so that they are in cache when it pops them: for a tree
   // far larger than the caches, where an incoherent ray's popped node is
-  // a miss (the owner decides; the Picker from
-  // PickerConfig::batch_interleave_bytes). On a tree in cache the
-  // fetches cost more than they save. The same leaves and hits either
-  // way. Set once by the tree's owner, never while queries run.
+  // a miss (the owner decides; the Picker from four times
+  // PickerConfig::batch_interleave_bytes). On a smaller tree the fetches
+  // cost coherent rays more than they save incoherent ones. The same
+  // leaves and hits either way. Set once by the tree's owner, never while
+  // queries run.
   void set_fetch_pushed(bool fetch) { fetch_pushed_ = fetch; }
   bool fetch_pushed() const { return fetch_pushed_; }
 #if RAYPICK_WIDE_AVX2

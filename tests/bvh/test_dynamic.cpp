@@ -403,7 +403,7 @@ TEST_CASE("scattering objects far from where they were built triggers a rebuild"
   CHECK(forced.sah_cost > 1.5 * forced.sah_cost_built);
 }
 
-TEST_CASE("single queries on a top level past batch_interleave_bytes fetch the nodes they push and give the same answers, at both top widths, after a rebuild too") {
+TEST_CASE("single queries on a top level of four times batch_interleave_bytes or more fetch the nodes they push and give the same answers, at both top widths, after a rebuild too") {
   const Scene scene = tools::make_mesh_scene(3000, 71);
   const std::vector<Ray> rays = test::random_scene_rays(scene, 3000, 72, kDynamicMix);
   for (int width : {8, 16}) {
@@ -419,6 +419,15 @@ TEST_CASE("single queries on a top level past batch_interleave_bytes fetch the n
     };
     CHECK_FALSE(fetches(plain));
     CHECK(fetches(fetching));
+    // The bound: a tree of exactly four times it fetches, one byte short
+    // of that does not.
+    const std::size_t bytes = plain.with_top([&](const auto& top) { return plain.top_bytes(top); });
+    REQUIRE(bytes % 4 == 0);
+    PickerConfig at = small, above = small;
+    at.batch_interleave_bytes = bytes / 4;
+    above.batch_interleave_bytes = bytes / 4 + 1;
+    CHECK(fetches(PickerCore(scene, at)));
+    CHECK_FALSE(fetches(PickerCore(scene, above)));
     // A rebuild keeps the choice.
     fetching.remove_object(5);
     plain.remove_object(5);

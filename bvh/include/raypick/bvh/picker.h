@@ -93,11 +93,12 @@ struct PickerConfig {
   // each one's next node, once the top level's nodes and leaf data take at
   // least this many bytes (about 75,000 objects in the bench's boxes
   // scenes, with 8-wide nodes); below, where the tree stays in cache, the
-  // coherent groups walk as packets and the other rays one at a time. On
-  // such a large tree, single-ray queries also fetch the nodes of the
-  // slots they push on their stack as they push them (boxes-1M incoherent
-  // rays about 12% faster; a tree in cache was about 5% slower with it).
-  // 0: always as for a large tree.
+  // coherent groups walk as packets and the other rays one at a time.
+  // From four times this many bytes on, single-ray queries also fetch the
+  // nodes of the slots they push on their stack as they push them
+  // (boxes-1M, 114 MiB: incoherent rays about 15% faster, camera rays
+  // about 1% slower; at 11 MiB, camera rays were 5% slower). 0: always as
+  // for a large tree.
   std::size_t batch_interleave_bytes = std::size_t{8} << 20;
   // The node test's instruction set: the picker's trees keep it, decided
   // when they are built (see Isa, Picker::isa()).
