@@ -165,11 +165,11 @@ Hit mesh_hit(const MeshData& mesh, const Ray& local, std::uint32_t object,
   Ray walk = local;
   walk.tmax = mesh_walk_reach(local.tmax);
   const TriangleRay tri_ray(local.org, local.dir);
-  mesh.bvh.traverse(walk, [&](std::uint32_t entry, float& walk_tmax) {
+  auto leaf = [&](std::uint32_t entry, float& walk_tmax) {
     if (record) record->push_back({local_index, entry, test_tmax});
     const auto& v = mesh.verts[entry];
     const TriangleHit h = intersect_triangle(tri_ray, v[0], v[1], v[2], local.tmin, test_tmax);
-    const std::uint32_t tri = mesh.bvh.prim_id(entry);
+    const std::uint32_t tri = mesh.prim_id(entry);
     if (!h.hit || !(h.t < best.t || (h.t == best.t && tri < best.triangle))) return false;
     best.object = object;
     best.t = h.t;
@@ -179,7 +179,8 @@ Hit mesh_hit(const MeshData& mesh, const Ray& local, std::uint32_t object,
     test_tmax = h.t;
     walk_tmax = mesh_walk_reach(h.t);
     return false;
-  });
+  };
+  mesh.with_bvh([&](const auto& tree) { tree.traverse(walk, leaf); });
   return best;
 }
 
@@ -517,7 +518,9 @@ void run_rays(const Picker& picker, const Replica& rep,
           const TriangleRay tri_ray(local.org, local.dir);
           keep(tri_ray);
           if (mesh_walk) {
-            keep(rep.meshes[l.mesh].bvh.traverse(local, [](std::uint32_t, float&) { return false; }));
+            keep(rep.meshes[l.mesh].with_bvh([&](const auto& tree) {
+              return tree.traverse(local, [](std::uint32_t, float&) { return false; });
+            }));
           }
           return false;
         });

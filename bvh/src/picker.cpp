@@ -275,9 +275,14 @@ void PickerCore::build_mesh_bvh(MeshAccel& m) const {
       for (int k = 0; k < 3; ++k) b.extend(m.positions[m.triangles[t][k]]);
       boxes[t] = pad(b);
     }
-    m.bvh = WideBvh::collapse(build_bvh(boxes, config_.mesh));
+    const Bvh binary = build_bvh(boxes, config_.mesh);
+    if (mesh_wide16()) {
+      m.bvh = WideBvh16::collapse(binary, config_.mesh);
+    } else {
+      m.bvh = WideBvh::collapse(binary, config_.mesh);
+    }
   }
-  m.bvh.set_node_test(node_test());
+  m.with_bvh([&](auto& tree) { tree.set_node_test(node_test()); });
   copy_verts(m);
   m.bvh_built = true;
 }
@@ -326,9 +331,9 @@ std::size_t PickerCore::make_leaves(LeafObb* leaves, Aabb* boxes) {
 }
 
 void PickerCore::copy_verts(MeshAccel& m) {
-  m.verts.resize(m.bvh.entry_count());
+  m.verts.resize(m.with_bvh([](const auto& tree) { return tree.entry_count(); }));
   for (std::size_t e = 0; e < m.verts.size(); ++e) {
-    const glm::uvec3& t = m.triangles[m.bvh.prim_id(static_cast<std::uint32_t>(e))];
+    const glm::uvec3& t = m.triangles[m.prim_id(static_cast<std::uint32_t>(e))];
     m.verts[e] = {m.positions[t.x], m.positions[t.y], m.positions[t.z]};
   }
   m.tri_boxes.assign(m.verts);

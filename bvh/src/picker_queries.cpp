@@ -98,7 +98,7 @@ Hit PickerCore::mesh_walk(const LeafObb& leaf, const Ray& local, float tmax) con
   // The triangle's hit, when it is better than best.
   auto keep = [&](std::uint32_t entry, float t, float u, float v, float& walk_tmax) {
     // The id (a read of another array) only for a hit.
-    const std::uint32_t tri = mesh.bvh.prim_id(entry);
+    const std::uint32_t tri = mesh.prim_id(entry);
     if (!better_in_object(t, tri, best)) return false;
     best.object = id;
     best.t = t;
@@ -115,7 +115,7 @@ Hit PickerCore::mesh_walk(const LeafObb& leaf, const Ray& local, float tmax) con
   // the same total order as one at a time. The step stays a call: inlined
   // into the mesh tree's walk, it made that loop slower (crowd-300 camera
   // 51 -> 56 ns per ray, idle, with the one-triangle step).
-  mesh.bvh.traverse(local, [&](wide_detail::LeafRun run, float& walk_tmax) RAYPICK_NOINLINE {
+  auto leaf_run = [&](wide_detail::LeafRun run, float& walk_tmax) RAYPICK_NOINLINE {
     if (!tri_ray) tri_ray.emplace(local.org, local.dir);
     for (std::uint32_t first = 0; first < run.count; first += 4) {
       const std::uint32_t base = run.index + first;
@@ -140,7 +140,8 @@ Hit PickerCore::mesh_walk(const LeafObb& leaf, const Ray& local, float tmax) con
       }
     }
     return false;
-  });
+  };
+  mesh.with_bvh([&](const auto& tree) { tree.traverse(local, leaf_run); });
   return best;
 }
 
@@ -383,8 +384,10 @@ void PickerCore::batch_part(const Tree& top, std::span<const R> part, Hit* hits,
         // In mesh mode the rays as the test carried them (carry()'s
         // arithmetic): each passing ray's walk starts from its own.
         alignas(64) float carried[6 * wide_detail::kPacketRays];
+        const Aabb box = mesh_mode ? mesh.with_bvh([](const auto& tree) { return tree.bounds(); })
+                                   : mesh.bounds;
         for (std::uint32_t in = wide_detail::packet_obb_entries(
-                 lanes, leaf.frame, mesh_mode ? mesh.bvh.bounds() : mesh.bounds, p, mask, t,
+                 lanes, leaf.frame, box, p, mask, t,
                  /*reach=*/mesh_mode, mesh_mode ? carried : nullptr);
              in != 0; in &= in - 1) {
           const int k = std::countr_zero(in);
@@ -503,7 +506,7 @@ std::size_t PickerCore::memory_bytes() const {
                   with_top([](const auto& top) { return top.memory_bytes(); });
   for (const MeshAccel& m : meshes_) {
     n += bytes(m.owned_positions) + bytes(m.owned_triangles) + bytes(m.verts) +
-         m.tri_boxes.bytes() + m.bvh.memory_bytes();
+         m.tri_boxes.bytes() + m.with_bvh([](const auto& tree) { return tree.memory_bytes(); });
   }
   return n;
 }

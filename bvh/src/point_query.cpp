@@ -212,9 +212,10 @@ struct PlacedBound {
   glm::dvec3 p;
   double margin;  // rounding_margin of the mesh's world box
 
-  void keys(const WideNode& node, float* out) const {
-    for (int s = 0; s < WideNode::kWidth; ++s) {
-      if (node.child[s] == WideNode::kInvalidSlot) {
+  template <int W>
+  void keys(const WideNodeOf<W>& node, float* out) const {
+    for (int s = 0; s < W; ++s) {
+      if (node.child[s] == WideNodeOf<W>::kInvalidSlot) {
         out[s] = std::numeric_limits<float>::infinity();
         continue;
       }
@@ -337,7 +338,8 @@ struct LocalBound {
              std::isfinite(point.e);
   }
 
-  void keys(const WideNode& node, float* out) const { slot_keys(node, point.pf, out); }
+  template <int W>
+  void keys(const WideNodeOf<W>& node, float* out) const { slot_keys(node, point.pf, out); }
   float threshold(double best_d2) const {
     if (best_d2 < 0.0) return -std::numeric_limits<float>::infinity();
     const double world = std::sqrt(best_d2) * (1.0 + 0x1p-30) + world_slack;
@@ -638,12 +640,14 @@ bool on_surface(const MeshAccel& mesh, const Placement& place, const glm::dvec3&
     return found;
   }
   walk_mesh_slots(place, mesh.bounds, p, [&](const auto& bound) {
-    best_first(mesh.bvh.nodes(), bound, [&] { return found ? -1.0 : tol2; },
-               [&](std::uint32_t first, std::uint32_t count) {
-                 for (std::uint32_t e = first; e < first + count; ++e) {
-                   test(mesh.verts[e][0], mesh.verts[e][1], mesh.verts[e][2]);
-                 }
-               });
+    mesh.with_bvh([&](const auto& tree) {
+      best_first(tree.nodes(), bound, [&] { return found ? -1.0 : tol2; },
+                 [&](std::uint32_t first, std::uint32_t count) {
+                   for (std::uint32_t e = first; e < first + count; ++e) {
+                     test(mesh.verts[e][0], mesh.verts[e][1], mesh.verts[e][2]);
+                   }
+                 });
+    });
   });
   return found;
 }
@@ -820,47 +824,49 @@ PointHit PickerCore::closest_point(const glm::dvec3& p, const QueryOptions& opti
       // never skipped wrongly).
       double seen = std::numeric_limits<double>::quiet_NaN();
       float limit = 0.0f;
-      best_first(mesh.bvh.nodes(), bound, [&] { return best.d2; },
-                 [&](std::uint32_t first, std::uint32_t count) {
-                   const std::uint32_t end = first + count;
-                   for (std::uint32_t e = first; e < end; e += 4) {
-                     unsigned lanes = end - e >= 4 ? 0xFu : (1u << (end - e)) - 1u;
-                     // A single triangle lies in its slot's (padded) box,
-                     // whose key was just tested.
-                     if (count >= 2) {
-                       if (!(best.d2 == seen)) {
-                         seen = best.d2;
-                         limit = bound.threshold(seen);
-                       }
-                       lanes &= bound.triangles_within(mesh.tri_boxes, e, limit);
-                     }
-                     if (lanes == 0) continue;
-                     if ((lanes & (lanes - 1)) == 0) {
-                       const std::uint32_t t = e + std::uint32_t(std::countr_zero(lanes));
-                       const auto& v = mesh.verts[t];
-                       visit_triangle(mesh.bvh.prim_id(t), v[0], v[1], v[2]);
-                       continue;
-                     }
-                     // Two or more: four at a time (a lane left out
-                     // measures a copy of the first kept one, unread).
-                     triangle_points::Floats4 tris;
-                     const int first_lane = std::countr_zero(lanes);
-                     for (int l = 0; l < 4; ++l) {
-                       const int from = (lanes >> l) & 1u ? l : first_lane;
-                       const auto& v = mesh.verts[e + std::uint32_t(from)];
-                       tris.set(l, v[0], v[1], v[2]);
-                     }
-                     triangle_points::Nearest4 near;
-                     measure4.place_nearest(p, place.linear, place.origin, tris, near);
-                     for (lanes &= near.within(best.d2); lanes != 0; lanes &= lanes - 1) {
-                       const int l = std::countr_zero(lanes);
-                       const std::uint32_t tri = mesh.bvh.prim_id(e + std::uint32_t(l));
-                       if (best.better(near.d2[l], leaf.object, tri)) {
-                         best.take(near.d2[l], leaf.object, near.lane(l), tri);
-                       }
-                     }
-                   }
-                 });
+      auto leaf_triangles = [&](std::uint32_t first, std::uint32_t count) {
+        const std::uint32_t end = first + count;
+        for (std::uint32_t e = first; e < end; e += 4) {
+          unsigned lanes = end - e >= 4 ? 0xFu : (1u << (end - e)) - 1u;
+          // A single triangle lies in its slot's (padded) box,
+          // whose key was just tested.
+          if (count >= 2) {
+            if (!(best.d2 == seen)) {
+              seen = best.d2;
+              limit = bound.threshold(seen);
+            }
+            lanes &= bound.triangles_within(mesh.tri_boxes, e, limit);
+          }
+          if (lanes == 0) continue;
+          if ((lanes & (lanes - 1)) == 0) {
+            const std::uint32_t t = e + std::uint32_t(std::countr_zero(lanes));
+            const auto& v = mesh.verts[t];
+            visit_triangle(mesh.prim_id(t), v[0], v[1], v[2]);
+            continue;
+          }
+          // Two or more: four at a time (a lane left out
+          // measures a copy of the first kept one, unread).
+          triangle_points::Floats4 tris;
+          const int first_lane = std::countr_zero(lanes);
+          for (int l = 0; l < 4; ++l) {
+            const int from = (lanes >> l) & 1u ? l : first_lane;
+            const auto& v = mesh.verts[e + std::uint32_t(from)];
+            tris.set(l, v[0], v[1], v[2]);
+          }
+          triangle_points::Nearest4 near;
+          measure4.place_nearest(p, place.linear, place.origin, tris, near);
+          for (lanes &= near.within(best.d2); lanes != 0; lanes &= lanes - 1) {
+            const int l = std::countr_zero(lanes);
+            const std::uint32_t tri = mesh.prim_id(e + std::uint32_t(l));
+            if (best.better(near.d2[l], leaf.object, tri)) {
+              best.take(near.d2[l], leaf.object, near.lane(l), tri);
+            }
+          }
+        }
+      };
+      mesh.with_bvh([&](const auto& tree) {
+        best_first(tree.nodes(), bound, [&] { return best.d2; }, leaf_triangles);
+      });
     });
   };
 

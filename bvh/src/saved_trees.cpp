@@ -3,9 +3,11 @@
 // from its own scene, so saved bytes can make a picker slow but never
 // wrong. Format (little-endian):
 //
-//   u32 version: 1 for a top level of 8-wide nodes, 2 for 16-wide ones
-//       (Isa::kAvx512 and kAuto where the CPU has AVX-512,
-//       PickerConfig::top_width); a picker adopts only the width it would
+//   u32 version: the nodes' widths, top level and meshes' trees: 1 for 8
+//       and 8, 2 for 16 and 8, 3 for 8 and 16, 4 for 16 and 16 (the top
+//       level 16 wide under Isa::kAvx512 and kAuto where the CPU has
+//       AVX-512, or by PickerConfig::top_width; the meshes' trees under
+//       the AVX-512 node test); a picker adopts only the widths it would
 //       build
 //   u8  mesh mode (1) or obb mode (0)
 //   u64 object count
@@ -22,14 +24,17 @@
 namespace raypick {
 namespace {
 
-// The version of the saved bytes for a top level of 8 or 16 slots.
-constexpr std::uint32_t trees_version(bool wide16) { return wide16 ? 2 : 1; }
+// The version of the saved bytes for a top level and meshes' trees of 8
+// or 16 slots (a picker without mesh trees saves them as 8).
+constexpr std::uint32_t trees_version(bool top16, bool mesh16) {
+  return 1 + (top16 ? 1 : 0) + (mesh16 ? 2 : 0);
+}
 
 }  // namespace
 
 std::string PickerCore::save_trees() const {
   std::string out;
-  saved::append(out, trees_version(std::holds_alternative<WideBvh16>(top_)));
+  saved::append(out, trees_version(std::holds_alternative<WideBvh16>(top_), saved_mesh16()));
   saved::append(out, static_cast<std::uint8_t>(config_.mesh_mode ? 1 : 0));
   saved::append(out, static_cast<std::uint64_t>(objects_.size()));
   with_top([&](const auto& top) { top.save_shape(out); });
@@ -37,7 +42,7 @@ std::string PickerCore::save_trees() const {
   saved::append(out, static_cast<std::uint64_t>(meshes_.size()));
   for (const MeshAccel& m : meshes_) {
     saved::append(out, static_cast<std::uint8_t>(m.bvh_built ? 1 : 0));
-    if (m.bvh_built) m.bvh.save_shape(out);
+    if (m.bvh_built) m.with_bvh([&](const auto& tree) { tree.save_shape(out); });
   }
   return out;
 }
@@ -47,7 +52,7 @@ bool PickerCore::adopt_trees(std::string_view bytes, std::string& why) {
   const auto version = in.read<std::uint32_t>();
   const auto mesh_mode = in.read<std::uint8_t>();
   const auto objects = in.read<std::uint64_t>();
-  if (!in.ok() || (version != trees_version(false) && version != trees_version(true))) {
+  if (!in.ok() || version < trees_version(false, false) || version > trees_version(true, true)) {
     why = "saved trees of another version";
     return false;
   }
@@ -67,11 +72,16 @@ bool PickerCore::adopt_trees(std::string_view bytes, std::string& why) {
   std::vector<LeafObb> leaves(count);
   std::vector<Aabb> boxes(count);
   const std::size_t kept = make_leaves(leaves.data(), boxes.data());
-  // The width a build of this picker would choose.
+  // The widths a build of this picker would choose.
   const bool wide = wide16();
-  if (version != trees_version(wide)) {
+  if ((version == trees_version(true, false) || version == trees_version(true, true)) != wide) {
     why = wide ? "saved trees of 8-wide nodes; this picker's top level takes 16"
                : "saved trees of 16-wide nodes; this picker's top level takes 8";
+    return false;
+  }
+  if (version != trees_version(wide, saved_mesh16())) {
+    why = saved_mesh16() ? "saved mesh trees of 8-wide nodes; this picker's take 16"
+                         : "saved mesh trees of 16-wide nodes; this picker's take 8";
     return false;
   }
   if (wide) {
@@ -135,13 +145,23 @@ bool PickerCore::adopt_meshes(saved::Bytes& in, std::size_t kept, std::string& w
       return false;
     }
     if (built == 0) continue;
-    std::optional<WideBvh> tree =
-        WideBvh::load_shape(in, m.triangles.size(), config_.mesh.max_leaf_size, why);
-    if (!tree) {
+    // The width this picker builds (the version said so).
+    bool loaded = false;
+    if (mesh_wide16()) {
+      std::optional<WideBvh16> tree =
+          WideBvh16::load_shape(in, m.triangles.size(), config_.mesh.max_leaf_size, why);
+      if (tree) m.bvh = std::move(*tree);
+      loaded = tree.has_value();
+    } else {
+      std::optional<WideBvh> tree =
+          WideBvh::load_shape(in, m.triangles.size(), config_.mesh.max_leaf_size, why);
+      if (tree) m.bvh = std::move(*tree);
+      loaded = tree.has_value();
+    }
+    if (!loaded) {
       why = "mesh " + std::to_string(id) + ": " + why;
       return false;
     }
-    m.bvh = std::move(*tree);
     copy_verts(m);
     // The triangles' padded boxes, as build_mesh_bvh() pads them.
     std::vector<Aabb> padded(m.verts.size());
@@ -150,9 +170,11 @@ bool PickerCore::adopt_meshes(saved::Bytes& in, std::size_t kept, std::string& w
       for (const glm::vec3& v : m.verts[e]) b.extend(v);
       padded[e] = pad(b);
     }
-    m.bvh.refit_sweep([](std::uint32_t) { return true; },
-                      [&](std::uint32_t e) { return padded[e]; }, config_.mesh);
-    m.bvh.set_node_test(node_test());
+    m.with_bvh([&](auto& tree) {
+      tree.refit_sweep([](std::uint32_t) { return true; },
+                       [&](std::uint32_t e) { return padded[e]; }, config_.mesh);
+      tree.set_node_test(node_test());
+    });
     m.bvh_built = true;
   }
   if (!in.done()) {

@@ -129,25 +129,28 @@ bool PickerCore::select_entry(std::uint32_t entry, const Frustum& region,
   }
   // The mesh's BVH, culled by the planes in its own frame.
   const std::array<Plane, 5> planes = local_planes(region, w);
-  std::uint32_t stack[kBvhMaxDepth * WideNode::kWidth + 8];
-  int top = 0;
-  stack[top++] = 0;
-  while (top > 0) {
-    const WideNode& n = mesh.bvh.nodes()[stack[--top]];
-    for (int s = 0; s < WideNode::kWidth; ++s) {
-      if (!n.is_leaf(s) && !n.is_inner(s)) continue;
-      if (outside_local(n.slot_box(s), planes)) continue;
-      if (n.is_inner(s)) {
-        stack[top++] = n.child[s];
-        continue;
-      }
-      for (std::uint32_t e = n.child[s]; e < n.child[s] + n.count[s]; ++e) {
-        const auto& v = mesh.verts[e];
-        if (tri_touches(v[0], v[1], v[2])) return true;
+  return mesh.with_bvh([&](const auto& tree) {
+    using Node = typename std::decay_t<decltype(tree)>::Node;
+    std::uint32_t stack[kBvhMaxDepth * Node::kWidth + 8];
+    int top = 0;
+    stack[top++] = 0;
+    while (top > 0) {
+      const Node& n = tree.nodes()[stack[--top]];
+      for (int s = 0; s < Node::kWidth; ++s) {
+        if (!n.is_leaf(s) && !n.is_inner(s)) continue;
+        if (outside_local(n.slot_box(s), planes)) continue;
+        if (n.is_inner(s)) {
+          stack[top++] = n.child[s];
+          continue;
+        }
+        for (std::uint32_t e = n.child[s]; e < n.child[s] + n.count[s]; ++e) {
+          const auto& v = mesh.verts[e];
+          if (tri_touches(v[0], v[1], v[2])) return true;
+        }
       }
     }
-  }
-  return false;
+    return false;
+  });
 }
 
 std::vector<std::uint32_t> PickerCore::select(const Frustum& region, SelectRule rule,

@@ -73,15 +73,19 @@ void check_same_answers(const Picker& a, const Picker& b, const Scene& scene,
 }  // namespace
 
 TEST_CASE("a picker opened from saved trees has the built trees byte for byte") {
-  // Both top-level widths: 8, and 16 (the AVX-512 node test's; 8 again on
-  // a CPU without it).
+  // Every pair of widths, top level and meshes' trees: 8 and 8 (AVX2), 16
+  // and 16 (the AVX-512 node test's; 8 and 8 again on a CPU without it),
+  // and each forced to the other top-level width (top_width).
   for (const Isa isa : {Isa::kAvx2, Isa::kAvx512}) {
+    for (const int top_width : {0, 8, 16}) {
     for (const bool mesh_mode : {false, true}) {
       CAPTURE(mesh_mode);
       CAPTURE(int(isa));
+      CAPTURE(top_width);
       PickerConfig config;
       config.mesh_mode = mesh_mode;
       config.isa = isa;
+      config.top_width = top_width;
       const Scene scene = saved_mixed_scene(3000, 17);
       const PickerCore built(scene, config);
       const std::string trees = built.save_trees();
@@ -98,10 +102,22 @@ TEST_CASE("a picker opened from saved trees has the built trees byte for byte") 
       CHECK(built.leaf_.size() == scene.objects.size() - 2);  // two left out
       CHECK(std::memcmp(built.leaf_.data(), opened.leaf_.data(),
                         built.leaf_.size() * sizeof built.leaf_[0]) == 0);
+      const bool avx512 = compiler::cpu_has_avx2() && compiler::cpu_has_avx512();
+      CHECK(built.top_.index() == (top_width == 16 || (top_width == 0 && avx512 &&
+                                                       isa == Isa::kAvx512) ? 1u : 0u));
       for (std::size_t m = 0; m < scene.meshes.size(); ++m) {
         CAPTURE(m);
         CHECK(built.meshes_[m].bvh_built == opened.meshes_[m].bvh_built);
-        CHECK(same_bytes(built.meshes_[m].bvh.nodes(), opened.meshes_[m].bvh.nodes()));
+        // The meshes' trees (mesh mode) are 16 wide under the AVX-512 node
+        // test.
+        if (mesh_mode) {
+          CHECK(built.meshes_[m].bvh.index() == (avx512 && isa == Isa::kAvx512 ? 1u : 0u));
+        }
+        REQUIRE(built.meshes_[m].bvh.index() == opened.meshes_[m].bvh.index());
+        built.meshes_[m].with_bvh([&](const auto& tree) {
+          using Tree = std::decay_t<decltype(tree)>;
+          CHECK(same_bytes(tree.nodes(), std::get<Tree>(opened.meshes_[m].bvh).nodes()));
+        });
         CHECK(built.meshes_[m].tri_boxes.rows == opened.meshes_[m].tri_boxes.rows);
       }
       CHECK(opened.sah_cost() == built.sah_cost());
@@ -120,6 +136,7 @@ TEST_CASE("a picker opened from saved trees has the built trees byte for byte") 
       a.commit(CommitMode::kRefit);
       b.commit(CommitMode::kRefit);
       check_same_answers(a, b, scene, mesh_mode);
+    }
     }
   }
 }
@@ -140,6 +157,23 @@ TEST_CASE("saved trees that do not fit are refused with a reason, and the picker
   const std::string other_trees = Picker(other, mesh).save_trees();
   std::string bad_version = trees;
   bad_version[0] = 9;
+  // A top level of the width this picker takes (16), meshes' trees of 8
+  // (the AVX2 test's): refused where the meshes' trees here are 16 wide
+  // (the AVX-512 node test), adopted elsewhere.
+  PickerConfig avx2_16 = mesh, auto_16 = mesh;
+  avx2_16.isa = Isa::kAvx2;
+  avx2_16.top_width = 16;
+  auto_16.top_width = 16;
+  const std::string narrow_meshes = Picker(scene, avx2_16).save_trees();
+  const bool avx512 = compiler::cpu_has_avx2() && compiler::cpu_has_avx512();
+  {
+    std::string why;
+    const Picker p = Picker::open(scene, narrow_meshes, auto_16, &why);
+    CAPTURE(why);
+    CHECK(why.empty() != avx512);
+    if (avx512) CHECK(why.find("mesh trees of 8-wide nodes") != std::string::npos);
+    check_same_answers(built, p, scene, true);
+  }
   const Case cases[] = {
       {"no trees", "", mesh, "no saved trees"},
       {"another mode", trees, obb, "another mode"},

@@ -62,11 +62,11 @@ enum class Isa : std::uint8_t {
   // Eight slots, or packet rays, per instruction; kSse2 on a CPU without
   // AVX2.
   kAvx2,
-  // Sixteen slots per instruction over a top level of 16-wide nodes; the
-  // 8-wide mesh trees (and an 8-wide top level, top_width 8) take kAvx2's
-  // test with AVX-512VL's choice of the next slot in their walks. On a CPU
-  // without AVX-512 (F, VL, DQ, BW), kAvx2, or kSse2 without AVX2. Its own
-  // tree: other nodes, the same answers.
+  // Sixteen slots per instruction over a top level and meshes' triangle
+  // trees of 16-wide nodes; an 8-wide top level (top_width 8) takes
+  // kAvx2's test with AVX-512VL's choice of the next slot in its walks. On
+  // a CPU without AVX-512 (F, VL, DQ, BW), kAvx2, or kSse2 without AVX2.
+  // Its own trees: other nodes, the same answers.
   kAvx512,
 };
 
@@ -218,10 +218,11 @@ class Picker {
   // (kept in a saved scene, LoadResult::saved_trees): the boxes are refitted
   // from the scene in one pass instead of a SAH build, and the answers are
   // the same. Trees that do not fit (another scene, mode or version, a top
-  // level of the other width than this picker would build (see Isa: a
-  // 16-wide one saved on a CPU with AVX-512 does not fit one without), or
-  // damaged bytes: every index is checked) are ignored: the picker builds
-  // its own, and *why (when given) says why. O(objects + triangles).
+  // level or meshes' trees of other widths than this picker would build
+  // (see Isa: 16-wide ones saved on a CPU with AVX-512 do not fit one
+  // without), or damaged bytes: every index is checked) are ignored: the
+  // picker builds its own, and *why (when given) says why.
+  // O(objects + triangles).
   static Picker open(const Scene& scene, std::string_view trees,
                      const PickerConfig& config = {}, std::string* why = nullptr);
   // The shape of the trees as of the last commit, as bytes for open().
