@@ -251,20 +251,21 @@ class PickerCore {
   // or kAuto.
   bool wide16() const {
     if (config_.top_width == 8 || config_.top_width == 16) return config_.top_width == 16;
+    return avx512_test();
+  }
+  // Whether the trees take the AVX-512 node test: config_.isa kAvx512 or
+  // kAuto, and the CPU has AVX-512 (and AVX2).
+  bool avx512_test() const {
     const bool avx512 = compiler::cpu_has_avx2() && compiler::cpu_has_avx512();
     return avx512 && (config_.isa == Isa::kAvx512 || config_.isa == Isa::kAuto);
   }
   // Whether the meshes' triangle trees have 16-wide nodes: under the
-  // AVX-512 node test (config_.isa kAvx512 or kAuto where the CPU has
-  // AVX-512), whatever the top level's width; else 8. Intel Xeon with
-  // AVX-512, alternated runs, one thread, 8 -> 16 wide: crowd-300 single
-  // rays +1.4% incoherent, +3 to +6% camera, camera batch +4 to +6%;
-  // crowd-10k +1 to +3% and +3 to +4%; closest points in mesh mode +5 to
-  // +8%; crowd builds about 3% longer.
-  bool mesh_wide16() const {
-    const bool avx512 = compiler::cpu_has_avx2() && compiler::cpu_has_avx512();
-    return avx512 && (config_.isa == Isa::kAvx512 || config_.isa == Isa::kAuto);
-  }
+  // AVX-512 node test, whatever the top level's width; else 8. Intel Xeon
+  // with AVX-512, alternated runs, one thread, 8 -> 16 wide: mesh-mode
+  // single rays and camera batches 0 to 5% faster, closest points in mesh
+  // mode 5 to 8%, crowd builds 2 to 8% longer (docs/performance.md, "What
+  // was tried").
+  bool mesh_wide16() const { return avx512_test(); }
   // The meshes' trees' width in saved trees: 16 only where there are mesh
   // trees (mesh mode) and they are 16 wide.
   bool saved_mesh16() const { return config_.mesh_mode && mesh_wide16(); }
