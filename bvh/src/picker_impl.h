@@ -189,9 +189,9 @@ class PickerCore {
   // Whether single rays on `top` fetch the nodes they push
   // (WideBvhOf::set_fetch_pushed): from four times the batches' bound on
   // (32 MiB by default). Intel Xeon with AVX-512, alternated runs, one
-  // thread, boxes scenes, incoherent / camera single rays: 100,000 boxes
-  // (11 MiB) +2% / -5%, 300,000 (34 MiB) +4% / -2%, 1,000,000 (114 MiB)
-  // +15% / -1%.
+  // thread, boxes scenes, incoherent / camera (512x512) single rays:
+  // 100,000 boxes (11 MiB) +2% / -5%, 300,000 (34 MiB) +4% / -2%; at
+  // 1,000,000 (114 MiB) +15% / +2% (256x256) and -2% (1024x1024).
   template <class Tree>
   bool fetches_pushed(const Tree& top) const {
     return top_bytes(top) / 4 >= config_.batch_interleave_bytes;
@@ -263,8 +263,8 @@ class PickerCore {
   // AVX-512 node test, whatever the top level's width; else 8. Intel Xeon
   // with AVX-512, alternated runs, one thread, 8 -> 16 wide: mesh-mode
   // single rays and camera batches 0 to 5% faster, closest points in mesh
-  // mode 5 to 8%, crowd builds 2 to 8% longer (docs/performance.md, "What
-  // was tried").
+  // mode 6 to 13%, crowd builds 2 to 8% longer (docs/performance.md,
+  // "What was tried").
   bool mesh_wide16() const { return avx512_test(); }
   // The meshes' trees' width in saved trees: 16 only where there are mesh
   // trees (mesh mode) and they are 16 wide.

@@ -80,8 +80,9 @@ bool PickerCore::adopt_trees(std::string_view bytes, std::string& why) {
     return false;
   }
   if (version != trees_version(wide, saved_mesh16())) {
-    why = saved_mesh16() ? "saved mesh trees of 8-wide nodes; this picker's take 16"
-                         : "saved mesh trees of 16-wide nodes; this picker's take 8";
+    why = !config_.mesh_mode ? "saved trees of another version (16-wide mesh trees in obb mode)"
+          : saved_mesh16()   ? "saved mesh trees of 8-wide nodes; this picker's take 16"
+                             : "saved mesh trees of 16-wide nodes; this picker's take 8";
     return false;
   }
   if (wide) {

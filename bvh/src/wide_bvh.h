@@ -232,8 +232,8 @@ class WideBvhOf {
   // callback: ties are the callback's to break. A leaf callable as
   //   bool leaf(wide_detail::LeafRun run, float& tmax)
   // is called once per leaf slot instead, with its run of entries
-  // run.index .. run.index + run.count - 1 (8-wide trees; the mesh trees'
-  // triangles, four per SIMD test).
+  // run.index .. run.index + run.count - 1 (either width; the mesh
+  // trees' triangles, four per SIMD test).
   template <class Leaf>
   TraversalStats traverse(const Ray& ray, Leaf&& leaf) const;
   // Which node test traverse() and traverse_interleaved() run: `test`, or

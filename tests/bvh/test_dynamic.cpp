@@ -428,6 +428,14 @@ TEST_CASE("single queries on a top level of four times batch_interleave_bytes or
     above.batch_interleave_bytes = bytes / 4 + 1;
     CHECK(fetches(PickerCore(scene, at)));
     CHECK_FALSE(fetches(PickerCore(scene, above)));
+    // Trees adopted from saved bytes decide alike.
+    for (const bool fetch : {false, true}) {
+      PickerCore opened(fetch ? large : small);
+      opened.add_scene(scene);
+      std::string why;
+      REQUIRE_MESSAGE(opened.adopt_trees(plain.save_trees(), why), why);
+      CHECK(fetches(opened) == fetch);
+    }
     // A rebuild keeps the choice.
     fetching.remove_object(5);
     plain.remove_object(5);

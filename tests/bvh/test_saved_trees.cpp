@@ -105,6 +105,10 @@ TEST_CASE("a picker opened from saved trees has the built trees byte for byte") 
       const bool avx512 = compiler::cpu_has_avx2() && compiler::cpu_has_avx512();
       CHECK(built.top_.index() == (top_width == 16 || (top_width == 0 && avx512 &&
                                                        isa == Isa::kAvx512) ? 1u : 0u));
+      // The version names both widths: 1 + (top 16) + 2 (meshes' trees 16,
+      // mesh mode only).
+      const bool mesh16 = mesh_mode && avx512 && isa == Isa::kAvx512;
+      CHECK(std::uint8_t(trees[0]) == 1 + built.top_.index() + (mesh16 ? 2 : 0));
       for (std::size_t m = 0; m < scene.meshes.size(); ++m) {
         CAPTURE(m);
         CHECK(built.meshes_[m].bvh_built == opened.meshes_[m].bvh_built);
@@ -172,6 +176,20 @@ TEST_CASE("saved trees that do not fit are refused with a reason, and the picker
     CAPTURE(why);
     CHECK(why.empty() != avx512);
     if (avx512) CHECK(why.find("mesh trees of 8-wide nodes") != std::string::npos);
+    check_same_answers(built, p, scene, true);
+  }
+  {
+    // The other way, on any CPU: an AVX2 picker (its meshes' trees 8 wide)
+    // given bytes whose version says 16 (3: top level 8, meshes 16).
+    PickerConfig avx2 = mesh;
+    avx2.isa = Isa::kAvx2;
+    std::string forged = Picker(scene, avx2).save_trees();
+    REQUIRE(forged[0] == 1);
+    forged[0] = 3;
+    std::string why;
+    const Picker p = Picker::open(scene, forged, avx2, &why);
+    CAPTURE(why);
+    CHECK(why.find("mesh trees of 16-wide nodes") != std::string::npos);
     check_same_answers(built, p, scene, true);
   }
   const Case cases[] = {

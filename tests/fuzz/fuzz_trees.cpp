@@ -7,7 +7,8 @@
 //   u16 cuts the bytes to that length; bit 3: both pickers have a 16-wide
 //   top level (PickerConfig::top_width, on every CPU), whose shape the
 //   bytes then hold, under the AVX-512 node test (two AVX2 halves per node
-//   on a CPU without it).
+//   on a CPU without it). In mesh mode the meshes' trees are 16 wide where
+//   the CPU has AVX-512, else 8.
 // Whatever the bytes, adopted or refused, the opened picker must answer
 // every ray and closest-point query exactly as the built one.
 #include "raypick/bvh/picker.h"

@@ -97,7 +97,7 @@ struct PickerConfig {
   // From four times this many bytes on, single-ray queries also fetch the
   // nodes of the slots they push on their stack as they push them
   // (boxes-1M, 114 MiB: incoherent rays about 15% faster, camera rays
-  // about 1% slower; at 11 MiB, camera rays were 5% slower). 0: always as
+  // within 2%; at 11 MiB, camera rays were 5% slower). 0: always as
   // for a large tree.
   std::size_t batch_interleave_bytes = std::size_t{8} << 20;
   // The node test's instruction set: the picker's trees keep it, decided
@@ -112,8 +112,9 @@ struct PickerConfig {
   // thread, boxes-1M, 8 -> 16 wide, six alternated pairs: single rays
   // 1.2-1.7x faster incoherent, 0.95-1.22x camera; incoherent batches
   // 0.65-1.13x, camera batches 0.87-1.30x; docs/performance.md, "What was
-  // tried"). Precondition: 0, 8 or 16 (where assertions are compiled out,
-  // any other value acts as 0).
+  // tried"). The meshes' triangle trees follow isa only (16 wide under
+  // the AVX-512 node test). Precondition: 0, 8 or 16 (where assertions are
+  // compiled out, any other value acts as 0).
   int top_width = 0;
 };
 
