@@ -224,6 +224,13 @@ inline void prefetch(const void* p) {
 #endif
 }
 
+// prefetch() of every 64-byte line of x (a wide node: 4 or 8 lines).
+template <class T>
+inline void prefetch_lines(const T& x) {
+  const char* p = reinterpret_cast<const char*>(&x);
+  for (std::size_t b = 0; b < sizeof(T); b += 64) prefetch(p + b);
+}
+
 // For the length of a scope, the CPU's default floating-point mode: round
 // to nearest, no flush-to-zero, no denormals-are-zero, exceptions masked
 // (MXCSR 0x1F80), as the queries assume (a direction near the float range

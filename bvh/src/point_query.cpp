@@ -496,8 +496,7 @@ void best_first(std::span<const Node> nodes, const Bound& bound, BestD2&& best_d
   const auto fetch_ahead = [&](const Node& node, int s) {
     if constexpr (!std::is_same_v<std::decay_t<FetchLeaf>, NoLeafFetch>) {
       if (node.count[s] == 0) {
-        const auto* lines = reinterpret_cast<const char*>(&nodes[node.child[s]]);
-        for (std::size_t b = 0; b < sizeof(Node); b += 64) compiler::prefetch(lines + b);
+        compiler::prefetch_lines(nodes[node.child[s]]);
       } else {
         fetch_leaf(node.child[s], node.count[s]);
       }

@@ -423,10 +423,7 @@ std::size_t WideBvhOf<W>::refit_path(std::span<const std::uint32_t> entries, Ent
                                      MovedBox&& moved_box, const BvhConfig& config,
                                      OnChange&& on_change, Prefetch&& prefetch_entry) {
   if (nodes_.empty() || entries.empty()) return 0;
-  auto prefetch_node = [&](std::uint32_t node) {
-    const char* p = reinterpret_cast<const char*>(&nodes_[node]);
-    for (std::size_t b = 0; b < sizeof(Node); b += 64) compiler::prefetch(p + b);
-  };
+  auto prefetch_node = [&](std::uint32_t node) { compiler::prefetch_lines(nodes_[node]); };
   const double root_before = nodes_[0].box().half_area();
   bool root_changed = false;
   std::size_t updated = 0;

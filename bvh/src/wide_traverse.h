@@ -241,16 +241,9 @@ struct IsaAvx2 {
 };
 #endif
 
-// Fetches every cache line of node n (a pushed slot's child, which a
-// later pop reads: WideBvhOf::set_fetch_pushed).
-template <class Node>
-RAYPICK_GEOMETRY_INLINE void fetch_node(const Node& n) {
-  const char* p = reinterpret_cast<const char*>(&n);
-  for (std::size_t b = 0; b < sizeof(Node); b += 64) compiler::prefetch(p + b);
-}
-
 // The single-ray loop, once for every policy: traverse()'s contract. With
-// kFetchPushed, the inner slots it pushes have their nodes fetched.
+// kFetchPushed, the nodes of the inner slots it pushes are fetched as they
+// are pushed (WideBvhOf::set_fetch_pushed).
 template <class Isa, bool kFetchPushed, class Node, class Leaf>
 RAYPICK_GEOMETRY_INLINE TraversalStats walk(std::span<const Node> nodes, const Ray& ray,
                                             Leaf& leaf) {
@@ -284,7 +277,7 @@ RAYPICK_GEOMETRY_INLINE TraversalStats walk(std::span<const Node> nodes, const R
         cur = order_hits(n, mask, tn, stack, top);
         if constexpr (kFetchPushed) {
           for (int i = pushed_from; i < top; ++i) {
-            if (stack[i].count == 0) fetch_node(nodes[stack[i].index]);
+            if (stack[i].count == 0) compiler::prefetch_lines(nodes[stack[i].index]);
           }
         }
         continue;
@@ -484,7 +477,7 @@ RAYPICK_TARGET_AVX512 TraversalStats walk_avx512(std::span<const WideNodeOf<W>> 
           if constexpr (kFetchPushed) {
             for (unsigned m = rest; m != 0; m &= m - 1) {
               const int slot = std::countr_zero(m);
-              if (n.count[slot] == 0) fetch_node(nodes[n.child[slot]]);
+              if (n.count[slot] == 0) compiler::prefetch_lines(nodes[n.child[slot]]);
             }
           }
         }
@@ -620,8 +613,7 @@ inline void interleave(std::span<const Node> nodes, std::span<const Ray> rays, L
       if (l.cur.count != 0) {
         prefetch_leaf(l.cur.index, l.cur.count);
       } else {
-        const char* p = reinterpret_cast<const char*>(&nodes[l.cur.index]);
-        for (std::size_t b = 0; b < sizeof(Node); b += 64) compiler::prefetch(p + b);
+        compiler::prefetch_lines(nodes[l.cur.index]);
       }
     }
   }
