@@ -33,19 +33,24 @@ inline float mesh_walk_reach(float t) {
   return t + std::abs(t) * 0x1p-17f;
 }
 
+// A wide BVH of 8 or 16 slots (the top level, a mesh's triangle tree).
+using AnyWideBvh = std::variant<WideBvh, WideBvh16>;
+
+// Calls f with the tree `v` holds, whichever its width (const or not as
+// `v` is).
+template <class Variant, class F>
+decltype(auto) with_width(Variant& v, F&& f) {
+  if (auto* t = std::get_if<WideBvh16>(&v)) return f(*t);
+  return f(std::get<WideBvh>(v));
+}
+
 class PickerCore {
  public:
   // Calls f with the top level's tree, whichever its width.
   template <class F>
-  decltype(auto) with_top(F&& f) const {
-    if (const WideBvh16* t = std::get_if<WideBvh16>(&top_)) return f(*t);
-    return f(std::get<WideBvh>(top_));
-  }
+  decltype(auto) with_top(F&& f) const { return with_width(top_, f); }
   template <class F>
-  decltype(auto) with_top(F&& f) {
-    if (WideBvh16* t = std::get_if<WideBvh16>(&top_)) return f(*t);
-    return f(std::get<WideBvh>(top_));
-  }
+  decltype(auto) with_top(F&& f) { return with_width(top_, f); }
   // An empty picker's top level already has the width its builds will
   // give it (Picker::isa() says so).
   explicit PickerCore(const PickerConfig& config) : config_(config) {
@@ -70,7 +75,7 @@ class PickerCore {
     // under the AVX-512 node test, mesh_wide16(); else 8), and each
     // triangle's vertices copied in the BVH's entry order, so a leaf reads
     // one contiguous run.
-    std::variant<WideBvh, WideBvh16> bvh;
+    AnyWideBvh bvh;
     std::vector<std::array<glm::vec3, 3>> verts;
     // Their exact (unpadded) boxes, in the same order, for the point
     // queries' per-triangle keys.
@@ -79,15 +84,9 @@ class PickerCore {
 
     // f(tree) on the triangle tree, whichever its width.
     template <class F>
-    decltype(auto) with_bvh(F&& f) const {
-      if (const WideBvh16* t = std::get_if<WideBvh16>(&bvh)) return f(*t);
-      return f(std::get<WideBvh>(bvh));
-    }
+    decltype(auto) with_bvh(F&& f) const { return with_width(bvh, f); }
     template <class F>
-    decltype(auto) with_bvh(F&& f) {
-      if (WideBvh16* t = std::get_if<WideBvh16>(&bvh)) return f(*t);
-      return f(std::get<WideBvh>(bvh));
-    }
+    decltype(auto) with_bvh(F&& f) { return with_width(bvh, f); }
     // The triangle of tree entry e.
     std::uint32_t prim_id(std::uint32_t e) const {
       return with_bvh([e](const auto& t) { return t.prim_id(e); });
@@ -415,7 +414,7 @@ class PickerCore {
   std::vector<Aabb> moved_boxes_;
   // The top level: 8-wide nodes, or 16-wide ones under the AVX-512 node
   // test (wide16()); one tree per picker.
-  std::variant<WideBvh, WideBvh16> top_;
+  AnyWideBvh top_;
   bool structure_dirty_ = false;  // adds/removals since the last commit
   bool committed_ = false;
   std::size_t rebuilds_ = 0;
